@@ -1,0 +1,78 @@
+// lockbridge: a connection to one Redis server.
+//
+// A Client owns a small thread-safe pool of connections to the server named by its URL, and the
+// state its locks share (loaded script hashes). It is cheap to share between threads; Mutex objects
+// keep the Client's state alive, so a Client may be destroyed before its locks.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockbridge/url.hpp"
+
+namespace lockbridge {
+
+namespace detail {
+struct ClientState;
+}
+
+struct ClientOptions {
+  std::chrono::milliseconds connect_timeout{1000};  // per TCP/unix connect, including AUTH and SELECT
+  std::chrono::milliseconds command_timeout{1000};  // per reply; after it the outcome is unknown
+  std::size_t pool_size = 8;                         // connections kept open; callers beyond wait
+  // After a failed connect, further connects fail fast until this much time (doubling per failure,
+  // up to 16x) has passed, so a down server is not hammered by every waiting lock.
+  std::chrono::milliseconds reconnect_backoff{50};
+
+  // Throws Error{Errc::bad_option} when a value is out of range.
+  void validate() const;
+};
+
+// A reply to Client::command, copied out of hiredis.
+struct Reply {
+  enum class Kind { nil, string, status, integer, array };
+  Kind kind = Kind::nil;
+  std::string str;          // string and status
+  std::int64_t integer = 0;  // integer
+  std::vector<Reply> elements;  // array
+  bool is_nil() const noexcept { return kind == Kind::nil; }
+};
+
+class Client {
+ public:
+  // Parses the URL (Error{bad_option} when malformed) and validates the options. Connects lazily:
+  // the first command (or ping()) opens the first connection.
+  explicit Client(std::string_view url, ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = default;  // copies share the pool
+  Client& operator=(const Client&) = default;
+  Client(Client&&) noexcept = default;
+  Client& operator=(Client&&) noexcept = default;
+
+  const RedisUrl& url() const noexcept;
+  const ClientOptions& options() const noexcept;
+
+  // Runs one command, binary-safe. Blocks for at most the command timeout (plus a connect).
+  // Throws Error: io, timeout, protocol, wrong_type or server_reply (an error reply).
+  Reply command(std::span<const std::string> args) const;
+  Reply command(std::initializer_list<std::string_view> args) const;
+
+  // One PING round trip. Throws like command().
+  void ping() const;
+
+  // For Mutex and the strategies; not part of the stable API.
+  const std::shared_ptr<detail::ClientState>& state() const noexcept { return state_; }
+
+ private:
+  Reply command_views(std::span<const std::string_view> args) const;
+  std::shared_ptr<detail::ClientState> state_;
+};
+
+}  // namespace lockbridge

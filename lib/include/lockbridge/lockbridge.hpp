@@ -1,0 +1,9 @@
+// lockbridge: everything public in one include.
+#pragma once
+
+#include "lockbridge/client.hpp"
+#include "lockbridge/error.hpp"
+#include "lockbridge/legacy_value.hpp"
+#include "lockbridge/mutex.hpp"
+#include "lockbridge/url.hpp"
+#include "lockbridge/version.hpp"

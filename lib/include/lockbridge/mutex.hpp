@@ -1,0 +1,135 @@
+// lockbridge: one distributed lock on one Redis key.
+//
+// Mutex meets the standard TimedLockable requirements, so std::unique_lock, std::lock_guard and
+// std::scoped_lock work with it. One Mutex object is one lease holder and is thread-compatible
+// (like std::unique_lock, not like std::mutex): threads and processes contend through different
+// Mutex objects on the same key.
+//
+//   lockbridge::Client redis("redis://127.0.0.1:6379");
+//   lockbridge::Mutex m(redis, "orders:42");            // token strategy, 60 s lease
+//   std::unique_lock guard(m);                          // waits up to acquire_timeout
+//
+// Deadlines, lease validity and retry waits use std::chrono::steady_clock.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "lockbridge/client.hpp"
+#include "lockbridge/error.hpp"
+#include "lockbridge/legacy_value.hpp"
+
+namespace lockbridge {
+
+namespace detail {
+class MutexCore;
+}
+
+enum class StrategyKind {
+  legacy,  // SETNX + GETSET expiry timestamp, shared with Java jedis-lock fleets
+  token,   // SET NX PX with a random token, Lua release and extend
+};
+
+enum class LegacyPreset {
+  faithful,  // exactly jedis-lock 1.0.0 on the wire, flaws included (docs/design.md)
+  hardened,  // the same bytes in Redis, plus a safety TTL, owner-checked release and Redis TIME
+};
+
+struct LegacyOptions {
+  LegacyPreset preset = LegacyPreset::hardened;
+  LegacyFormat format = LegacyFormat::epoch_ms;
+  // Hardened only: the key's Redis TTL is lease + grace, so a crashed holder's key cannot live
+  // forever, yet never vanishes while the holder's lease is still running.
+  std::chrono::milliseconds safety_ttl_grace{1000};
+};
+
+struct TokenOptions {};
+
+struct MutexOptions {
+  StrategyKind strategy = StrategyKind::token;
+  std::chrono::milliseconds lease{60000};             // how long an acquisition is valid
+  std::chrono::milliseconds acquire_timeout{10000};   // how long lock() waits before Error{timeout}
+  std::chrono::milliseconds retry_interval{100};      // sleep between attempts while waiting
+  LegacyOptions legacy;
+  TokenOptions token;
+
+  // jedis-lock 1.0.0's defaults: legacy faithful, epoch ms, lease 60 s, timeout 10 s, 100 ms.
+  static MutexOptions jedis_lock_1_0();
+
+  // Throws Error{Errc::bad_option} naming the bad field.
+  void validate() const;
+};
+
+std::string_view to_string(StrategyKind kind) noexcept;
+std::string_view to_string(LegacyPreset preset) noexcept;
+
+// What a key holds right now, read without acquiring (one round trip).
+struct LockInfo {
+  bool exists = false;
+  std::string value;                                  // empty when the key does not exist
+  std::optional<std::chrono::milliseconds> ttl;       // Redis TTL; nullopt when the key has none
+  std::optional<LegacyStamp> stamp;                   // legacy strategy: the parsed value, if it parses
+  bool held_by_me = false;                            // the value is the one this Mutex wrote
+};
+
+class Mutex {
+ public:
+  // Throws Error{bad_option} for an empty key or invalid options. Does no I/O.
+  Mutex(Client client, std::string key, MutexOptions options = {});
+  ~Mutex();  // releases a held lock; never throws
+  Mutex(Mutex&&) noexcept;
+  Mutex& operator=(Mutex&&) noexcept;  // releases the lock this object held before
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  // Waits until acquired, for at most options().acquire_timeout; then throws Error{Errc::timeout}.
+  // Throws Error on Redis or connection failures, and bad_option if this Mutex already holds it.
+  void lock();
+  // One attempt. false = someone else holds it. Throws like lock().
+  [[nodiscard]] bool try_lock();
+  // Retries every retry_interval until acquired or the deadline passes (then false).
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_lock_until_steady(std::chrono::steady_clock::now() +
+                                 std::chrono::ceil<std::chrono::steady_clock::duration>(wait));
+  }
+  template <class Clock, class Duration>
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_for(deadline - Clock::now());
+  }
+  // Releases if held (harmless otherwise). Never throws: a failed or refused release is recorded
+  // in last_error() (lease_lost when the key no longer held our value) and passed to the
+  // release-error handler.
+  void unlock() noexcept;
+
+  // Resets the lease of a held lock to `lease` from now. false (and last_error() = lease_lost)
+  // when the lock is no longer ours. Throws Error on failures, and bad_option for the faithful
+  // legacy preset, whose protocol has no extend.
+  bool extend(std::chrono::milliseconds lease);
+
+  bool owns_lock() const noexcept;
+  // Remaining lease on the steady clock, measured from the start of the acquiring request;
+  // zero when not held.
+  std::chrono::milliseconds valid_for() const noexcept;
+  // The value this Mutex wrote at its last acquisition (token or timestamp); empty before.
+  const std::string& value() const noexcept;
+  // Reads the key without changing it. Throws Error on failures.
+  LockInfo inspect() const;
+
+  const std::string& key() const noexcept;
+  const MutexOptions& options() const noexcept;
+  // The error of the last unlock() or extend(); empty after a clean one.
+  std::error_code last_error() const noexcept;
+  void on_release_error(std::function<void(const Error&)> handler);
+
+ private:
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  std::unique_ptr<detail::MutexCore> core_;
+};
+
+}  // namespace lockbridge

@@ -1,0 +1,182 @@
+#include "connection.hpp"
+
+#include <sys/time.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds duration) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
+  return tv;
+}
+
+bool is_timeout(int err, int saved_errno, std::string_view message) {
+  return (err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT)) ||
+         message.find("timed out") != std::string_view::npos ||
+         message.find("temporarily unavailable") != std::string_view::npos;
+}
+
+}  // namespace
+
+Connection::Connection(const RedisUrl& url, const ClientOptions& options) : where_(url.redacted()) {
+  const timeval connect_tv = to_timeval(options.connect_timeout);
+  errno = 0;
+  context_.reset(url.transport == RedisUrl::Transport::unix_socket
+                     ? redisConnectUnixWithTimeout(url.socket_path.c_str(), connect_tv)
+                     : redisConnectWithTimeout(url.host.c_str(), url.port, connect_tv));
+  if (!context_) throw Error(Errc::io, "connect to " + where_ + ": out of memory");
+  if (context_->err != 0) {
+    const int saved_errno = errno;
+    const std::string message = context_->errstr;
+    throw Error(is_timeout(context_->err, saved_errno, message) ? Errc::timeout : Errc::io,
+                "connect to " + where_ + ": " + message);
+  }
+  if (redisSetTimeout(context_.get(), to_timeval(options.command_timeout)) != REDIS_OK) {
+    throw Error(Errc::io, "connect to " + where_ + ": cannot set the command timeout");
+  }
+  const auto setup = [this](std::initializer_list<std::string_view> args, const std::string& what) {
+    ReplyPtr reply = run(args);
+    if (reply->type == REDIS_REPLY_ERROR) {
+      throw Error(Errc::server_reply, what + " on " + where_ + " refused: " + std::string(as_view(*reply)));
+    }
+  };
+  if (url.user) {
+    // A user without a password is fine for ACL users marked nopass, which accept any password.
+    setup({"AUTH", *url.user, url.password.value_or("")}, "AUTH");
+  } else if (url.password) {
+    setup({"AUTH", *url.password}, "AUTH");
+  }
+  if (url.db != 0) setup({"SELECT", std::to_string(url.db)}, "SELECT " + std::to_string(url.db));
+}
+
+void Connection::fail(std::string_view doing) {
+  const int saved_errno = errno;
+  broken_ = true;
+  const std::string message = context_->err != 0 ? context_->errstr : "no reply";
+  const bool timed_out = is_timeout(context_->err, saved_errno, message);
+  const Errc code = timed_out ? Errc::timeout : (context_->err == REDIS_ERR_PROTOCOL ? Errc::protocol : Errc::io);
+  throw Error(code, std::string(doing) + " on " + where_ + ": " + (timed_out ? "no reply within the command timeout" : message) +
+                        (timed_out ? " (outcome unknown)" : ""));
+}
+
+void Connection::append(Args args) {
+  // Small commands (all of the lock protocol) build their argv on the stack.
+  constexpr std::size_t kInline = 16;
+  std::array<const char*, kInline> argv_inline{};
+  std::array<std::size_t, kInline> len_inline{};
+  std::vector<const char*> argv_heap;
+  std::vector<std::size_t> len_heap;
+  const char** argv = argv_inline.data();
+  std::size_t* lens = len_inline.data();
+  if (args.size() > kInline) {
+    argv_heap.resize(args.size());
+    len_heap.resize(args.size());
+    argv = argv_heap.data();
+    lens = len_heap.data();
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    argv[i] = args[i].data();
+    lens[i] = args[i].size();
+  }
+  if (redisAppendCommandArgv(context_.get(), static_cast<int>(args.size()), argv, lens) != REDIS_OK) {
+    fail("send");
+  }
+}
+
+ReplyPtr Connection::read_reply() {
+  void* raw = nullptr;
+  errno = 0;
+  const int status = redisGetReply(context_.get(), &raw);
+  ReplyPtr reply(static_cast<redisReply*>(raw));  // wrap before checking the status
+  if (status != REDIS_OK || !reply) fail("read reply");
+  return reply;
+}
+
+ReplyPtr Connection::run(Args args) {
+  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  append(args);
+  ++round_trips_;
+  return read_reply();
+}
+
+std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::string_view>> commands) {
+  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  for (const auto& command : commands) append(command);
+  ++round_trips_;
+  std::vector<ReplyPtr> replies;
+  replies.reserve(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());
+  return replies;
+}
+
+void throw_if_error(const redisReply& reply, std::string_view context) {
+  if (reply.type != REDIS_REPLY_ERROR) return;
+  const std::string_view text = as_view(reply);
+  const Errc code = text.starts_with("WRONGTYPE") ? Errc::wrong_type : Errc::server_reply;
+  throw Error(code, std::string(context) + ": " + std::string(text));
+}
+
+void unexpected_reply(const redisReply& reply, std::string_view expected, std::string_view context) {
+  throw_if_error(reply, context);
+  throw Error(Errc::protocol, std::string(context) + ": expected " + std::string(expected) + ", got reply type " +
+                                  std::to_string(reply.type));
+}
+
+std::int64_t expect_integer(const redisReply& reply, std::string_view context) {
+  if (reply.type != REDIS_REPLY_INTEGER) unexpected_reply(reply, "an integer", context);
+  return reply.integer;
+}
+
+std::string printable_key(std::string_view key) {
+  constexpr std::size_t kMax = 80;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (std::size_t i = 0; i < key.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+    }
+  }
+  if (key.size() > kMax) out += "...";
+  return out + "'";
+}
+
+Reply to_public_reply(const redisReply& reply) {
+  Reply out;
+  switch (reply.type) {
+    case REDIS_REPLY_STRING:
+      out.kind = Reply::Kind::string;
+      out.str.assign(reply.str, reply.len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.kind = Reply::Kind::status;
+      out.str.assign(reply.str, reply.len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.kind = Reply::Kind::integer;
+      out.integer = reply.integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.kind = Reply::Kind::array;
+      out.elements.reserve(reply.elements);
+      for (std::size_t i = 0; i < reply.elements; ++i) out.elements.push_back(to_public_reply(*reply.element[i]));
+      break;
+    default:
+      out.kind = Reply::Kind::nil;
+  }
+  return out;
+}
+
+}  // namespace lockbridge::detail

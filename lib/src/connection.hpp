@@ -1,0 +1,77 @@
+// One hiredis connection: connect (with AUTH and SELECT), binary-safe commands, pipelines, and the
+// mapping of hiredis failures onto lockbridge::Error. After any context error the connection is
+// marked broken and must be dropped; the pool makes a new one on next use.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockbridge/client.hpp"
+#include "lockbridge/url.hpp"
+
+namespace lockbridge::detail {
+
+struct ContextDeleter {
+  void operator()(redisContext* context) const noexcept { redisFree(context); }
+};
+struct ReplyDeleter {
+  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
+};
+using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+using Args = std::span<const std::string_view>;
+
+class Connection {
+ public:
+  // Connects within options.connect_timeout, authenticates and selects the database.
+  // Throws Error: io, timeout, server_reply (e.g. a refused AUTH).
+  Connection(const RedisUrl& url, const ClientOptions& options);
+
+  // One command, one round trip. Error replies are returned, not thrown (see throw_if_error);
+  // a transport failure throws io or timeout and breaks the connection.
+  ReplyPtr run(Args args);
+  ReplyPtr run(std::initializer_list<std::string_view> args) { return run(Args(args.begin(), args.size())); }
+
+  // Several commands in one round trip; replies in order.
+  std::vector<ReplyPtr> pipeline(std::span<const std::vector<std::string_view>> commands);
+
+  bool broken() const noexcept { return broken_; }
+  // Requests written to the server since the connection was made (a pipeline counts once).
+  std::uint64_t round_trips() const noexcept { return round_trips_; }
+
+ private:
+  void append(Args args);
+  ReplyPtr read_reply();
+  [[noreturn]] void fail(std::string_view doing);
+
+  ContextPtr context_;
+  std::string where_;  // the redacted URL, for messages
+  bool broken_ = false;
+  std::uint64_t round_trips_ = 0;
+};
+
+// Throws when `reply` is an error reply: WRONGTYPE maps to Errc::wrong_type, anything else to
+// Errc::server_reply. `context` names the operation, e.g. "acquire 'orders:42'".
+void throw_if_error(const redisReply& reply, std::string_view context);
+
+// Shape checks that throw Errc::protocol naming what was expected.
+std::int64_t expect_integer(const redisReply& reply, std::string_view context);
+[[noreturn]] void unexpected_reply(const redisReply& reply, std::string_view expected, std::string_view context);
+
+inline std::string_view as_view(const redisReply& reply) noexcept { return {reply.str, reply.len}; }
+
+// A key for messages: quoted, with bytes that are not printable ASCII escaped, truncated if long.
+std::string printable_key(std::string_view key);
+
+// Copies a hiredis reply into the public Reply type.
+Reply to_public_reply(const redisReply& reply);
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,64 @@
+#include "connection_pool.hpp"
+
+#include <algorithm>
+
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+
+ConnectionPool::ConnectionPool(RedisUrl url, ClientOptions options) : url_(std::move(url)), options_(options) {
+  idle_.reserve(options_.pool_size);  // give_back() is noexcept: it must never reallocate
+}
+
+ConnectionPool::Lease ConnectionPool::borrow() {
+  std::unique_lock lock(mutex_);
+  const auto deadline = std::chrono::steady_clock::now() + options_.command_timeout;
+  while (idle_.empty() && open_ >= options_.pool_size) {
+    if (slot_freed_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+        open_ >= options_.pool_size) {
+      throw Error(Errc::timeout, "all " + std::to_string(options_.pool_size) + " connections to " + url_.redacted() +
+                                     " stayed busy for the command timeout");
+    }
+  }
+  if (!idle_.empty()) {
+    auto connection = std::move(idle_.back());
+    idle_.pop_back();
+    return Lease(*this, std::move(connection));
+  }
+  if (failures_ > 0 && std::chrono::steady_clock::now() < retry_after_) {
+    throw Error(Errc::io, last_failure_ + " (not retried yet: reconnect backoff)");
+  }
+  ++open_;  // reserve the slot, then connect without holding the lock
+  lock.unlock();
+  try {
+    auto connection = std::make_unique<Connection>(url_, options_);
+    lock.lock();
+    failures_ = 0;
+    lock.unlock();
+    return Lease(*this, std::move(connection));
+  } catch (const Error& error) {
+    lock.lock();
+    --open_;
+    failures_ = std::min(failures_ + 1, 5U);
+    retry_after_ = std::chrono::steady_clock::now() + options_.reconnect_backoff * (1U << (failures_ - 1));
+    last_failure_ = error.what();
+    lock.unlock();
+    slot_freed_.notify_one();
+    throw;
+  }
+}
+
+void ConnectionPool::give_back(std::unique_ptr<Connection> connection) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (connection->broken()) {
+      --open_;
+    } else {
+      idle_.push_back(std::move(connection));
+    }
+  }
+  slot_freed_.notify_one();
+  // A broken connection is destroyed here, outside the lock.
+}
+
+}  // namespace lockbridge::detail

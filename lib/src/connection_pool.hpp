@@ -1,0 +1,62 @@
+// A small thread-safe pool of connections to one server. No mutex is held across a network round
+// trip: connects happen outside the lock after reserving a slot. A broken connection is dropped
+// when returned, and the next borrow connects again, failing fast during a reconnect backoff.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "connection.hpp"
+
+namespace lockbridge::detail {
+
+class ConnectionPool {
+ public:
+  ConnectionPool(RedisUrl url, ClientOptions options);
+
+  // A borrowed connection; goes back to the pool (or is dropped if broken) on destruction.
+  class Lease {
+   public:
+    Lease(ConnectionPool& pool, std::unique_ptr<Connection> connection) noexcept
+        : pool_(&pool), connection_(std::move(connection)) {}
+    Lease(Lease&&) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+      if (connection_) pool_->give_back(std::move(connection_));
+    }
+    Connection& operator*() const noexcept { return *connection_; }
+    Connection* operator->() const noexcept { return connection_.get(); }
+
+   private:
+    ConnectionPool* pool_;
+    std::unique_ptr<Connection> connection_;
+  };
+
+  // Blocks while all pool_size connections are busy, for at most the command timeout
+  // (then Error{timeout}). Throws connect errors, or io during the reconnect backoff.
+  Lease borrow();
+
+  const RedisUrl& url() const noexcept { return url_; }
+  const ClientOptions& options() const noexcept { return options_; }
+
+ private:
+  void give_back(std::unique_ptr<Connection> connection) noexcept;
+
+  const RedisUrl url_;
+  const ClientOptions options_;
+  std::mutex mutex_;
+  std::condition_variable slot_freed_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  std::size_t open_ = 0;  // idle + borrowed + being connected
+  // Reconnect backoff after failed connects.
+  unsigned failures_ = 0;
+  std::chrono::steady_clock::time_point retry_after_{};
+  std::string last_failure_;
+};
+
+}  // namespace lockbridge::detail

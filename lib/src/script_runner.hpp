@@ -1,0 +1,28 @@
+// EVALSHA with the script's hash, loaded once per Client; EVAL on NOSCRIPT (a restarted or
+// flushed server), which also puts the script back into the server's cache.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "connection.hpp"
+#include "scripts.hpp"
+
+namespace lockbridge::detail {
+
+class ScriptCache {
+ public:
+  // The SHA1 of the script, loading it with SCRIPT LOAD on first use (outside the lock).
+  const std::string& sha_for(Connection& connection, const Script& script);
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<const char*, std::string> sha_by_body_;
+};
+
+// Runs `script` with `keys` then `args`. Error replies are returned (see throw_if_error).
+ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
+                    std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args);
+
+}  // namespace lockbridge::detail

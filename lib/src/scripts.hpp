@@ -1,0 +1,61 @@
+// Every Lua script lockbridge runs, in one place. They are loaded once per Client (SCRIPT LOAD)
+// and called with EVALSHA, falling back to EVAL on NOSCRIPT (script_runner.hpp).
+#pragma once
+
+#include <string_view>
+
+namespace lockbridge::detail {
+
+struct Script {
+  std::string_view name;
+  std::string_view body;
+};
+
+// Token acquire. KEYS[1] lock; ARGV[1] token, ARGV[2] lease ms.
+// {1} when acquired; {0, pttl} when held by someone else, so the waiter knows when the lease ends.
+// A key of another type is an error, not a held lock.
+inline constexpr Script kTokenAcquire{"token_acquire", R"lua(
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then
+  return redis.error_reply('WRONGTYPE lock key holds a ' .. redis.call('TYPE', KEYS[1])['ok'] .. ', not a string')
+end
+return {0, redis.call('PTTL', KEYS[1])}
+)lua"};
+
+// Owner-checked release (token, hardened legacy). KEYS[1] lock; ARGV[1] the value we wrote.
+// 1 deleted; 0 the key holds someone else's value or nothing.
+inline constexpr Script kCompareAndDelete{"compare_and_delete", R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+)lua"};
+
+// Owner-checked extend (token). KEYS[1] lock; ARGV[1] our token, ARGV[2] new lease ms. 1 or 0.
+inline constexpr Script kCompareAndPexpire{"compare_and_pexpire", R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+)lua"};
+
+// Hardened legacy acquire, takeover and extend, judged and stamped by the server's clock.
+// KEYS[1] lock. ARGV[1] mode: 'nx' (free key only) or 'cas' (only if the value is still ARGV[6]);
+// ARGV[2] value prefix ('' or '<uuid>:'); ARGV[3] unit 'ms' or 's'; ARGV[4] lease ms;
+// ARGV[5] safety TTL ms; ARGV[6] expected value (cas).
+// The value is the jedis-lock stamp now + lease + 1 ms (seconds rounded up), exactly what
+// format_legacy_value() writes, so Java peers read it as a normal lock.
+// Returns {1, value, now_ms} when written, {0, current value or nil, now_ms} otherwise.
+inline constexpr Script kLegacyHardenedAcquire{"legacy_hardened_acquire", R"lua(
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local stamp = now_ms + tonumber(ARGV[4]) + 1
+if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
+local value = ARGV[2] .. string.format('%.0f', stamp)
+local written
+if ARGV[1] == 'nx' then
+  written = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[5])
+elseif redis.call('GET', KEYS[1]) == ARGV[6] then
+  written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5])
+end
+if written then return {1, value, now_ms} end
+return {0, redis.call('GET', KEYS[1]), now_ms}
+)lua"};
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,165 @@
+#include "legacy_timestamp.hpp"
+
+#include "../random.hpp"
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+namespace {
+
+// The one place lockbridge reads the wall clock: faithful peers stamp and judge with theirs.
+std::int64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+[[noreturn]] void throw_bad_value(std::string_view key, std::string_view value, LegacyFormat format) {
+  constexpr std::size_t kShown = 64;
+  std::string shown = printable_key(value.substr(0, kShown));
+  if (value.size() > kShown) shown += " (" + std::to_string(value.size()) + " bytes)";
+  throw Error(Errc::bad_value, describe("acquire", key) + ": value " + shown + " is not a " +
+                                   std::string(to_string(format)) +
+                                   " expiry stamp; the lock is treated as held and left unchanged");
+}
+
+std::optional<std::string> string_or_nil(const redisReply& reply, std::string_view context) {
+  throw_if_error(reply, context);
+  if (reply.type == REDIS_REPLY_NIL) return std::nullopt;
+  if (reply.type != REDIS_REPLY_STRING) unexpected_reply(reply, "a string or nil", context);
+  return std::string(as_view(reply));
+}
+
+std::optional<std::chrono::milliseconds> remaining(const LegacyStamp& stamp, std::int64_t now_ms) {
+  if (stamp.forever) return std::nullopt;
+  return std::chrono::milliseconds(stamp.expiry_ms - now_ms);
+}
+
+LockInfo inspect_legacy(Connection& connection, std::string_view key, std::string_view my_value, LegacyFormat format) {
+  LockInfo info = read_lock_info(connection, key, my_value);
+  if (info.exists) info.stamp = parse_legacy_value(info.value, format);
+  return info;
+}
+
+}  // namespace
+
+// ---- faithful: jedis-lock 1.0.0 --------------------------------------------------------------
+
+LegacyFaithful::LegacyFaithful(const LegacyOptions& options)
+    : options_(options), owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
+
+AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_view key,
+                                           std::chrono::milliseconds lease) {
+  const std::string context = describe("acquire", key);
+  const std::int64_t now = wall_clock_ms();
+  const std::string value = format_legacy_value(options_.format, now + lease.count() + 1, owner_);
+  AcquireAttempt attempt;
+
+  const ReplyPtr setnx = connection.run({"SETNX", key, value});
+  if (expect_integer(*setnx, context) == 1) {
+    attempt.acquired = true;
+    attempt.value = value;
+    return attempt;
+  }
+  const std::optional<std::string> current = string_or_nil(*connection.run({"GET", key}), context);
+  if (!current) return attempt;  // released between SETNX and GET: jedis-lock just sleeps and retries
+  const auto stamp = parse_legacy_value(*current, options_.format);
+  if (!stamp) throw_bad_value(key, *current, options_.format);  // jedis-lock throws NumberFormatException
+  const bool mine = !owner_.empty() && stamp->owner == owner_;
+  if (!is_expired(*stamp, now) && !mine) {
+    attempt.holder_remaining = remaining(*stamp, now);
+    return attempt;
+  }
+  // Expired: GETSET, and the lock is ours only if nobody else's GETSET came first. A losing GETSET
+  // has still overwritten the value with ours; the peers accept this, and so must we.
+  const std::optional<std::string> old = string_or_nil(*connection.run({"GETSET", key, value}), context);
+  if (old && *old == *current) {
+    attempt.acquired = true;
+    attempt.value = value;
+  }
+  return attempt;
+}
+
+ReleaseOutcome LegacyFaithful::release(Connection& connection, std::string_view key, std::string_view /*value*/) {
+  // jedis-lock 1.0.0 deletes whatever is there, even a lock taken over after our lease ended.
+  const ReplyPtr reply = connection.run({"DEL", key});
+  return expect_integer(*reply, describe("release", key)) == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
+}
+
+std::optional<std::string> LegacyFaithful::extend(Connection& /*connection*/, std::string_view key,
+                                                  std::string_view /*value*/, std::chrono::milliseconds /*lease*/) {
+  throw Error(Errc::bad_option, describe("extend", key) +
+                                    ": jedis-lock 1.0.0 has no extend, so the faithful preset has none; "
+                                    "use the hardened preset");
+}
+
+LockInfo LegacyFaithful::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
+  return inspect_legacy(connection, key, my_value, options_.format);
+}
+
+// ---- hardened: same bytes, server clock, safety TTL, owner-checked release ---------------------
+
+LegacyHardened::LegacyHardened(const LegacyOptions& options, ScriptCache& scripts)
+    : options_(options),
+      scripts_(scripts),
+      owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
+
+LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& connection, std::string_view key,
+                                                                std::chrono::milliseconds lease,
+                                                                std::string_view expected) {
+  const std::string prefix = owner_.empty() ? std::string() : owner_ + ":";
+  const std::string lease_ms = std::to_string(lease.count());
+  const std::string ttl_ms = std::to_string((lease + options_.safety_ttl_grace).count());
+  const std::string_view unit = options_.format == LegacyFormat::epoch_seconds ? "s" : "ms";
+  const bool cas = !expected.empty();
+  const ReplyPtr reply = run_script(connection, scripts_, kLegacyHardenedAcquire, {key},
+                                    {cas ? "cas" : "nx", prefix, unit, lease_ms, ttl_ms, expected});
+  const std::string context = describe(cas ? "take over" : "acquire", key);
+  throw_if_error(*reply, context);
+  const redisReply& result = expect_array(*reply, 3, context);
+  ScriptResult out;
+  out.written = expect_integer(*result.element[0], context) == 1;
+  out.value = string_or_nil(*result.element[1], context);
+  out.server_now_ms = expect_integer(*result.element[2], context);
+  return out;
+}
+
+AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_view key,
+                                           std::chrono::milliseconds lease) {
+  AcquireAttempt attempt;
+  ScriptResult result = run_acquire_script(connection, key, lease, {});
+  if (!result.written && result.value) {
+    const auto stamp = parse_legacy_value(*result.value, options_.format);
+    // Never steal what cannot be judged: garbage, negative stamps, or a unit mix-up (a seconds
+    // stamp read as milliseconds would look expired since 1970).
+    if (!stamp || !is_plausible(*stamp, options_.format)) throw_bad_value(key, *result.value, options_.format);
+    const bool mine = !owner_.empty() && stamp->owner == owner_;
+    if (!is_expired(*stamp, result.server_now_ms) && !mine) {
+      attempt.holder_remaining = remaining(*stamp, result.server_now_ms);
+      return attempt;
+    }
+    // Expired by the server's clock: replace it only if it is still exactly what we judged.
+    result = run_acquire_script(connection, key, lease, *result.value);
+  }
+  if (result.written && result.value) {
+    attempt.acquired = true;
+    attempt.value = std::move(*result.value);
+  }
+  return attempt;
+}
+
+ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view key, std::string_view value) {
+  return compare_and_delete(connection, scripts_, key, value);
+}
+
+std::optional<std::string> LegacyHardened::extend(Connection& connection, std::string_view key, std::string_view value,
+                                                  std::chrono::milliseconds lease) {
+  // A compare-and-set of a new stamp: Java peers read the later expiry like any other.
+  ScriptResult result = run_acquire_script(connection, key, lease, value);
+  if (!result.written) return std::nullopt;
+  return result.value;
+}
+
+LockInfo LegacyHardened::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
+  return inspect_legacy(connection, key, my_value, options_.format);
+}
+
+}  // namespace lockbridge::detail

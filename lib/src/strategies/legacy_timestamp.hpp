@@ -1,0 +1,52 @@
+// legacy: the SETNX + GETSET expiry-timestamp lock of jedis-lock 1.0.0 and its copies.
+//
+// LegacyFaithful sends exactly jedis-lock 1.0.0's commands (SETNX, GET, GETSET, DEL) and judges
+// expiry by this machine's wall clock, flaws included. LegacyHardened leaves the same bytes in the
+// key but acquires, takes over and extends in one Lua call stamped by Redis TIME, sets a safety
+// TTL, and releases only its own value. docs/design.md compares the two.
+#pragma once
+
+#include "../strategy.hpp"
+
+namespace lockbridge::detail {
+
+class LegacyFaithful final : public LockStrategy {
+ public:
+  explicit LegacyFaithful(const LegacyOptions& options);
+
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) override;
+  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value) override;
+  std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
+                                    std::chrono::milliseconds lease) override;
+  LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
+
+ private:
+  LegacyOptions options_;
+  std::string owner_;  // uuid_ms: this lock object's UUID, as jedis-lock master keeps one per object
+};
+
+class LegacyHardened final : public LockStrategy {
+ public:
+  LegacyHardened(const LegacyOptions& options, ScriptCache& scripts);
+
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) override;
+  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value) override;
+  std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
+                                    std::chrono::milliseconds lease) override;
+  LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
+
+ private:
+  struct ScriptResult {
+    bool written = false;
+    std::optional<std::string> value;  // written: ours; otherwise the key's current value
+    std::int64_t server_now_ms = 0;
+  };
+  ScriptResult run_acquire_script(Connection& connection, std::string_view key, std::chrono::milliseconds lease,
+                                  std::string_view expected);
+
+  LegacyOptions options_;
+  ScriptCache& scripts_;
+  std::string owner_;
+};
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,52 @@
+#include "token.hpp"
+
+#include "../random.hpp"
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+
+AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) {
+  last_token_ = random_token();
+  const std::string lease_ms = std::to_string(lease.count());
+  const ReplyPtr reply = run_script(connection, scripts_, kTokenAcquire, {key}, {last_token_, lease_ms});
+  const std::string context = describe("acquire", key);
+  throw_if_error(*reply, context);
+  const redisReply& result = expect_array(*reply, 1, context);
+  AcquireAttempt attempt;
+  if (expect_integer(*result.element[0], context) == 1) {
+    attempt.acquired = true;
+    attempt.value = last_token_;
+    return attempt;
+  }
+  if (result.elements >= 2) {
+    const std::int64_t pttl = expect_integer(*result.element[1], context);
+    if (pttl >= 0) attempt.holder_remaining = std::chrono::milliseconds(pttl);
+  }
+  return attempt;
+}
+
+ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view key, std::string_view value) {
+  return compare_and_delete(connection, scripts_, key, value);
+}
+
+std::optional<std::string> TokenStrategy::extend(Connection& connection, std::string_view key, std::string_view value,
+                                                 std::chrono::milliseconds lease) {
+  const std::string lease_ms = std::to_string(lease.count());
+  const ReplyPtr reply = run_script(connection, scripts_, kCompareAndPexpire, {key}, {value, lease_ms});
+  if (expect_integer(*reply, describe("extend", key)) != 1) return std::nullopt;
+  return std::string(value);
+}
+
+LockInfo TokenStrategy::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
+  return read_lock_info(connection, key, my_value);
+}
+
+void TokenStrategy::abandon_attempt(Connection& connection, std::string_view key) noexcept {
+  // The token is ours alone, so deleting it where it is still the value is always safe.
+  try {
+    if (!last_token_.empty()) (void)compare_and_delete(connection, scripts_, key, last_token_);
+  } catch (...) {  // best effort: the lease expires anyway
+  }
+}
+
+}  // namespace lockbridge::detail

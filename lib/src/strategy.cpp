@@ -1,0 +1,60 @@
+#include "strategy.hpp"
+
+#include <vector>
+
+#include "lockbridge/error.hpp"
+#include "strategies/legacy_timestamp.hpp"
+#include "strategies/token.hpp"
+
+namespace lockbridge::detail {
+
+void LockStrategy::abandon_attempt(Connection& /*connection*/, std::string_view /*key*/) noexcept {}
+
+std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts) {
+  switch (options.strategy) {
+    case StrategyKind::token:
+      return std::make_unique<TokenStrategy>(scripts);
+    case StrategyKind::legacy:
+      if (options.legacy.preset == LegacyPreset::faithful) return std::make_unique<LegacyFaithful>(options.legacy);
+      return std::make_unique<LegacyHardened>(options.legacy, scripts);
+  }
+  throw Error(Errc::bad_option, "unknown strategy");
+}
+
+std::string describe(std::string_view operation, std::string_view key) {
+  return std::string(operation) + " " + printable_key(key);
+}
+
+const redisReply& expect_array(const redisReply& reply, std::size_t min_size, std::string_view context) {
+  if (reply.type != REDIS_REPLY_ARRAY || reply.elements < min_size) {
+    unexpected_reply(reply, "an array of " + std::to_string(min_size), context);
+  }
+  return reply;
+}
+
+ReleaseOutcome compare_and_delete(Connection& connection, ScriptCache& scripts, std::string_view key,
+                                  std::string_view value) {
+  const ReplyPtr reply = run_script(connection, scripts, kCompareAndDelete, {key}, {value});
+  const std::int64_t deleted = expect_integer(*reply, describe("release", key));
+  return deleted == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
+}
+
+LockInfo read_lock_info(Connection& connection, std::string_view key, std::string_view my_value) {
+  const std::vector<std::vector<std::string_view>> commands{{"GET", key}, {"PTTL", key}};
+  const auto replies = connection.pipeline(commands);
+  const std::string context = describe("inspect", key);
+  throw_if_error(*replies[0], context);
+  LockInfo info;
+  if (replies[0]->type == REDIS_REPLY_STRING) {
+    info.exists = true;
+    info.value.assign(as_view(*replies[0]));
+    info.held_by_me = !my_value.empty() && info.value == my_value;
+  } else if (replies[0]->type != REDIS_REPLY_NIL) {
+    unexpected_reply(*replies[0], "a string or nil", context);
+  }
+  const std::int64_t pttl = expect_integer(*replies[1], context);
+  if (pttl >= 0) info.ttl = std::chrono::milliseconds(pttl);
+  return info;
+}
+
+}  // namespace lockbridge::detail
