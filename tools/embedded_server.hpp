@@ -1,0 +1,35 @@
+// The embedded default server: when neither --url nor LOCKBRIDGE_URL names a Redis, the CLI starts
+// its own redis-server on a private unix socket in a fresh temporary directory, and stops it (and
+// removes the directory) when the object is destroyed.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+
+namespace lockbridge::tools {
+
+class EmbeddedRedis {
+ public:
+  // Throws std::runtime_error with a clear message when redis-server is missing or does not start
+  // answering PING within `ready_timeout`.
+  static std::unique_ptr<EmbeddedRedis> start(std::chrono::milliseconds ready_timeout = std::chrono::seconds(10));
+  ~EmbeddedRedis();
+  EmbeddedRedis(const EmbeddedRedis&) = delete;
+  EmbeddedRedis& operator=(const EmbeddedRedis&) = delete;
+
+  const std::string& url() const noexcept { return url_; }
+  pid_t pid() const noexcept { return pid_; }
+
+ private:
+  EmbeddedRedis(std::string dir, pid_t pid);
+  std::string dir_;
+  std::string url_;
+  pid_t pid_;
+};
+
+// The absolute path of `program` found on PATH, or empty.
+std::string find_on_path(const std::string& program);
+
+}  // namespace lockbridge::tools

@@ -1,0 +1,85 @@
+// lockbridge hold KEY: acquire, print one JSON line, hold, release, print one JSON line.
+// Other clients (in any language) drive it in interop and fault tests, so its output and exit
+// codes are an interface: README.md documents them.
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "subcommands.hpp"
+
+namespace lockbridge::tools {
+namespace {
+
+constexpr std::string_view kUsage =
+    "lockbridge hold KEY [--strategy legacy|token] [--preset faithful|hardened] [--format ms|seconds|uuid-ms]\n"
+    "                    [--lease MS] [--wait MS] [--for MS] [--retry MS] [--url URL] [--json]\n\n"
+    "Acquires KEY within --wait ms (0 = one attempt), holds it for --for ms, releases it.\n"
+    "Exit status: 0 acquired and released, 1 not acquired (or lost before release),\n"
+    "2 bad usage or bad input, 3 Redis or connection error, 130 interrupted.";
+
+void print(bool json, const nlohmann::ordered_json& line, const std::string& text) {
+  if (json) {
+    std::cout << dump_line(line) << std::endl;
+  } else {
+    std::cout << text << std::endl;
+  }
+}
+
+int hold(int argc, char** argv) {
+  po::options_description options("hold options");
+  add_lock_options(options);
+  add_url_option(options);
+  options.add_options()
+      ("key", po::value<std::string>(), "the lock key (positional)")
+      ("wait", po::value<long long>()->default_value(0), "ms to keep trying; 0 = a single attempt")
+      ("for", po::value<long long>()->default_value(0), "ms to hold the lock before releasing it")
+      ("retry", po::value<long long>()->default_value(100), "ms between attempts while waiting")
+      ("json", "print JSON lines");
+  po::positional_options_description positional;
+  positional.add("key", 1);
+  po::variables_map vm;
+  if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
+  if (!vm.count("key")) throw po::error("missing KEY");
+  const bool json = vm.count("json") > 0;
+  const std::string key = vm["key"].as<std::string>();
+  const long long wait_ms = vm["wait"].as<long long>();
+  const long long for_ms = vm["for"].as<long long>();
+  if (wait_ms < 0 || for_ms < 0) throw po::error("--wait and --for must not be negative");
+  MutexOptions lock_options = lock_options_from(vm);
+  lock_options.retry_interval = std::chrono::milliseconds(vm["retry"].as<long long>());
+  lock_options.validate();
+
+  install_interrupt_handlers();
+  const RedisTarget target(url_option(vm));
+  Mutex mutex(Client(target.url()), key, lock_options);
+
+  nlohmann::ordered_json acquired_line{{"acquired", false}, {"key", key}, {"strategy", to_string(lock_options.strategy)}};
+  if (lock_options.strategy == StrategyKind::legacy) {
+    acquired_line["preset"] = to_string(lock_options.legacy.preset);
+    acquired_line["format"] = to_string(lock_options.legacy.format);
+  }
+  const bool acquired = wait_ms == 0 ? mutex.try_lock() : mutex.try_lock_for(std::chrono::milliseconds(wait_ms));
+  acquired_line["acquired"] = acquired;
+  acquired_line["value"] = acquired ? nlohmann::ordered_json(mutex.value()) : nlohmann::ordered_json(nullptr);
+  print(json, acquired_line, acquired ? "acquired " + key + " (value " + mutex.value() + ")" : "not acquired: " + key);
+  if (!acquired) return kExitNotAcquired;
+
+  const bool held_full_time = sleep_unless_interrupted(std::chrono::milliseconds(for_ms));
+  std::string release_error;
+  mutex.on_release_error([&release_error](const Error& e) { release_error = e.what(); });
+  mutex.unlock();
+  const std::error_code error = mutex.last_error();
+  nlohmann::ordered_json released_line{{"released", !error}};
+  if (error) released_line["error"] = errc_name(static_cast<Errc>(error.value()));
+  if (error) released_line["message"] = release_error;
+  print(json, released_line, error ? "not released: " + release_error : std::string("released"));
+  if (error) return error == Errc::lease_lost ? kExitNotAcquired : kExitRedis;
+  return held_full_time ? kExitOk : kExitInterrupted;
+}
+
+}  // namespace
+
+int run_hold(int argc, char** argv) {
+  return guarded("hold", [&] { return hold(argc, argv); });
+}
+
+}  // namespace lockbridge::tools

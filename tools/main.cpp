@@ -1,0 +1,51 @@
+// lockbridge: the command-line tool. Dispatches to one subcommand per file.
+#include <array>
+#include <iostream>
+#include <string_view>
+
+#include "cli_common.hpp"
+#include "subcommands.hpp"
+
+namespace {
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, char** argv);
+};
+
+constexpr std::array kSubcommands{
+    Subcommand{"hold", "acquire a lock, hold it, release it (for scripts and interop tests)", lockbridge::tools::run_hold},
+    Subcommand{"demo", "lock and unlock with every strategy, showing what each writes", lockbridge::tools::run_demo},
+};
+
+void print_help(std::ostream& out) {
+  out << "Usage: lockbridge <command> [options]   (lockbridge <command> --help for its options)\n\n"
+         "Redis distributed locks: legacy SETNX+GETSET (jedis-lock compatible) and token strategies.\n\nCommands:\n";
+  for (const auto& command : kSubcommands) out << "  " << command.name << "\t" << command.summary << "\n";
+  out << "\nWithout --url and LOCKBRIDGE_URL, commands start a private redis-server for their own use.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_help(std::cerr);
+    return lockbridge::tools::kExitUsage;
+  }
+  const std::string_view first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    print_help(std::cout);
+    return lockbridge::tools::kExitOk;
+  }
+  if (first == "--version") {
+    std::cout << "lockbridge " << lockbridge::tools::version() << "\n";
+    return lockbridge::tools::kExitOk;
+  }
+  for (const auto& command : kSubcommands) {
+    if (command.name == first) return command.run(argc - 1, argv + 1);
+  }
+  std::cerr << "lockbridge: unknown command '" << first << "'\n\n";
+  print_help(std::cerr);
+  return lockbridge::tools::kExitUsage;
+}

@@ -1,0 +1,10 @@
+// The CLI's subcommands, one file each. Each takes argv from the subcommand name on and returns the
+// process exit code (cli_common.hpp).
+#pragma once
+
+namespace lockbridge::tools {
+
+int run_hold(int argc, char** argv);
+int run_demo(int argc, char** argv);
+
+}  // namespace lockbridge::tools
