@@ -134,6 +134,11 @@ class MutexCore {
 
 // ---- options ---------------------------------------------------------------------------------
 
+namespace {
+// Longer leases and waits are mistakes, and would overflow steady_clock arithmetic near max().
+constexpr std::chrono::milliseconds kMaxLease{365LL * 24 * 3600 * 1000};
+}  // namespace
+
 MutexOptions MutexOptions::jedis_lock_1_0() {
   MutexOptions options;
   options.strategy = StrategyKind::legacy;
@@ -147,12 +152,15 @@ MutexOptions MutexOptions::jedis_lock_1_0() {
 
 void MutexOptions::validate() const {
   using std::chrono::milliseconds;
-  constexpr milliseconds kMaxLease{365LL * 24 * 3600 * 1000};
   if (lease <= milliseconds::zero() || lease > kMaxLease) {
     throw Error(Errc::bad_option, "lease must be between 1 ms and 365 days, got " + std::to_string(lease.count()) + " ms");
   }
-  if (acquire_timeout < milliseconds::zero()) throw Error(Errc::bad_option, "acquire_timeout must not be negative");
-  if (retry_interval < milliseconds::zero()) throw Error(Errc::bad_option, "retry_interval must not be negative");
+  if (acquire_timeout < milliseconds::zero() || acquire_timeout > kMaxLease) {
+    throw Error(Errc::bad_option, "acquire_timeout must be between 0 and 365 days");
+  }
+  if (retry_interval < milliseconds::zero() || retry_interval > kMaxLease) {
+    throw Error(Errc::bad_option, "retry_interval must be between 0 and 365 days");
+  }
   if (legacy.safety_ttl_grace < milliseconds::zero() || legacy.safety_ttl_grace > kMaxLease) {
     throw Error(Errc::bad_option, "legacy.safety_ttl_grace must be between 0 and 365 days");
   }
@@ -210,12 +218,16 @@ bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline
 void Mutex::unlock() noexcept { core_->release(); }
 
 bool Mutex::extend(std::chrono::milliseconds lease) {
-  if (lease <= std::chrono::milliseconds::zero()) throw Error(Errc::bad_option, "extend: lease must be positive");
+  if (lease <= std::chrono::milliseconds::zero() || lease > kMaxLease) {
+    throw Error(Errc::bad_option, "extend: lease must be between 1 ms and 365 days");
+  }
   return core_->extend(lease);
 }
 
-bool Mutex::owns_lock() const noexcept { return core_->held_; }
-std::chrono::milliseconds Mutex::valid_for() const noexcept { return core_->valid_for(); }
+bool Mutex::owns_lock() const noexcept { return core_ && core_->held_; }
+std::chrono::milliseconds Mutex::valid_for() const noexcept {
+  return core_ ? core_->valid_for() : std::chrono::milliseconds::zero();
+}
 const std::string& Mutex::value() const noexcept { return core_->value_; }
 LockInfo Mutex::inspect() const { return core_->inspect(); }
 const std::string& Mutex::key() const noexcept { return core_->key_; }

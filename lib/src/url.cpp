@@ -58,15 +58,22 @@ RedisUrl parse_tcp(std::string_view url, std::string_view rest) {
   if (const auto q = rest.find_first_of("?#"); q != std::string_view::npos) {
     bad_url(url, "query parameters and fragments are not supported in redis:// URLs");
   }
+  // The user info ends at the last '@' (a host never contains one), so a password with an
+  // unencoded '/' still parses instead of being read as host and port, and echoed in an error.
+  std::string_view userinfo;
+  bool has_userinfo = false;
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    has_userinfo = true;
+  }
   std::string_view authority = rest;
   std::string_view path;
   if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
     authority = rest.substr(0, slash);
     path = rest.substr(slash + 1);
   }
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
+  if (has_userinfo) {
     const auto colon = userinfo.find(':');
     const std::string_view user = userinfo.substr(0, colon);
     if (!user.empty()) out.user = percent_decode(url, user, "user");
@@ -151,13 +158,18 @@ RedisUrl parse_redis_url(std::string_view url) {
 
 std::string RedisUrl::redacted() const {
   std::string auth;
+  if (transport == Transport::unix_socket) {
+    std::string query;
+    if (db != 0) query += "&db=" + std::to_string(db);
+    if (user) query += "&user=" + *user;
+    if (password) query += "&password=***";
+    if (!query.empty()) query[0] = '?';
+    return "unix://" + socket_path + query;
+  }
   if (user || password) {
     auth = user.value_or("");
     if (password) auth += ":***";
     auth += "@";
-  }
-  if (transport == Transport::unix_socket) {
-    return "unix://" + socket_path + (db != 0 ? "?db=" + std::to_string(db) : "");
   }
   const bool v6 = host.find(':') != std::string::npos;
   return "redis://" + auth + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) +

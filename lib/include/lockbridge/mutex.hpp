@@ -53,7 +53,7 @@ struct TokenOptions {};
 struct MutexOptions {
   StrategyKind strategy = StrategyKind::token;
   std::chrono::milliseconds lease{60000};             // how long an acquisition is valid
-  std::chrono::milliseconds acquire_timeout{10000};   // how long lock() waits before Error{timeout}
+  std::chrono::milliseconds acquire_timeout{10000};   // how long lock() waits before Error{timeout}; <= 365 days
   std::chrono::milliseconds retry_interval{100};      // sleep between attempts while waiting
   LegacyOptions legacy;
   TokenOptions token;
@@ -77,8 +77,12 @@ struct LockInfo {
   bool held_by_me = false;                            // the value is the one this Mutex wrote
 };
 
+// One Mutex object is one lease holder. A moved-from Mutex may only be destroyed or assigned to
+// (owns_lock() and valid_for() answer false and zero).
 class Mutex {
  public:
+  static constexpr std::chrono::hours kNoDeadline{24 * 365 * 100};
+
   // Throws Error{bad_option} for an empty key or invalid options. Does no I/O.
   Mutex(Client client, std::string key, MutexOptions options = {});
   ~Mutex();  // releases a held lock; never throws
@@ -93,8 +97,10 @@ class Mutex {
   // One attempt. false = someone else holds it. Throws like lock().
   [[nodiscard]] bool try_lock();
   // Retries every retry_interval until acquired or the deadline passes (then false).
+  // Waits of 100 years or more (e.g. duration::max()) mean "no deadline".
   template <class Rep, class Period>
   [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    if (wait >= kNoDeadline) return try_lock_until_steady(std::chrono::steady_clock::time_point::max());
     return try_lock_until_steady(std::chrono::steady_clock::now() +
                                  std::chrono::ceil<std::chrono::steady_clock::duration>(wait));
   }

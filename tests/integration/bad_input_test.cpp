@@ -1,0 +1,173 @@
+// Bad input and bad servers: every case is a clear lockbridge::Error with its code, never a crash,
+// a hang, or a changed key. (Wrong-type keys and unparsable values: legacy_test.cpp, token_test.cpp.)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+
+template <class F>
+Error expect_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& error) {
+    return error;
+  }
+  ADD_FAILURE() << "expected a lockbridge::Error";
+  return Error(Errc::protocol, "none thrown");
+}
+
+TEST(BadInput, EmptyKeyIsRefusedBeforeAnyIo) {
+  const Error error = expect_error([] { Mutex mutex(test_client(), "", token_options()); });
+  EXPECT_EQ(error.errc(), Errc::bad_option);
+  EXPECT_THAT(error.what(), HasSubstr("key"));
+}
+
+TEST(BadInput, MalformedUrlNamesTheBadPart) {
+  const Error error = expect_error([] { Client client("redis://localhost:notaport"); });
+  EXPECT_EQ(error.errc(), Errc::bad_option);
+  EXPECT_THAT(error.what(), HasSubstr("port"));
+}
+
+TEST(BadInput, RefusedConnectionIsAnIoErrorNamingTheServer) {
+  // Port 1 on loopback: nothing listens there, so the kernel refuses at once.
+  Mutex mutex(Client("redis://127.0.0.1:1"), unique_key(), token_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("127.0.0.1:1"));
+  EXPECT_FALSE(mutex.owns_lock());
+}
+
+TEST(BadInput, MissingUnixSocketIsAnIoError) {
+  Mutex mutex(Client("unix://" + test_dir() + "/no-such.sock"), unique_key(), token_options());
+  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::io);
+}
+
+TEST(BadInput, UnreachableServerFailsFastDuringReconnectBackoff) {
+  ClientOptions options;
+  options.reconnect_backoff = std::chrono::seconds(60);
+  Mutex mutex(Client("redis://127.0.0.1:1", options), unique_key(), token_options());
+  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::io);
+  const Error second = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(second.errc(), Errc::io);
+  EXPECT_THAT(second.what(), HasSubstr("backoff"));
+}
+
+// A server that accepts connections and never answers: the outcome of a command is unknown.
+class SilentServer {
+ public:
+  SilentServer() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || listen(fd_, 16) != 0) {
+      throw std::runtime_error("cannot listen on loopback");
+    }
+    socklen_t length = sizeof address;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+  }
+  ~SilentServer() { close(fd_); }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST(BadInput, ServerThatNeverAnswersIsATimeoutWithUnknownOutcome) {
+  const SilentServer server;
+  ClientOptions options;
+  options.command_timeout = milliseconds(100);
+  for (const MutexOptions& lock_options : {token_options(), hardened_options(), faithful_options()}) {
+    Mutex mutex(Client(server.url(), options), unique_key(), lock_options);
+    const Error error = expect_error([&] { (void)mutex.try_lock(); });
+    EXPECT_EQ(error.errc(), Errc::timeout);
+    EXPECT_THAT(error.what(), HasSubstr("unknown"));
+    EXPECT_FALSE(mutex.owns_lock());
+  }
+}
+
+TEST(BadInput, WrongPasswordIsAServerReplyErrorNamingAuth) {
+  const std::string user = "lbtest-" + unique_key().substr(unique_key().size() - 8);
+  raw({"ACL", "SETUSER", user, "on", ">right-password", "~*", "&*", "+@all"});
+  Client client("redis://" + user + ":wrong-password@127.0.0.1:" + std::to_string(tcp_port()));
+  const Error error = expect_error([&] { client.ping(); });
+  EXPECT_EQ(error.errc(), Errc::server_reply);
+  EXPECT_THAT(error.what(), HasSubstr("AUTH"));
+  EXPECT_THAT(error.what(), ::testing::Not(HasSubstr("wrong-password")));
+  raw({"ACL", "DELUSER", user});
+}
+
+TEST(Connections, AuthenticatesAndSelectsTheDatabaseFromTheUrl) {
+  const std::string user = "lbtest-" + unique_key().substr(unique_key().size() - 8);
+  raw({"ACL", "SETUSER", user, "on", ">p@ss word", "~*", "&*", "+@all"});
+  const Client client("redis://" + user + ":p%40ss%20word@127.0.0.1:" + std::to_string(tcp_port()) + "/3");
+  const std::string key = unique_key();
+  Mutex mutex(client, key, token_options());
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);  // not in db 0
+  EXPECT_EQ(client.command({"GET", key}).str, mutex.value());
+  mutex.unlock();
+  EXPECT_EQ(client.command({"EXISTS", key}).integer, 0);
+  raw({"ACL", "DELUSER", user});
+}
+
+TEST(Connections, LocksOverIpv4AndUnixSocket) {
+  for (const std::string& url : {"redis://127.0.0.1:" + std::to_string(tcp_port()), unix_url()}) {
+    SCOPED_TRACE(url);
+    Mutex mutex(Client(url), unique_key(), token_options());
+    ASSERT_TRUE(mutex.try_lock());
+    mutex.unlock();
+    EXPECT_FALSE(mutex.last_error());
+  }
+}
+
+TEST(Connections, LocksOverIpv6LoopbackWhereTheMachineHasIt) {
+  const int probe = socket(AF_INET6, SOCK_STREAM, 0);
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_loopback;
+  address.sin6_port = htons(static_cast<std::uint16_t>(tcp_port()));
+  const bool reachable = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  if (probe >= 0) close(probe);
+  if (!reachable) GTEST_SKIP() << "no IPv6 loopback on this machine";
+  Mutex mutex(Client("redis://[::1]:" + std::to_string(tcp_port())), unique_key(), token_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
+}
+
+TEST(Connections, ManyThreadsShareASmallPoolWithoutErrors) {
+  ClientOptions options;
+  options.pool_size = 2;
+  const Client client = test_client(options);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        try {
+          client.ping();
+        } catch (const Error&) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures, 0);  // threads beyond pool_size wait for a connection instead of failing
+}
+
+}  // namespace
+}  // namespace lockbridge::testing

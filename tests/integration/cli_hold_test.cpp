@@ -1,0 +1,124 @@
+// `lockbridge hold`: its JSON lines and exit codes are an interface other clients script against.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::vector<nlohmann::json> lines;
+  std::string output;
+};
+
+CliRun run_cli(const std::string& args, bool with_url = true) {
+  const std::string command = std::string(with_url ? "" : "env -u LOCKBRIDGE_URL ") + LOCKBRIDGE_CLI + " " + args +
+                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>/dev/null";
+  FILE* process = popen(command.c_str(), "r");
+  if (process == nullptr) throw std::runtime_error("cannot run " + command);
+  CliRun run;
+  char buffer[512];
+  while (fgets(buffer, sizeof buffer, process) != nullptr) run.output += buffer;
+  const int status = pclose(process);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::istringstream lines(run.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.front() == '{') run.lines.push_back(nlohmann::json::parse(line));
+  }
+  return run;
+}
+
+TEST(CliHold, TokenAcquiresHoldsAndReleases) {
+  const std::string key = unique_key();
+  const CliRun run = run_cli("hold '" + key + "' --json --for 10");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.lines.size(), 2U) << run.output;
+  EXPECT_EQ(run.lines[0]["acquired"], true);
+  EXPECT_EQ(run.lines[0]["key"], key);
+  EXPECT_EQ(run.lines[0]["strategy"], "token");
+  EXPECT_TRUE(std::regex_match(run.lines[0]["value"].get<std::string>(), std::regex("^[0-9a-f]{32}$")));
+  EXPECT_EQ(run.lines[1]["released"], true);
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(CliHold, LegacyWritesEachFormatInBothPresets) {
+  for (const std::string preset : {"faithful", "hardened"}) {
+    for (const LegacyFormat format : {LegacyFormat::epoch_ms, LegacyFormat::epoch_seconds, LegacyFormat::uuid_ms}) {
+      const std::string name(to_string(format));
+      SCOPED_TRACE(preset + " " + name);
+      const std::string key = unique_key();
+      const CliRun run = run_cli("hold '" + key + "' --json --strategy legacy --preset " + preset + " --format " + name);
+      EXPECT_EQ(run.exit_code, 0) << run.output;
+      ASSERT_EQ(run.lines.size(), 2U) << run.output;
+      EXPECT_EQ(run.lines[0]["acquired"], true);
+      EXPECT_EQ(run.lines[0]["strategy"], "legacy");
+      EXPECT_EQ(run.lines[0]["preset"], preset);
+      EXPECT_EQ(run.lines[0]["format"], name);
+      EXPECT_TRUE(parse_legacy_value(run.lines[0]["value"].get<std::string>(), format).has_value());
+      EXPECT_EQ(run.lines[1]["released"], true);
+      EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+    }
+  }
+}
+
+TEST(CliHold, HeldKeyExitsOneAndChangesNothing) {
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  const CliRun run = run_cli("hold '" + key + "' --json --wait 30 --retry 5");
+  EXPECT_EQ(run.exit_code, 1);
+  ASSERT_EQ(run.lines.size(), 1U) << run.output;
+  EXPECT_EQ(run.lines[0]["acquired"], false);
+  EXPECT_TRUE(run.lines[0]["value"].is_null());
+  EXPECT_EQ(raw({"GET", key}).str, holder.value());
+  holder.unlock();
+}
+
+TEST(CliHold, BadInputExitsTwo) {
+  const std::string key = unique_key();
+  EXPECT_EQ(run_cli("hold", true).exit_code, 2);                                   // no key
+  EXPECT_EQ(run_cli("hold k --url redis://host:0", false).exit_code, 2);           // bad URL
+  EXPECT_EQ(run_cli("hold '" + key + "' --strategy paxos").exit_code, 2);          // bad option
+  EXPECT_EQ(run_cli("hold '" + key + "' --lease 0").exit_code, 2);                 // bad lease
+  EXPECT_EQ(run_cli("hold '' --json").exit_code, 2);                               // empty key
+  raw({"HSET", key, "f", "1"});
+  EXPECT_EQ(run_cli("hold '" + key + "'").exit_code, 2);                           // wrong type
+  const std::string legacy_key = unique_key("legacy");
+  raw({"SET", legacy_key, "garbage"});
+  EXPECT_EQ(run_cli("hold '" + legacy_key + "' --strategy legacy").exit_code, 2);  // unparsable value
+  EXPECT_EQ(raw({"GET", legacy_key}).str, "garbage");
+}
+
+TEST(CliHold, UnreachableServerExitsThree) {
+  EXPECT_EQ(run_cli("hold k --url redis://127.0.0.1:1", false).exit_code, 3);
+}
+
+TEST(CliHold, HelpAndVersionWorkOnTheToolAndTheSubcommand) {
+  const CliRun help = run_cli("hold --help", false);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.output, ::testing::HasSubstr("--strategy"));
+  EXPECT_THAT(run_cli("hold --version", false).output, ::testing::HasSubstr("lockbridge 0."));
+  EXPECT_THAT(run_cli("--version", false).output, ::testing::HasSubstr("lockbridge 0."));
+  EXPECT_THAT(run_cli("--help", false).output, ::testing::HasSubstr("hold"));
+  EXPECT_EQ(run_cli("no-such-command", false).exit_code, 2);
+}
+
+TEST(CliHold, WithoutAUrlItStartsAndStopsItsOwnServer) {
+  const CliRun run = run_cli("hold embedded-key --json --for 10", false);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.lines.size(), 2U) << run.output;
+  EXPECT_EQ(run.lines[0]["acquired"], true);
+  EXPECT_EQ(run.lines[1]["released"], true);
+  EXPECT_EQ(raw({"EXISTS", "embedded-key"}).integer, 0);  // it was not the fixture's server
+}
+
+}  // namespace
+}  // namespace lockbridge::testing

@@ -1,0 +1,45 @@
+// lock_contender URL KEY CHECK_KEY STRATEGY PRESET ACQUISITIONS
+// One process of the cross-process mutual-exclusion test: ACQUISITIONS times, lock KEY, INCR
+// CHECK_KEY (must return 1: anything else means two holders at once), DECR it, unlock.
+// Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "lockbridge/lockbridge.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy faithful|hardened ACQUISITIONS\n";
+    return 2;
+  }
+  try {
+    const lockbridge::Client client(argv[1]);
+    const std::string key = argv[2];
+    const std::string check_key = argv[3];
+    lockbridge::MutexOptions options;
+    options.strategy = std::string(argv[4]) == "legacy" ? lockbridge::StrategyKind::legacy : lockbridge::StrategyKind::token;
+    options.legacy.preset = std::string(argv[5]) == "faithful" ? lockbridge::LegacyPreset::faithful
+                                                               : lockbridge::LegacyPreset::hardened;
+    options.lease = std::chrono::seconds(60);
+    options.acquire_timeout = std::chrono::seconds(120);
+    options.retry_interval = std::chrono::milliseconds(1);
+    const long acquisitions = std::strtol(argv[6], nullptr, 10);
+
+    lockbridge::Mutex mutex(client, key, options);
+    long violations = 0;
+    long errors = 0;
+    for (long i = 0; i < acquisitions; ++i) {
+      mutex.lock();
+      if (client.command({"INCR", check_key}).integer != 1) ++violations;
+      client.command({"DECR", check_key});
+      mutex.unlock();
+      if (mutex.last_error()) ++errors;
+    }
+    std::cout << "acquisitions=" << acquisitions << " violations=" << violations << " errors=" << errors << std::endl;
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "lock_contender: " << error.what() << "\n";
+    return 3;
+  }
+}

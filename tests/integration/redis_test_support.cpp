@@ -1,0 +1,161 @@
+#include "redis_test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/time.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "random.hpp"
+
+namespace lockbridge::testing {
+
+std::string test_dir() {
+  const char* dir = std::getenv("LOCKBRIDGE_TEST_DIR");
+  if (dir == nullptr || *dir == '\0') {
+    throw std::runtime_error("LOCKBRIDGE_TEST_DIR is not set: run integration tests through ctest, "
+                             "whose fixture starts redis-server");
+  }
+  return dir;
+}
+
+std::string unix_url() { return "unix://" + test_dir() + "/redis.sock"; }
+
+int tcp_port() {
+  std::ifstream in(test_dir() + "/port");
+  int port = 0;
+  if (!(in >> port)) throw std::runtime_error("no port file in " + test_dir());
+  return port;
+}
+
+Client test_client(ClientOptions options) { return Client(unix_url(), options); }
+
+std::string unique_key(std::string_view suffix) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string key = "lbtest:";
+  if (info != nullptr) key += std::string(info->test_suite_name()) + "." + info->name();
+  if (!suffix.empty()) key += ":" + std::string(suffix);
+  return key + ":" + detail::random_token().substr(0, 8);
+}
+
+Reply raw(std::initializer_list<std::string_view> args) {
+  static const Client client = test_client();
+  return client.command(args);
+}
+
+std::int64_t wall_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+MutexOptions with_test_timing(MutexOptions options) {
+  options.retry_interval = std::chrono::milliseconds(5);
+  options.acquire_timeout = std::chrono::seconds(10);
+  return options;
+}
+}  // namespace
+
+MutexOptions faithful_options(LegacyFormat format) {
+  MutexOptions options = MutexOptions::jedis_lock_1_0();
+  options.legacy.format = format;
+  return with_test_timing(options);
+}
+
+MutexOptions hardened_options(LegacyFormat format) {
+  MutexOptions options = faithful_options(format);
+  options.legacy.preset = LegacyPreset::hardened;
+  return options;
+}
+
+MutexOptions token_options() {
+  MutexOptions options;
+  options.strategy = StrategyKind::token;
+  return with_test_timing(options);
+}
+
+// ---- MONITOR ----------------------------------------------------------------------------------
+
+std::vector<std::string> parse_monitor_line(std::string_view line) {
+  std::vector<std::string> args;
+  const auto bracket = line.find("] ");
+  if (bracket == std::string_view::npos) return args;
+  std::size_t i = bracket + 2;
+  while (i < line.size()) {
+    if (line[i] != '"') {
+      ++i;
+      continue;
+    }
+    std::string arg;
+    for (++i; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] != '\\' || i + 1 >= line.size()) {
+        arg.push_back(line[i]);
+        continue;
+      }
+      const char escaped = line[++i];
+      switch (escaped) {
+        case 'n': arg.push_back('\n'); break;
+        case 'r': arg.push_back('\r'); break;
+        case 't': arg.push_back('\t'); break;
+        case 'x':
+          arg.push_back(static_cast<char>(std::stoi(std::string(line.substr(i + 1, 2)), nullptr, 16)));
+          i += 2;
+          break;
+        default: arg.push_back(escaped);
+      }
+    }
+    args.push_back(std::move(arg));
+    ++i;
+  }
+  return args;
+}
+
+CommandRecorder::CommandRecorder(std::string key) : key_(std::move(key)) {
+  const std::string path = test_dir() + "/redis.sock";
+  timeval timeout{10, 0};
+  monitor_ = redisConnectUnixWithTimeout(path.c_str(), timeout);
+  if (monitor_ == nullptr || monitor_->err != 0) throw std::runtime_error("MONITOR connection failed");
+  redisSetTimeout(monitor_, timeout);
+  auto* reply = static_cast<redisReply*>(redisCommand(monitor_, "MONITOR"));
+  if (reply == nullptr) throw std::runtime_error("MONITOR failed");
+  freeReplyObject(reply);
+  marker_prefix_ = "lockbridge-recorder-" + detail::random_token();
+}
+
+CommandRecorder::~CommandRecorder() {
+  if (monitor_ != nullptr) redisFree(monitor_);
+}
+
+void CommandRecorder::wait_for_marker(const std::string& marker, std::vector<std::vector<std::string>>* keep) {
+  raw({"ECHO", marker});
+  for (;;) {
+    void* raw_reply = nullptr;
+    if (redisGetReply(monitor_, &raw_reply) != REDIS_OK || raw_reply == nullptr) {
+      throw std::runtime_error("MONITOR stream ended before marker " + marker);
+    }
+    auto* reply = static_cast<redisReply*>(raw_reply);
+    const std::string line(reply->str, reply->len);
+    freeReplyObject(reply);
+    auto args = parse_monitor_line(line);
+    if (args.size() == 2 && args[0] == "ECHO" && args[1] == marker) return;
+    if (keep == nullptr) continue;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == key_) {
+        keep->push_back(std::move(args));
+        break;
+      }
+    }
+  }
+}
+
+void CommandRecorder::start() { wait_for_marker(marker_prefix_ + "-start", nullptr); }
+
+std::vector<std::vector<std::string>> CommandRecorder::stop() {
+  std::vector<std::vector<std::string>> commands;
+  wait_for_marker(marker_prefix_ + "-stop", &commands);
+  return commands;
+}
+
+}  // namespace lockbridge::testing

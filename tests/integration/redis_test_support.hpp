@@ -1,0 +1,61 @@
+// What integration tests share: where the fixture's redis-server is, fresh keys, raw commands,
+// and a MONITOR recorder for wire transcripts.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "lockbridge/client.hpp"
+#include "lockbridge/mutex.hpp"
+
+namespace lockbridge::testing {
+
+// The fixture's directory ($LOCKBRIDGE_TEST_DIR), its unix-socket URL and its loopback TCP port.
+std::string test_dir();
+std::string unix_url();
+int tcp_port();
+
+Client test_client(ClientOptions options = {});
+
+// A key no other test uses: "lbtest:<suite>.<test>:<suffix>:<random>".
+std::string unique_key(std::string_view suffix = "");
+
+// One command on a fresh connection of the test client (for setting up and checking keys).
+Reply raw(std::initializer_list<std::string_view> args);
+
+// This machine's wall clock in epoch ms (what faithful legacy peers stamp with).
+std::int64_t wall_ms();
+
+// MutexOptions for each strategy variant, with a short retry interval for tests.
+MutexOptions faithful_options(LegacyFormat format = LegacyFormat::epoch_ms);
+MutexOptions hardened_options(LegacyFormat format = LegacyFormat::epoch_ms);
+MutexOptions token_options();
+
+// Records, through MONITOR, every command that touches `key`, between start() and stop().
+// start() and stop() each send a marker command and wait for MONITOR to show it, so the
+// transcript holds exactly what ran in between: no sleeps, no timing.
+class CommandRecorder {
+ public:
+  explicit CommandRecorder(std::string key);
+  ~CommandRecorder();
+  void start();
+  // The recorded commands touching the key, each as its list of arguments.
+  std::vector<std::vector<std::string>> stop();
+
+ private:
+  void wait_for_marker(const std::string& marker, std::vector<std::vector<std::string>>* keep);
+  std::string key_;
+  redisContext* monitor_ = nullptr;
+  std::string marker_prefix_;
+};
+
+// Splits one MONITOR line ("1700000000.123 [0 unix:/s] \"SET\" \"k\" \"v\"") into its arguments.
+std::vector<std::string> parse_monitor_line(std::string_view line);
+
+}  // namespace lockbridge::testing

@@ -1,0 +1,315 @@
+// parse_redis_url and RedisUrl::redacted(): what is accepted, and what is rejected with which complaint.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockbridge/error.hpp"
+#include "lockbridge/url.hpp"
+
+namespace {
+
+using lockbridge::Errc;
+using lockbridge::parse_redis_url;
+using lockbridge::RedisUrl;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The message of the Error{bad_option} that parsing `url` throws; a test failure if it throws
+// anything else or nothing.
+std::string rejection(std::string_view url) {
+  try {
+    const RedisUrl parsed = parse_redis_url(url);
+    ADD_FAILURE() << "accepted '" << url << "' as " << parsed.redacted();
+  } catch (const lockbridge::Error& error) {
+    EXPECT_EQ(error.errc(), Errc::bad_option) << "'" << url << "': " << error.what();
+    return error.what();
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << "'" << url << "' threw something other than lockbridge::Error: " << error.what();
+  }
+  return {};
+}
+
+// ---- accepted --------------------------------------------------------------------------------
+
+TEST(RedisUrl, HostAloneGetsDefaultPortAndDatabase) {
+  const RedisUrl url = parse_redis_url("redis://cache.example.com");
+  EXPECT_EQ(url.transport, RedisUrl::Transport::tcp);
+  EXPECT_EQ(url.host, "cache.example.com");
+  EXPECT_EQ(url.port, 6379);
+  EXPECT_EQ(url.db, 0);
+  EXPECT_FALSE(url.user);
+  EXPECT_FALSE(url.password);
+  EXPECT_TRUE(url.socket_path.empty());
+}
+
+TEST(RedisUrl, ParsesHostAndPort) {
+  const RedisUrl url = parse_redis_url("redis://10.0.0.7:6380");
+  EXPECT_EQ(url.host, "10.0.0.7");
+  EXPECT_EQ(url.port, 6380);
+  EXPECT_EQ(url.db, 0);
+}
+
+TEST(RedisUrl, AcceptsPortsAtBothEndsOfTheRange) {
+  EXPECT_EQ(parse_redis_url("redis://h:1").port, 1);
+  EXPECT_EQ(parse_redis_url("redis://h:65535").port, 65535);
+}
+
+TEST(RedisUrl, ParsesDatabase) {
+  EXPECT_EQ(parse_redis_url("redis://h/3").db, 3);
+  EXPECT_EQ(parse_redis_url("redis://h:6380/15").db, 15);
+  EXPECT_EQ(parse_redis_url("redis://h/0").db, 0);
+}
+
+TEST(RedisUrl, TrailingSlashMeansDatabaseZero) {
+  const RedisUrl url = parse_redis_url("redis://h:6380/");
+  EXPECT_EQ(url.port, 6380);
+  EXPECT_EQ(url.db, 0);
+}
+
+TEST(RedisUrl, ParsesUserAndPassword) {
+  const RedisUrl url = parse_redis_url("redis://alice:s3cret@h:6380/2");
+  EXPECT_EQ(url.user, "alice");
+  EXPECT_EQ(url.password, "s3cret");
+  EXPECT_EQ(url.host, "h");
+  EXPECT_EQ(url.port, 6380);
+  EXPECT_EQ(url.db, 2);
+}
+
+TEST(RedisUrl, ParsesPasswordWithoutUser) {
+  const RedisUrl url = parse_redis_url("redis://:s3cret@h");
+  EXPECT_FALSE(url.user);
+  EXPECT_EQ(url.password, "s3cret");
+  EXPECT_EQ(url.host, "h");
+}
+
+TEST(RedisUrl, ParsesUserWithoutPassword) {
+  const RedisUrl url = parse_redis_url("redis://alice@h");
+  EXPECT_EQ(url.user, "alice");
+  EXPECT_FALSE(url.password);
+  EXPECT_EQ(url.host, "h");
+}
+
+TEST(RedisUrl, PercentDecodesUserAndPassword) {
+  const RedisUrl url = parse_redis_url("redis://al%69ce%3Ax:p%40ss%2F%3a%25@h");
+  EXPECT_EQ(url.user, "alice:x");
+  EXPECT_EQ(url.password, "p@ss/:%");
+  EXPECT_EQ(url.host, "h");
+}
+
+TEST(RedisUrl, ParsesBracketedIpv6HostAndPort) {
+  const RedisUrl url = parse_redis_url("redis://[::1]:6380");
+  EXPECT_EQ(url.transport, RedisUrl::Transport::tcp);
+  EXPECT_EQ(url.host, "::1");
+  EXPECT_EQ(url.port, 6380);
+}
+
+TEST(RedisUrl, ParsesBracketedIpv6HostWithoutPort) {
+  const RedisUrl url = parse_redis_url("redis://u:p@[fe80::1]/4");
+  EXPECT_EQ(url.host, "fe80::1");
+  EXPECT_EQ(url.port, 6379);
+  EXPECT_EQ(url.db, 4);
+  EXPECT_EQ(url.password, "p");
+}
+
+TEST(RedisUrl, ParsesUnixSocketPath) {
+  const RedisUrl url = parse_redis_url("unix:///var/run/redis/redis.sock");
+  EXPECT_EQ(url.transport, RedisUrl::Transport::unix_socket);
+  EXPECT_EQ(url.socket_path, "/var/run/redis/redis.sock");
+  EXPECT_EQ(url.db, 0);
+  EXPECT_FALSE(url.user);
+  EXPECT_FALSE(url.password);
+}
+
+TEST(RedisUrl, ParsesUnixSocketDatabaseParameter) {
+  const RedisUrl url = parse_redis_url("unix:///tmp/redis.sock?db=3");
+  EXPECT_EQ(url.socket_path, "/tmp/redis.sock");
+  EXPECT_EQ(url.db, 3);
+}
+
+TEST(RedisUrl, ParsesUnixSocketUserAndPasswordParameters) {
+  const RedisUrl url = parse_redis_url("unix:///tmp/redis.sock?user=alice&password=p%40ss&db=2");
+  EXPECT_EQ(url.socket_path, "/tmp/redis.sock");
+  EXPECT_EQ(url.user, "alice");
+  EXPECT_EQ(url.password, "p@ss");
+  EXPECT_EQ(url.db, 2);
+}
+
+// ---- rejected --------------------------------------------------------------------------------
+
+TEST(RedisUrl, RejectsEmptyString) { EXPECT_THAT(rejection(""), HasSubstr("missing scheme")); }
+
+TEST(RedisUrl, RejectsUrlWithoutScheme) {
+  EXPECT_THAT(rejection("localhost:6379"), HasSubstr("missing scheme"));
+}
+
+TEST(RedisUrl, RejectsUnknownScheme) {
+  const std::string message = rejection("http://localhost:6379");
+  EXPECT_THAT(message, HasSubstr("unknown scheme"));
+  EXPECT_THAT(message, HasSubstr("'http'"));
+}
+
+TEST(RedisUrl, RejectsTlsSchemeAsUnsupported) {
+  const std::string message = rejection("rediss://localhost:6380");
+  EXPECT_THAT(message, HasSubstr("TLS"));
+  EXPECT_THAT(message, HasSubstr("not supported"));
+}
+
+TEST(RedisUrl, RejectsMissingHost) {
+  for (const std::string_view url : {"redis://", "redis://:6379", "redis:///1", "redis://u:p@", "redis://[]:6379"}) {
+    SCOPED_TRACE(url);
+    EXPECT_THAT(rejection(url), HasSubstr("missing host"));
+  }
+}
+
+TEST(RedisUrl, RejectsEmptyUserInfo) {
+  EXPECT_THAT(rejection("redis://@h"), HasSubstr("empty user info"));
+}
+
+TEST(RedisUrl, RejectsPortZero) { EXPECT_THAT(rejection("redis://h:0"), HasSubstr("port '0'")); }
+
+TEST(RedisUrl, RejectsPortAboveRange) {
+  EXPECT_THAT(rejection("redis://h:65536"), HasSubstr("port '65536'"));
+  EXPECT_THAT(rejection("redis://h:99999999999999999999"), HasSubstr("port '99999999999999999999'"));
+}
+
+TEST(RedisUrl, RejectsNonNumericPort) {
+  for (const std::string_view url : {"redis://h:abc", "redis://h:-1", "redis://h:+1", "redis://h:63 79",
+                                     "redis://h:6379x", "redis://[::1]:abc"}) {
+    SCOPED_TRACE(url);
+    EXPECT_THAT(rejection(url), HasSubstr("port '"));
+  }
+}
+
+TEST(RedisUrl, RejectsEmptyPort) {
+  EXPECT_THAT(rejection("redis://h:"), HasSubstr("empty port"));
+  EXPECT_THAT(rejection("redis://h:/1"), HasSubstr("empty port"));
+  EXPECT_THAT(rejection("redis://[::1]:"), HasSubstr("empty port"));
+}
+
+TEST(RedisUrl, RejectsNonNumericDatabase) {
+  EXPECT_THAT(rejection("redis://h/x"), HasSubstr("database 'x'"));
+  EXPECT_THAT(rejection("redis://h/1/2"), HasSubstr("database '1/2'"));
+}
+
+TEST(RedisUrl, RejectsNegativeDatabase) { EXPECT_THAT(rejection("redis://h/-1"), HasSubstr("database '-1'")); }
+
+TEST(RedisUrl, RejectsDatabaseTooLarge) {
+  EXPECT_EQ(parse_redis_url("redis://h/1048576").db, 1048576);  // the documented upper end
+  EXPECT_THAT(rejection("redis://h/1048577"), HasSubstr("database '1048577'"));
+  EXPECT_THAT(rejection("redis://h/99999999999999999999"), HasSubstr("database '99999999999999999999'"));
+}
+
+TEST(RedisUrl, RejectsBadPercentEscape) {
+  EXPECT_THAT(rejection("redis://u:p%zz@h"), HasSubstr("bad percent escape in password"));
+  EXPECT_THAT(rejection("redis://u%4g:p@h"), HasSubstr("bad percent escape in user"));
+  EXPECT_THAT(rejection("unix:///s?password=%zz"), HasSubstr("bad percent escape in password"));
+}
+
+TEST(RedisUrl, RejectsTruncatedPercentEscape) {
+  EXPECT_THAT(rejection("redis://u:p%4@h"), HasSubstr("truncated percent escape in password"));
+  EXPECT_THAT(rejection("redis://u:%@h"), HasSubstr("truncated percent escape in password"));
+  EXPECT_THAT(rejection("redis://u%4:p@h"), HasSubstr("truncated percent escape in user"));
+  EXPECT_THAT(rejection("unix:///s?user=%4"), HasSubstr("truncated percent escape in user"));
+}
+
+TEST(RedisUrl, RejectsUnclosedIpv6Bracket) {
+  EXPECT_THAT(rejection("redis://[::1"), HasSubstr("missing its closing ']'"));
+  EXPECT_THAT(rejection("redis://[::1:6379"), HasSubstr("missing its closing ']'"));
+}
+
+TEST(RedisUrl, RejectsTextAfterIpv6Bracket) {
+  EXPECT_THAT(rejection("redis://[::1]x"), HasSubstr("unexpected text after the IPv6 host"));
+  EXPECT_THAT(rejection("redis://[::1]6379"), HasSubstr("unexpected text after the IPv6 host"));
+}
+
+TEST(RedisUrl, RejectsRelativeUnixSocketPath) {
+  for (const std::string_view url : {"unix://redis.sock", "unix://", "unix://?db=1", "unix://tmp/redis.sock"}) {
+    SCOPED_TRACE(url);
+    EXPECT_THAT(rejection(url), HasSubstr("socket path must be absolute"));
+  }
+}
+
+TEST(RedisUrl, RejectsUnknownUnixQueryParameter) {
+  const std::string message = rejection("unix:///tmp/redis.sock?db=1&timeout=5");
+  EXPECT_THAT(message, HasSubstr("unknown query parameter 'timeout'"));
+}
+
+TEST(RedisUrl, RejectsBadUnixDatabaseParameter) {
+  EXPECT_THAT(rejection("unix:///s?db=x"), HasSubstr("database 'x'"));
+  EXPECT_THAT(rejection("unix:///s?db="), HasSubstr("database ''"));
+  EXPECT_THAT(rejection("unix:///s?db"), HasSubstr("database ''"));
+  EXPECT_THAT(rejection("unix:///s?db=-1"), HasSubstr("database '-1'"));
+}
+
+TEST(RedisUrl, RejectsQueryStringOnTcpUrl) {
+  for (const std::string_view url : {"redis://h?db=1", "redis://h:6379/0?timeout=1", "redis://h#frag"}) {
+    SCOPED_TRACE(url);
+    EXPECT_THAT(rejection(url), HasSubstr("query parameters and fragments are not supported"));
+  }
+}
+
+TEST(RedisUrl, RejectsInvalidCharacterInHost) {
+  for (const std::string_view url : {"redis://my host", "redis://my host:6379", "redis://h%41", "redis://[::1 ]",
+                                     "redis://ho\"st", "redis://h\tx"}) {
+    SCOPED_TRACE(url);
+    EXPECT_THAT(rejection(url), HasSubstr("host contains an invalid character"));
+  }
+}
+
+TEST(RedisUrl, RejectsSlashInsideHost) {
+  // '/' ends the authority, so what follows is read (and rejected) as the database.
+  EXPECT_THAT(rejection("redis://ho/st:6379"), HasSubstr("database 'st:6379'"));
+}
+
+TEST(RedisUrl, ErrorMessageShowsSchemeButNotPassword) {
+  const std::string message = rejection("redis://alice:hunter2@h:0");
+  EXPECT_THAT(message, HasSubstr("redis://"));
+  EXPECT_THAT(message, Not(HasSubstr("hunter2")));
+}
+
+// A base64-style password with an unencoded '/' ends the authority early: "default:Zq9x" is then
+// read as host:port. The complaint must not quote the start of the password.
+TEST(RedisUrl, PasswordMayContainAnUnencodedSlash) {
+  const RedisUrl url = parse_redis_url("redis://default:Zq9x/Yw8v@h:6379/2");
+  EXPECT_EQ(url.user, "default");
+  EXPECT_EQ(url.password, "Zq9x/Yw8v");
+  EXPECT_EQ(url.host, "h");
+  EXPECT_EQ(url.port, 6379);
+  EXPECT_EQ(url.db, 2);
+}
+
+// ---- redacted --------------------------------------------------------------------------------
+
+TEST(RedisUrl, RedactedReplacesPasswordWithStars) {
+  EXPECT_EQ(parse_redis_url("redis://alice:s3cret@h:6380/2").redacted(), "redis://alice:***@h:6380/2");
+  EXPECT_EQ(parse_redis_url("redis://:s3cret@h").redacted(), "redis://:***@h:6379");
+}
+
+TEST(RedisUrl, RedactedKeepsEverythingElse) {
+  EXPECT_EQ(parse_redis_url("redis://h").redacted(), "redis://h:6379");
+  EXPECT_EQ(parse_redis_url("redis://alice@h/3").redacted(), "redis://alice@h:6379/3");
+  EXPECT_EQ(parse_redis_url("redis://[::1]:6380").redacted(), "redis://[::1]:6380");
+  EXPECT_EQ(parse_redis_url("unix:///tmp/redis.sock").redacted(), "unix:///tmp/redis.sock");
+  EXPECT_EQ(parse_redis_url("unix:///tmp/redis.sock?db=3").redacted(), "unix:///tmp/redis.sock?db=3");
+}
+
+TEST(RedisUrl, RedactedNeverContainsThePassword) {
+  const std::vector<std::string_view> urls{
+      "redis://alice:s3cret@h",
+      "redis://:s3cret@h:1/9",
+      "redis://alice:s3%63ret@[::1]:6380",
+      "unix:///tmp/redis.sock?password=s3cret",
+      "unix:///tmp/redis.sock?user=alice&password=s3cret&db=1",
+  };
+  for (const std::string_view text : urls) {
+    SCOPED_TRACE(text);
+    const RedisUrl url = parse_redis_url(text);
+    ASSERT_EQ(url.password, "s3cret");
+    EXPECT_THAT(url.redacted(), Not(HasSubstr("s3cret")));
+  }
+}
+
+}  // namespace
