@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages lockbridge needs to build, test and run, when any is missing.
+# Safe to run again: it does nothing when everything is there.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config            # toolchain
+  libhiredis-dev                       # RESP client (hiredis 0.14)
+  libboost-program-options-dev         # CLI parsing
+  nlohmann-json3-dev                   # JSON output
+  libgtest-dev libgmock-dev            # tests
+  redis-server redis-tools             # the embedded default server and the test fixture
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "bootstrap: installing ${missing[*]}"
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "bootstrap: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite (unit + integration against a
+# redis-server that the CTest fixture starts on loopback), then the same suite built with
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+#   scripts/test.sh            both builds
+#   scripts/test.sh --quick    the normal build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+
+run_suite() {
+  local dir=$1
+  shift
+  echo "== building $dir"
+  bash scripts/build.sh "$dir" "$@"
+  echo "== testing $dir"
+  (cd "$dir" && ctest --output-on-failure --timeout 600 -j 2)
+}
+
+run_suite build
+if [[ "${1:-}" != "--quick" ]]; then
+  run_suite build-asan "-DLOCKBRIDGE_SANITIZE=address;undefined"
+fi
