@@ -14,17 +14,6 @@ namespace {
 using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 
-template <class F>
-Error expect_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& error) {
-    return error;
-  }
-  ADD_FAILURE() << "expected a lockbridge::Error";
-  return Error(Errc::protocol, "none thrown");
-}
-
 TEST(BadInput, EmptyKeyIsRefusedBeforeAnyIo) {
   const Error error = expect_error([] { Mutex mutex(test_client(), "", token_options()); });
   EXPECT_EQ(error.errc(), Errc::bad_option);

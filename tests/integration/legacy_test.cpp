@@ -121,13 +121,9 @@ TEST_P(LegacyPresets, UnparsableValueIsAnErrorAndTheKeyIsLeftAlone) {
     const std::string key = unique_key();
     raw({"SET", key, garbage});
     Mutex mutex(test_client(), key, options());
-    try {
-      (void)mutex.try_lock();
-      FAIL() << "an unparsable value must not be acquired or waited on silently";
-    } catch (const Error& error) {
-      EXPECT_EQ(error.errc(), Errc::bad_value);
-      EXPECT_THAT(error.what(), ::testing::HasSubstr("left unchanged"));
-    }
+    const Error error = expect_error([&] { (void)mutex.try_lock(); });
+    EXPECT_EQ(error.errc(), Errc::bad_value);
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("left unchanged"));
     EXPECT_EQ(raw({"GET", key}).str, garbage);
     EXPECT_EQ(raw({"PTTL", key}).integer, -1);
   }
@@ -137,12 +133,7 @@ TEST_P(LegacyPresets, AKeyHoldingAHashIsAWrongTypeErrorAndIsLeftAlone) {
   const std::string key = unique_key();
   raw({"HSET", key, "8b0c2a1e-0000-4000-8000-000000000000:57", "1"});
   Mutex mutex(test_client(), key, options());
-  try {
-    (void)mutex.try_lock();
-    FAIL() << "a hash must not be treated as a lock value";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.errc(), Errc::wrong_type);
-  }
+  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::wrong_type);
   EXPECT_EQ(raw({"TYPE", key}).str, "hash");
   EXPECT_EQ(raw({"HGET", key, "8b0c2a1e-0000-4000-8000-000000000000:57"}).str, "1");
 }
@@ -189,12 +180,7 @@ TEST(LegacyFaithful, ExtendIsRefusedBecauseJedisLockHasNone) {
   const std::string key = unique_key();
   Mutex mutex(test_client(), key, faithful_options());
   ASSERT_TRUE(mutex.try_lock());
-  try {
-    (void)mutex.extend(milliseconds(1000));
-    FAIL();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.errc(), Errc::bad_option);
-  }
+  EXPECT_EQ(expect_error([&] { (void)mutex.extend(milliseconds(1000)); }).errc(), Errc::bad_option);
   EXPECT_TRUE(mutex.owns_lock());
   mutex.unlock();
 }
@@ -255,12 +241,7 @@ TEST(LegacyHardened, RefusesToJudgeAStampInTheWrongUnit) {
   const std::string seconds_value = format_legacy_value(LegacyFormat::epoch_seconds, wall_ms() + 600000);
   raw({"SET", key, seconds_value});
   Mutex mutex(test_client(), key, hardened_options());
-  try {
-    (void)mutex.try_lock();
-    FAIL();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.errc(), Errc::bad_value);
-  }
+  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::bad_value);
   EXPECT_EQ(raw({"GET", key}).str, seconds_value);
 }
 

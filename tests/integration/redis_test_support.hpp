@@ -4,6 +4,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -31,6 +33,18 @@ Reply raw(std::initializer_list<std::string_view> args);
 
 // This machine's wall clock in epoch ms (what faithful legacy peers stamp with).
 std::int64_t wall_ms();
+
+// Runs `f`, which must throw lockbridge::Error, and returns the error (a test failure otherwise).
+template <class F>
+Error expect_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& error) {
+    return error;
+  }
+  ADD_FAILURE() << "expected a lockbridge::Error";
+  return Error(Errc::protocol, "none thrown");
+}
 
 // MutexOptions for each strategy variant, with a short retry interval for tests.
 MutexOptions faithful_options(LegacyFormat format = LegacyFormat::epoch_ms);

@@ -80,25 +80,16 @@ TEST(Token, ExtendResetsTheTtlOfOurOwnLock) {
 
 TEST(Token, ExtendOfALockNotHeldIsRefused) {
   Mutex mutex(test_client(), unique_key(), token_options());
-  try {
-    (void)mutex.extend(milliseconds(1000));
-    FAIL();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.errc(), Errc::bad_option);
-  }
+  EXPECT_EQ(expect_error([&] { (void)mutex.extend(milliseconds(1000)); }).errc(), Errc::bad_option);
 }
 
 TEST(Token, AKeyHoldingAHashIsAWrongTypeErrorAndIsLeftAlone) {
   const std::string key = unique_key();
   raw({"HSET", key, "field", "1"});
   Mutex mutex(test_client(), key, token_options());
-  try {
-    (void)mutex.try_lock();
-    FAIL();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.errc(), Errc::wrong_type);
-    EXPECT_THAT(error.what(), ::testing::HasSubstr("hash"));
-  }
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::wrong_type);
+  EXPECT_THAT(error.what(), ::testing::HasSubstr("hash"));
   EXPECT_EQ(raw({"TYPE", key}).str, "hash");
   EXPECT_EQ(raw({"HGET", key, "field"}).str, "1");
 }
