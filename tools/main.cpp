@@ -1,5 +1,6 @@
 // lockbridge: the command-line tool. Dispatches to one subcommand per file.
 #include <array>
+#include <csignal>
 #include <iostream>
 #include <string_view>
 
@@ -29,6 +30,8 @@ void print_help(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed stdout (e.g. `lockbridge hold ... | head -1`) must not kill us before we release.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     print_help(std::cerr);
     return lockbridge::tools::kExitUsage;

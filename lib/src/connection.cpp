@@ -1,6 +1,9 @@
 #include "connection.hpp"
 
+#include <pthread.h>
 #include <sys/time.h>
+
+#include <csignal>
 
 #include <array>
 #include <cerrno>
@@ -23,6 +26,37 @@ bool is_timeout(int err, int saved_errno, std::string_view message) {
          message.find("timed out") != std::string_view::npos ||
          message.find("temporarily unavailable") != std::string_view::npos;
 }
+
+// Writing to a connection the server has closed raises SIGPIPE, whose default action kills the
+// process; hiredis 0.14 writes with write(2), which cannot opt out per call. So SIGPIPE is blocked
+// in this thread while we write, and one we caused is consumed before unblocking: the failure
+// then arrives as EPIPE and becomes Errc::io, and the application's signal setup is untouched.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() noexcept {
+    sigemptyset(&sigpipe_);
+    sigaddset(&sigpipe_, SIGPIPE);
+    sigset_t previous;
+    pthread_sigmask(SIG_BLOCK, &sigpipe_, &previous);
+    was_blocked_ = sigismember(&previous, SIGPIPE) == 1;  // then a pending one is not ours
+  }
+  ~SigpipeGuard() {
+    if (was_blocked_) return;
+    sigset_t pending;
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE) == 1) {
+      const timespec no_wait{0, 0};
+      sigtimedwait(&sigpipe_, nullptr, &no_wait);
+    }
+    pthread_sigmask(SIG_UNBLOCK, &sigpipe_, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t sigpipe_{};
+  bool was_blocked_ = false;
+};
 
 }  // namespace
 
@@ -57,14 +91,15 @@ Connection::Connection(const RedisUrl& url, const ClientOptions& options) : wher
   if (url.db != 0) setup({"SELECT", std::to_string(url.db)}, "SELECT " + std::to_string(url.db));
 }
 
-void Connection::fail(std::string_view doing) {
+void Connection::fail(std::string_view doing, bool outcome_unknown) {
   const int saved_errno = errno;
   broken_ = true;
   const std::string message = context_->err != 0 ? context_->errstr : "no reply";
   const bool timed_out = is_timeout(context_->err, saved_errno, message);
   const Errc code = timed_out ? Errc::timeout : (context_->err == REDIS_ERR_PROTOCOL ? Errc::protocol : Errc::io);
-  throw Error(code, std::string(doing) + " on " + where_ + ": " + (timed_out ? "no reply within the command timeout" : message) +
-                        (timed_out ? " (outcome unknown)" : ""));
+  throw Error(code, std::string(doing) + " on " + where_ + ": " +
+                        (timed_out ? "no reply within the command timeout" : message) +
+                        (outcome_unknown ? " (the command may have run: outcome unknown)" : ""));
 }
 
 void Connection::append(Args args) {
@@ -87,7 +122,7 @@ void Connection::append(Args args) {
     lens[i] = args[i].size();
   }
   if (redisAppendCommandArgv(context_.get(), static_cast<int>(args.size()), argv, lens) != REDIS_OK) {
-    fail("send");
+    fail("send", false);  // only buffered so far: nothing reached the server
   }
 }
 
@@ -96,7 +131,9 @@ ReplyPtr Connection::read_reply() {
   errno = 0;
   const int status = redisGetReply(context_.get(), &raw);
   ReplyPtr reply(static_cast<redisReply*>(raw));  // wrap before checking the status
-  if (status != REDIS_OK || !reply) fail("read reply");
+  // The buffered commands are written inside redisGetReply: a failure here may come after the
+  // server ran them.
+  if (status != REDIS_OK || !reply) fail("read reply", true);
   return reply;
 }
 
@@ -104,6 +141,7 @@ ReplyPtr Connection::run(Args args) {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
   append(args);
   ++round_trips_;
+  const SigpipeGuard guard;
   return read_reply();
 }
 
@@ -111,6 +149,7 @@ std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::stri
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
   for (const auto& command : commands) append(command);
   ++round_trips_;
+  const SigpipeGuard guard;
   std::vector<ReplyPtr> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());

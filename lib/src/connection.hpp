@@ -50,7 +50,7 @@ class Connection {
  private:
   void append(Args args);
   ReplyPtr read_reply();
-  [[noreturn]] void fail(std::string_view doing);
+  [[noreturn]] void fail(std::string_view doing, bool outcome_unknown);
 
   ContextPtr context_;
   std::string where_;  // the redacted URL, for messages

@@ -1,6 +1,7 @@
 #include "lockbridge/mutex.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "client_state.hpp"
@@ -24,20 +25,20 @@ class MutexCore {
     if (held_) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
     const auto started = std::chrono::steady_clock::now();
     AcquireAttempt result;
-    bool outcome_unknown = false;
+    std::optional<Error> lost_reply;
     {
       auto connection = state_->pool.borrow();
       try {
         result = strategy_->try_acquire(*connection, key_, options_.lease);
       } catch (const Error& error) {
-        if (error.errc() != Errc::timeout) throw;
-        outcome_unknown = true;
+        // The request may have reached the server even though its reply did not reach us.
+        if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
+        lost_reply = error;
       }
     }  // the broken connection goes back (and is dropped) before we borrow a fresh one
-    if (outcome_unknown) {
+    if (lost_reply) {
       abandon_unknown_attempt();
-      throw Error(Errc::timeout, describe("acquire", key_) + ": no reply within the command timeout; "
-                                                             "the attempt's outcome is unknown");
+      throw *lost_reply;
     }
     if (!result.acquired) return false;
     held_ = true;
@@ -215,7 +216,9 @@ bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline
   return core_->acquire_until(deadline);
 }
 
-void Mutex::unlock() noexcept { core_->release(); }
+void Mutex::unlock() noexcept {
+  if (core_) core_->release();
+}
 
 bool Mutex::extend(std::chrono::milliseconds lease) {
   if (lease <= std::chrono::milliseconds::zero() || lease > kMaxLease) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "embedded_server.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -85,6 +86,26 @@ TEST(BadInput, ServerThatNeverAnswersIsATimeoutWithUnknownOutcome) {
     EXPECT_THAT(error.what(), HasSubstr("unknown"));
     EXPECT_FALSE(mutex.owns_lock());
   }
+}
+
+TEST(BadInput, ServerGoneWhileHoldingIsAnIoErrorNotACrash) {
+  // A private server, so shutting it down disturbs no other test. Writing to the closed unix socket
+  // would raise SIGPIPE and kill this process if lockbridge let it through.
+  auto server = tools::EmbeddedRedis::start();
+  ClientOptions options;
+  options.reconnect_backoff = milliseconds(0);
+  const Client client(server->url(), options);
+  Mutex held(client, unique_key(), token_options());
+  ASSERT_TRUE(held.try_lock());
+  try {
+    Client(server->url()).command({"SHUTDOWN", "NOSAVE"});  // held's pooled connection stays open
+  } catch (const Error&) {  // the server closes the connection instead of replying
+  }
+  server.reset();  // waits for the process to exit and removes its socket
+  held.unlock();
+  EXPECT_EQ(held.last_error(), Errc::io);
+  Mutex next(client, unique_key(), token_options());
+  EXPECT_EQ(expect_error([&] { (void)next.try_lock(); }).errc(), Errc::io);
 }
 
 TEST(BadInput, WrongPasswordIsAServerReplyErrorNamingAuth) {

@@ -2,7 +2,11 @@
 //
 // A Client owns a small thread-safe pool of connections to the server named by its URL, and the
 // state its locks share (loaded script hashes). It is cheap to share between threads; Mutex objects
-// keep the Client's state alive, so a Client may be destroyed before its locks.
+// keep the Client's state alive, so a Client may be destroyed before its locks. A moved-from
+// Client may only be destroyed or assigned to.
+//
+// A write to a connection the server closed never raises SIGPIPE: lockbridge blocks it in the
+// writing thread for the duration of the call and reports Errc::io instead.
 #pragma once
 
 #include <chrono>
@@ -59,7 +63,8 @@ class Client {
   const RedisUrl& url() const noexcept;
   const ClientOptions& options() const noexcept;
 
-  // Runs one command, binary-safe. Blocks for at most the command timeout (plus a connect).
+  // Runs one command, binary-safe. Blocks for up to the command timeout waiting for a free pooled
+  // connection, a connect timeout if a new one is needed, then the command timeout for the reply.
   // Throws Error: io, timeout, protocol, wrong_type or server_reply (an error reply).
   Reply command(std::span<const std::string> args) const;
   Reply command(std::initializer_list<std::string_view> args) const;

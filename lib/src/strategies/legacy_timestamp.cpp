@@ -12,11 +12,12 @@ std::int64_t wall_clock_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-[[noreturn]] void throw_bad_value(std::string_view key, std::string_view value, LegacyFormat format) {
+[[noreturn]] void throw_bad_value(std::string_view key, std::string_view value, LegacyFormat format,
+                                  std::string_view what_it_is_not = "a valid") {
   constexpr std::size_t kShown = 64;
   std::string shown = printable_key(value.substr(0, kShown));
   if (value.size() > kShown) shown += " (" + std::to_string(value.size()) + " bytes)";
-  throw Error(Errc::bad_value, describe("acquire", key) + ": value " + shown + " is not a " +
+  throw Error(Errc::bad_value, describe("acquire", key) + ": value " + shown + " is not " + std::string(what_it_is_not) + " " +
                                    std::string(to_string(format)) +
                                    " expiry stamp; the lock is treated as held and left unchanged");
 }
@@ -130,7 +131,10 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
     const auto stamp = parse_legacy_value(*result.value, options_.format);
     // Never steal what cannot be judged: garbage, negative stamps, or a unit mix-up (a seconds
     // stamp read as milliseconds would look expired since 1970).
-    if (!stamp || !is_plausible(*stamp, options_.format)) throw_bad_value(key, *result.value, options_.format);
+    if (!stamp) throw_bad_value(key, *result.value, options_.format);
+    if (!is_plausible(*stamp, options_.format)) {
+      throw_bad_value(key, *result.value, options_.format, "a plausible (right unit?)");
+    }
     const bool mine = !owner_.empty() && stamp->owner == owner_;
     if (!is_expired(*stamp, result.server_now_ms) && !mine) {
       attempt.holder_remaining = remaining(*stamp, result.server_now_ms);
