@@ -166,12 +166,7 @@ TEST(LegacyFaithful, ReleaseDeletesWhateverIsThereLikeJedisLock) {
   // Known flaw kept on purpose (docs/design.md): after our lease ended and someone else took over,
   // jedis-lock's release still DELs the new holder's lock.
   const std::string key = unique_key();
-  MutexOptions short_lease = faithful_options();
-  short_lease.lease = milliseconds(50);
-  Mutex stalled(test_client(), key, short_lease);
-  Mutex next(test_client(), key, faithful_options());
-  ASSERT_TRUE(stalled.try_lock());
-  ASSERT_TRUE(next.try_lock_for(std::chrono::seconds(10)));
+  auto [stalled, next] = take_over_after_expiry(key, faithful_options());
   stalled.unlock();
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
@@ -210,12 +205,7 @@ TEST(LegacyHardened, SetsASafetyTtlOfLeasePlusGrace) {
 
 TEST(LegacyHardened, ReleaseNeverDeletesAnotherHoldersValue) {
   const std::string key = unique_key();
-  MutexOptions short_lease = hardened_options();
-  short_lease.lease = milliseconds(50);
-  Mutex stalled(test_client(), key, short_lease);
-  Mutex next(test_client(), key, hardened_options());
-  ASSERT_TRUE(stalled.try_lock());
-  ASSERT_TRUE(next.try_lock_for(std::chrono::seconds(10)));  // takes over once the stamp expires
+  auto [stalled, next] = take_over_after_expiry(key, hardened_options());  // once the stamp expires
   stalled.unlock();
   EXPECT_EQ(stalled.last_error(), Errc::lease_lost);
   EXPECT_EQ(raw({"GET", key}).str, next.value());

@@ -76,6 +76,15 @@ MutexOptions token_options() {
   return with_test_timing(options);
 }
 
+Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options) {
+  MutexOptions short_lease = options;
+  short_lease.lease = std::chrono::milliseconds(50);
+  Takeover takeover{Mutex(test_client(), key, short_lease), Mutex(test_client(), key, options)};
+  if (!takeover.stalled.try_lock()) throw std::runtime_error("the first holder could not lock a fresh key");
+  if (!takeover.next.try_lock_for(std::chrono::seconds(10))) throw std::runtime_error("no takeover after expiry");
+  return takeover;
+}
+
 // ---- MONITOR ----------------------------------------------------------------------------------
 
 std::vector<std::string> parse_monitor_line(std::string_view line) {

@@ -51,6 +51,14 @@ MutexOptions faithful_options(LegacyFormat format = LegacyFormat::epoch_ms);
 MutexOptions hardened_options(LegacyFormat format = LegacyFormat::epoch_ms);
 MutexOptions token_options();
 
+// A holder that stalled past its short lease, and the owner that took the key over after it:
+// both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out.
+struct Takeover {
+  Mutex stalled;
+  Mutex next;
+};
+Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options);
+
 // Records, through MONITOR, every command that touches `key`, between start() and stop().
 // start() and stop() each send a marker command and wait for MONITOR to show it, so the
 // transcript holds exactly what ran in between: no sleeps, no timing.

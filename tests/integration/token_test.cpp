@@ -39,12 +39,7 @@ TEST(Token, EveryAcquisitionUsesAFreshToken) {
 
 TEST(Token, ReleaseNeverTouchesAnotherOwnersLock) {
   const std::string key = unique_key();
-  MutexOptions short_lease = token_options();
-  short_lease.lease = milliseconds(50);
-  Mutex stalled(test_client(), key, short_lease);
-  Mutex next(test_client(), key, token_options());
-  ASSERT_TRUE(stalled.try_lock());
-  ASSERT_TRUE(next.try_lock_for(std::chrono::seconds(10)));  // once the PX lease has run out
+  auto [stalled, next] = take_over_after_expiry(key, token_options());  // once the PX lease ran out
   stalled.unlock();
   EXPECT_EQ(stalled.last_error(), Errc::lease_lost);
   EXPECT_EQ(raw({"GET", key}).str, next.value());
