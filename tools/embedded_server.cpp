@@ -47,7 +47,9 @@ void stop_child(pid_t pid) {
 
 std::string find_on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  // Debian installs redis-server in /usr/bin, but a minimal environment's PATH may lack it.
+  const std::string dirs = (path != nullptr && *path != '\0' ? std::string(path) + ":" : std::string()) +
+                           "/usr/local/bin:/usr/bin:/bin:/usr/sbin";
   std::size_t start = 0;
   while (start <= dirs.size()) {
     const std::size_t end = std::min(dirs.find(':', start), dirs.size());
@@ -55,11 +57,6 @@ std::string find_on_path(const std::string& program) {
     const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;
-  }
-  // Debian installs redis-server in /usr/bin, but a root shell's PATH may lack /usr/sbin-style dirs.
-  for (const char* dir : {"/usr/bin", "/usr/sbin", "/usr/local/bin"}) {
-    const std::string candidate = std::string(dir) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return {};
 }

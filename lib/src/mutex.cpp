@@ -137,7 +137,14 @@ class MutexCore {
 
 namespace {
 // Longer leases and waits are mistakes, and would overflow steady_clock arithmetic near max().
-constexpr std::chrono::milliseconds kMaxLease{365LL * 24 * 3600 * 1000};
+constexpr std::chrono::milliseconds kMaxDuration{365LL * 24 * 3600 * 1000};
+
+// Every duration option shares one rule: at least `min`, at most 365 days.
+void require_within(std::string_view name, std::chrono::milliseconds value, std::chrono::milliseconds min) {
+  if (value >= min && value <= kMaxDuration) return;
+  throw Error(Errc::bad_option, std::string(name) + " must be between " + std::to_string(min.count()) +
+                                    " ms and 365 days, got " + std::to_string(value.count()) + " ms");
+}
 }  // namespace
 
 MutexOptions MutexOptions::jedis_lock_1_0() {
@@ -153,18 +160,10 @@ MutexOptions MutexOptions::jedis_lock_1_0() {
 
 void MutexOptions::validate() const {
   using std::chrono::milliseconds;
-  if (lease <= milliseconds::zero() || lease > kMaxLease) {
-    throw Error(Errc::bad_option, "lease must be between 1 ms and 365 days, got " + std::to_string(lease.count()) + " ms");
-  }
-  if (acquire_timeout < milliseconds::zero() || acquire_timeout > kMaxLease) {
-    throw Error(Errc::bad_option, "acquire_timeout must be between 0 and 365 days");
-  }
-  if (retry_interval < milliseconds::zero() || retry_interval > kMaxLease) {
-    throw Error(Errc::bad_option, "retry_interval must be between 0 and 365 days");
-  }
-  if (legacy.safety_ttl_grace < milliseconds::zero() || legacy.safety_ttl_grace > kMaxLease) {
-    throw Error(Errc::bad_option, "legacy.safety_ttl_grace must be between 0 and 365 days");
-  }
+  require_within("lease", lease, milliseconds(1));
+  require_within("acquire_timeout", acquire_timeout, milliseconds::zero());
+  require_within("retry_interval", retry_interval, milliseconds::zero());
+  require_within("legacy.safety_ttl_grace", legacy.safety_ttl_grace, milliseconds::zero());
 }
 
 std::string_view to_string(StrategyKind kind) noexcept {
@@ -221,9 +220,7 @@ void Mutex::unlock() noexcept {
 }
 
 bool Mutex::extend(std::chrono::milliseconds lease) {
-  if (lease <= std::chrono::milliseconds::zero() || lease > kMaxLease) {
-    throw Error(Errc::bad_option, "extend: lease must be between 1 ms and 365 days");
-  }
+  require_within("extend: lease", lease, std::chrono::milliseconds(1));
   return core_->extend(lease);
 }
 
