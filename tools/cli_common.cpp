@@ -53,7 +53,8 @@ void add_lock_options(po::options_description& options) {
       ("strategy", po::value<std::string>()->default_value("token"), "legacy | token")
       ("preset", po::value<std::string>()->default_value("hardened"), "legacy preset: faithful | hardened")
       ("format", po::value<std::string>()->default_value("ms"), "legacy value format: ms | seconds | uuid-ms")
-      ("lease", po::value<long long>()->default_value(60000), "lease in ms");
+      ("lease", po::value<long long>()->default_value(60000), "lease in ms")
+      ("retry", po::value<long long>()->default_value(100), "ms between attempts while waiting for a held lock");
 }
 
 MutexOptions lock_options_from(const po::variables_map& vm) {
@@ -75,6 +76,7 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   if (!parsed) throw Error(Errc::bad_option, "--format must be ms, seconds or uuid-ms, got '" + format + "'");
   options.legacy.format = *parsed;
   options.lease = std::chrono::milliseconds(vm["lease"].as<long long>());
+  options.retry_interval = std::chrono::milliseconds(vm["retry"].as<long long>());
   options.validate();
   return options;
 }

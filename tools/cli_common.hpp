@@ -36,6 +36,7 @@ class RedisTarget {
   explicit RedisTarget(const std::optional<std::string>& url_option);
   const std::string& url() const noexcept { return url_; }
   bool embedded() const noexcept { return embedded_ != nullptr; }
+  EmbeddedRedis* embedded_server() noexcept { return embedded_.get(); }
 
  private:
   std::unique_ptr<EmbeddedRedis> embedded_;
@@ -46,7 +47,7 @@ class RedisTarget {
 void add_url_option(po::options_description& options);
 std::optional<std::string> url_option(const po::variables_map& vm);
 
-// --strategy, --preset, --format, --lease: parsed into MutexOptions.
+// --strategy, --preset, --format, --lease, --retry: parsed into MutexOptions.
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 

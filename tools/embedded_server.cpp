@@ -65,16 +65,22 @@ EmbeddedRedis::EmbeddedRedis(std::string dir, pid_t pid)
     : dir_(std::move(dir)), url_("unix://" + dir_ + "/redis.sock"), pid_(pid) {}
 
 std::unique_ptr<EmbeddedRedis> EmbeddedRedis::start(std::chrono::milliseconds ready_timeout) {
+  // /tmp, not $TMPDIR: a unix socket path must stay under 108 bytes.
+  std::string pattern = "/tmp/lockbridge-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory in /tmp");
+  std::unique_ptr<EmbeddedRedis> embedded(new EmbeddedRedis(pattern, -1));
+  embedded->pid_ = spawn(embedded->dir_);
+  embedded->wait_ready(ready_timeout);
+  return embedded;
+}
+
+pid_t EmbeddedRedis::spawn(const std::string& dir) {
   const std::string server = find_on_path("redis-server");
   if (server.empty()) {
     throw std::runtime_error(
         "no --url given and LOCKBRIDGE_URL is not set, so lockbridge wanted to start its own redis-server, "
         "but redis-server is not installed (Debian: apt-get install redis-server)");
   }
-  // /tmp, not $TMPDIR: a unix socket path must stay under 108 bytes.
-  std::string pattern = "/tmp/lockbridge-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory in /tmp");
-  const std::string dir = pattern;
   const std::string socket = dir + "/redis.sock";
   const std::string log = dir + "/redis.log";
   std::vector<std::string> args{server,         "--port",       "0",          "--unixsocket", socket,
@@ -102,20 +108,24 @@ std::unique_ptr<EmbeddedRedis> EmbeddedRedis::start(std::chrono::milliseconds re
     execv(argv[0], argv.data());
     _exit(127);
   }
-  std::unique_ptr<EmbeddedRedis> embedded(new EmbeddedRedis(dir, pid));
+  return pid;
+}
+
+void EmbeddedRedis::wait_ready(std::chrono::milliseconds ready_timeout) {
+  const std::string log = dir_ + "/redis.log";
   ClientOptions options;
   options.connect_timeout = std::chrono::milliseconds(200);
   options.reconnect_backoff = std::chrono::milliseconds(0);
   const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
   for (;;) {
     try {
-      Client(embedded->url_, options).ping();
-      return embedded;
+      Client(url_, options).ping();
+      return;
     } catch (const Error&) {
     }
     int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      embedded->pid_ = -1;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
       throw std::runtime_error("redis-server exited during start-up: " + log_tail(log));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
@@ -124,6 +134,25 @@ std::unique_ptr<EmbeddedRedis> EmbeddedRedis::start(std::chrono::milliseconds re
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+void EmbeddedRedis::restart(std::chrono::milliseconds ready_timeout) {
+  try {
+    Client(url_).command({"SHUTDOWN", "SAVE"});
+  } catch (const Error&) {  // the server closes the connection instead of replying
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
+  while (waitpid(pid_, &status, WNOHANG) != pid_) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      stop_child(pid_);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  pid_ = -1;
+  pid_ = spawn(dir_);
+  wait_ready(ready_timeout);
 }
 
 EmbeddedRedis::~EmbeddedRedis() {

@@ -22,8 +22,16 @@ class EmbeddedRedis {
   const std::string& url() const noexcept { return url_; }
   pid_t pid() const noexcept { return pid_; }
 
+  // Stops the server with SHUTDOWN SAVE and starts it again on the same socket, where it reloads
+  // the saved keys (lock values and TTLs survive, as with a persistent production server).
+  // Throws std::runtime_error when it does not come back within `ready_timeout`.
+  void restart(std::chrono::milliseconds ready_timeout = std::chrono::seconds(10));
+
  private:
   EmbeddedRedis(std::string dir, pid_t pid);
+  // Starts redis-server in `dir` and waits until it answers PING.
+  static pid_t spawn(const std::string& dir);
+  void wait_ready(std::chrono::milliseconds ready_timeout);
   std::string dir_;
   std::string url_;
   pid_t pid_;

@@ -32,7 +32,6 @@ int hold(int argc, char** argv) {
       ("key", po::value<std::string>(), "the lock key (positional)")
       ("wait", po::value<long long>()->default_value(0), "ms to keep trying; 0 = a single attempt")
       ("for", po::value<long long>()->default_value(0), "ms to hold the lock before releasing it")
-      ("retry", po::value<long long>()->default_value(100), "ms between attempts while waiting")
       ("json", "print JSON lines");
   po::positional_options_description positional;
   positional.add("key", 1);
@@ -44,9 +43,7 @@ int hold(int argc, char** argv) {
   const long long wait_ms = vm["wait"].as<long long>();
   const long long for_ms = vm["for"].as<long long>();
   if (wait_ms < 0 || for_ms < 0) throw po::error("--wait and --for must not be negative");
-  MutexOptions lock_options = lock_options_from(vm);
-  lock_options.retry_interval = std::chrono::milliseconds(vm["retry"].as<long long>());
-  lock_options.validate();
+  const MutexOptions lock_options = lock_options_from(vm);
 
   install_interrupt_handlers();
   const RedisTarget target(url_option(vm));

@@ -16,6 +16,10 @@ struct Subcommand {
 };
 
 constexpr std::array kSubcommands{
+    Subcommand{"compare", "the main job: every strategy side by side over fixed workloads (table, JSON, chart)",
+               lockbridge::tools::run_compare},
+    Subcommand{"bench", "N clients on one key: latency, throughput, cost and safety of one strategy",
+               lockbridge::tools::run_bench},
     Subcommand{"hold", "acquire a lock, hold it, release it (for scripts and interop tests)", lockbridge::tools::run_hold},
     Subcommand{"demo", "lock and unlock with every strategy, showing what each writes", lockbridge::tools::run_demo},
 };

@@ -6,5 +6,7 @@ namespace lockbridge::tools {
 
 int run_hold(int argc, char** argv);
 int run_demo(int argc, char** argv);
+int run_bench(int argc, char** argv);
+int run_compare(int argc, char** argv);
 
 }  // namespace lockbridge::tools

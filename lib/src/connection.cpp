@@ -60,7 +60,8 @@ class SigpipeGuard {
 
 }  // namespace
 
-Connection::Connection(const RedisUrl& url, const ClientOptions& options) : where_(url.redacted()) {
+Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips)
+    : where_(url.redacted()), round_trips_(&round_trips) {
   const timeval connect_tv = to_timeval(options.connect_timeout);
   errno = 0;
   context_.reset(url.transport == RedisUrl::Transport::unix_socket
@@ -140,7 +141,7 @@ ReplyPtr Connection::read_reply() {
 ReplyPtr Connection::run(Args args) {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
   append(args);
-  ++round_trips_;
+  round_trips_->fetch_add(1, std::memory_order_relaxed);
   const SigpipeGuard guard;
   return read_reply();
 }
@@ -148,7 +149,7 @@ ReplyPtr Connection::run(Args args) {
 std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::string_view>> commands) {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
   for (const auto& command : commands) append(command);
-  ++round_trips_;
+  round_trips_->fetch_add(1, std::memory_order_relaxed);
   const SigpipeGuard guard;
   std::vector<ReplyPtr> replies;
   replies.reserve(commands.size());

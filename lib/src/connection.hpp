@@ -5,6 +5,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -31,9 +32,10 @@ using Args = std::span<const std::string_view>;
 
 class Connection {
  public:
-  // Connects within options.connect_timeout, authenticates and selects the database.
+  // Connects within options.connect_timeout, authenticates and selects the database. Every request
+  // written (a pipeline counts once) adds one to `round_trips`, which must outlive the connection.
   // Throws Error: io, timeout, server_reply (e.g. a refused AUTH).
-  Connection(const RedisUrl& url, const ClientOptions& options);
+  Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips);
 
   // One command, one round trip. Error replies are returned, not thrown (see throw_if_error);
   // a transport failure throws io or timeout and breaks the connection.
@@ -44,8 +46,6 @@ class Connection {
   std::vector<ReplyPtr> pipeline(std::span<const std::vector<std::string_view>> commands);
 
   bool broken() const noexcept { return broken_; }
-  // Requests written to the server since the connection was made (a pipeline counts once).
-  std::uint64_t round_trips() const noexcept { return round_trips_; }
 
  private:
   void append(Args args);
@@ -55,7 +55,7 @@ class Connection {
   ContextPtr context_;
   std::string where_;  // the redacted URL, for messages
   bool broken_ = false;
-  std::uint64_t round_trips_ = 0;
+  std::atomic<std::uint64_t>* round_trips_;
 };
 
 // Throws when `reply` is an error reply: WRONGTYPE maps to Errc::wrong_type, anything else to

@@ -31,7 +31,7 @@ ConnectionPool::Lease ConnectionPool::borrow() {
   ++open_;  // reserve the slot, then connect without holding the lock
   lock.unlock();
   try {
-    auto connection = std::make_unique<Connection>(url_, options_);
+    auto connection = std::make_unique<Connection>(url_, options_, round_trips_);
     lock.lock();
     failures_ = 0;
     lock.unlock();

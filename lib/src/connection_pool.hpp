@@ -3,6 +3,7 @@
 // when returned, and the next borrow connects again, failing fast during a reconnect backoff.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -43,6 +44,8 @@ class ConnectionPool {
 
   const RedisUrl& url() const noexcept { return url_; }
   const ClientOptions& options() const noexcept { return options_; }
+  // Requests written by every connection this pool ever opened, including connection setup.
+  std::uint64_t round_trips() const noexcept { return round_trips_.load(std::memory_order_relaxed); }
 
  private:
   void give_back(std::unique_ptr<Connection> connection) noexcept;
@@ -57,6 +60,7 @@ class ConnectionPool {
   unsigned failures_ = 0;
   std::chrono::steady_clock::time_point retry_after_{};
   std::string last_failure_;
+  std::atomic<std::uint64_t> round_trips_{0};
 };
 
 }  // namespace lockbridge::detail

@@ -164,6 +164,10 @@ void MutexOptions::validate() const {
   require_within("acquire_timeout", acquire_timeout, milliseconds::zero());
   require_within("retry_interval", retry_interval, milliseconds::zero());
   require_within("legacy.safety_ttl_grace", legacy.safety_ttl_grace, milliseconds::zero());
+  if (legacy.clock_offset < -kMaxDuration || legacy.clock_offset > kMaxDuration) {
+    throw Error(Errc::bad_option, "legacy.clock_offset must be within +-365 days, got " +
+                                      std::to_string(legacy.clock_offset.count()) + " ms");
+  }
 }
 
 std::string_view to_string(StrategyKind kind) noexcept {

@@ -39,6 +39,13 @@ struct ClientOptions {
   void validate() const;
 };
 
+// What a Client (and its copies) has done so far.
+struct ClientStats {
+  // Requests written to the server by every pooled connection, each one round trip: lock
+  // attempts, releases, extends, SCRIPT LOADs, commands, pings, and AUTH/SELECT at connect.
+  std::uint64_t round_trips = 0;
+};
+
 // A reply to Client::command, copied out of hiredis.
 struct Reply {
   enum class Kind { nil, string, status, integer, array };
@@ -71,6 +78,8 @@ class Client {
 
   // One PING round trip. Throws like command().
   void ping() const;
+
+  ClientStats stats() const noexcept;
 
   // For Mutex and the strategies; not part of the stable API.
   const std::shared_ptr<detail::ClientState>& state() const noexcept { return state_; }

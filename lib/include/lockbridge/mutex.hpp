@@ -46,6 +46,10 @@ struct LegacyOptions {
   // Hardened only: the key's Redis TTL is lease + grace, so a crashed holder's key cannot live
   // forever, yet never vanishes while the holder's lease is still running.
   std::chrono::milliseconds safety_ttl_grace{1000};
+  // Faithful only: added to this host's clock wherever the preset reads it, to show (in tests and
+  // `lockbridge bench --fault skew`) what a skewed client clock does. The hardened preset reads the
+  // server's TIME and has no client clock to skew. Within +-365 days.
+  std::chrono::milliseconds clock_offset{0};
 };
 
 struct TokenOptions {};

@@ -7,9 +7,10 @@ namespace lockbridge::detail {
 namespace {
 
 // The one place lockbridge reads the wall clock: faithful peers stamp and judge with theirs.
-std::int64_t wall_clock_ms() {
+// `offset` simulates this host's clock being off (LegacyOptions::clock_offset).
+std::int64_t wall_clock_ms(std::chrono::milliseconds offset) {
   using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() + offset.count();
 }
 
 [[noreturn]] void throw_bad_value(std::string_view key, std::string_view value, LegacyFormat format,
@@ -50,7 +51,7 @@ LegacyFaithful::LegacyFaithful(const LegacyOptions& options)
 AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_view key,
                                            std::chrono::milliseconds lease) {
   const std::string context = describe("acquire", key);
-  const std::int64_t now = wall_clock_ms();
+  const std::int64_t now = wall_clock_ms(options_.clock_offset);
   const std::string value = format_legacy_value(options_.format, now + lease.count() + 1, owner_);
   AcquireAttempt attempt;
 

@@ -1,0 +1,61 @@
+#include "bench_config.hpp"
+
+#include "shared_run.hpp"
+
+#include <array>
+#include <utility>
+
+namespace lockbridge::tools::bench {
+namespace {
+constexpr std::array<std::pair<Fault, std::string_view>, 5> kFaults{{
+    {Fault::none, "none"}, {Fault::pause, "pause"}, {Fault::kill, "kill"}, {Fault::skew, "skew"}, {Fault::restart, "restart"},
+}};
+// More clients than this is a load generator's job, not a lock benchmark's (and each has two connections).
+constexpr int kMaxClients = 256;
+}  // namespace
+
+std::string_view to_string(Fault fault) noexcept {
+  for (const auto& [value, name] : kFaults) {
+    if (value == fault) return name;
+  }
+  return "none";
+}
+
+Fault fault_from_string(std::string_view name) {
+  for (const auto& [value, known] : kFaults) {
+    if (known == name) return value;
+  }
+  throw Error(Errc::bad_option, "--fault must be pause, kill, skew or restart, got '" + std::string(name) + "'");
+}
+
+void BenchConfig::validate() const {
+  lock.validate();
+  if (clients < 1 || clients > kMaxClients) {
+    throw Error(Errc::bad_option, "--clients must be between 1 and " + std::to_string(kMaxClients));
+  }
+  if (duration <= std::chrono::milliseconds::zero() && !ops) throw Error(Errc::bad_option, "--duration must be positive");
+  if (ops && *ops == 0) throw Error(Errc::bad_option, "--ops must be at least 1");
+  if (hold < std::chrono::milliseconds::zero() || think < std::chrono::milliseconds::zero()) {
+    throw Error(Errc::bad_option, "--hold and --think must not be negative");
+  }
+  if (rtt_pings < 1000 || rtt_pings > static_cast<int>(kMaxPings)) {
+    throw Error(Errc::bad_option, "rtt needs between 1000 and " + std::to_string(kMaxPings) + " PINGs");
+  }
+  if (fault != Fault::none && clients < 2) {
+    throw Error(Errc::bad_option, "--fault needs at least 2 clients: one to suffer it, one to show its effect");
+  }
+  if ((fault == Fault::pause || fault == Fault::kill) && !procs) {
+    throw Error(Errc::bad_option, "--fault pause and kill stop or kill a client process: they need --procs");
+  }
+  if ((fault == Fault::pause || fault == Fault::kill) && hold <= std::chrono::milliseconds::zero()) {
+    throw Error(Errc::bad_option, "--fault pause and kill need --hold > 0, so that a holder can be caught holding");
+  }
+  if (fault == Fault::skew && skew <= std::chrono::milliseconds::zero()) {
+    throw Error(Errc::bad_option, "--skew-ms must be positive");
+  }
+  if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --key");
+}
+
+std::string BenchConfig::wait_mode() const { return "poll " + std::to_string(lock.retry_interval.count()) + "ms"; }
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,41 @@
+// One bench run's settings, as `lockbridge bench` and `lockbridge compare` describe them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "lockbridge/mutex.hpp"
+
+namespace lockbridge::tools::bench {
+
+enum class Fault { none, pause, kill, skew, restart };
+
+std::string_view to_string(Fault fault) noexcept;
+// Throws Error{bad_option} for an unknown name.
+Fault fault_from_string(std::string_view name);
+
+struct BenchConfig {
+  MutexOptions lock;                       // strategy, preset, format, lease, retry interval, acquire timeout
+  std::string key;                         // empty: a fresh lockbridge:bench:<random> key
+  std::string check_key;                   // empty: key + ":check"
+  int clients = 1;
+  bool procs = false;                      // one process per client instead of one thread
+  std::chrono::milliseconds duration{5000};
+  std::optional<std::uint64_t> ops;        // bounds the acquisitions instead of the duration
+  std::chrono::milliseconds hold{0};
+  std::chrono::milliseconds think{0};
+  Fault fault = Fault::none;
+  std::chrono::milliseconds skew{5000};    // --fault skew: client 0's clock runs this far ahead
+  int rtt_pings = 1000;                    // PINGs for rtt_us (at least 1000)
+  bool progress = true;                    // a progress line on stderr for runs longer than 2 s
+
+  // Throws Error{bad_option} naming the bad setting.
+  void validate() const;
+  // "poll 100ms": how a client waits for a held lock.
+  std::string wait_mode() const;
+};
+
+}  // namespace lockbridge::tools::bench

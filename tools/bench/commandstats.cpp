@@ -1,0 +1,57 @@
+#include "commandstats.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace lockbridge::tools::bench {
+namespace {
+constexpr std::string_view kPrefix = "cmdstat_";
+constexpr std::array<std::string_view, 4> kBenchOwn{"incr", "decr", "info", "ping"};
+}  // namespace
+
+CommandCounts parse_commandstats(std::string_view info) {
+  CommandCounts counts;
+  while (!info.empty()) {
+    const std::size_t eol = info.find('\n');
+    std::string_view line = info.substr(0, eol);
+    info = eol == std::string_view::npos ? std::string_view() : info.substr(eol + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.starts_with(kPrefix)) continue;
+    const std::size_t colon = line.find(':');
+    const std::size_t calls = line.find("calls=", colon);
+    if (colon == std::string_view::npos || calls == std::string_view::npos) continue;
+    std::uint64_t value = 0;
+    const char* first = line.data() + calls + 6;
+    if (std::from_chars(first, line.data() + line.size(), value).ec != std::errc()) continue;
+    counts[std::string(line.substr(kPrefix.size(), colon - kPrefix.size()))] = value;
+  }
+  return counts;
+}
+
+CommandCounts read_commandstats(const Client& client) {
+  return parse_commandstats(client.command({"INFO", "commandstats"}).str);
+}
+
+std::optional<CommandCounts> lock_commands_between(const CommandCounts& before, const CommandCounts& after) {
+  for (const auto& [name, calls] : before) {
+    if (!after.contains(name)) return std::nullopt;
+  }
+  CommandCounts delta;
+  for (const auto& [name, calls] : after) {
+    const auto old = before.find(name);
+    const std::uint64_t previous = old == before.end() ? 0 : old->second;
+    if (calls < previous) return std::nullopt;
+    bool own = false;
+    for (const auto bench_command : kBenchOwn) own = own || name == bench_command;
+    if (!own && calls > previous) delta[name] = calls - previous;
+  }
+  return delta;
+}
+
+std::uint64_t total(const CommandCounts& counts) {
+  std::uint64_t sum = 0;
+  for (const auto& [name, calls] : counts) sum += calls;
+  return sum;
+}
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,170 @@
+#include "faults.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace lockbridge::tools::bench {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+double ms_between(std::int64_t from, std::int64_t to) { return static_cast<double>(to - from) / 1e6; }
+
+std::int64_t ns(std::chrono::milliseconds duration) { return duration.count() * kMs; }
+
+}  // namespace
+
+FaultInjector::FaultInjector(const BenchConfig& config, SharedRun& run, Fleet& fleet, const Client& admin,
+                             EmbeddedRedis* embedded, std::int64_t start_ns)
+    : config_(config),
+      run_(run),
+      fleet_(fleet),
+      admin_(admin),
+      embedded_(embedded),
+      // Early enough to leave room for the effect, late enough that every client is in its loop.
+      inject_at_(start_ns + std::min<std::int64_t>(ns(config.duration) / 4, 1000 * kMs)) {
+  if (config_.fault == Fault::none || config_.fault == Fault::skew) phase_ = Phase::done;  // skew is set up per client
+}
+
+bool FaultInjector::catch_holder() {
+  RunControl& control = run_.control();
+  const int holder = control.holder.load(std::memory_order_acquire);
+  if (holder < 0) return false;
+  fleet_.suspend(holder);
+  // Stopped between its INCR and its DECR, or caught just after: then let it go and try again.
+  if (control.holder.load(std::memory_order_acquire) != holder) {
+    fleet_.resume(holder);
+    return false;
+  }
+  victim_ = holder;
+  return true;
+}
+
+void FaultInjector::tick(std::int64_t now) {
+  if (phase_ == Phase::done || now < inject_at_) return;
+  RunControl& control = run_.control();
+  const std::int64_t lease = ns(config_.lock.lease);
+  switch (config_.fault) {
+    case Fault::pause:
+      if (phase_ == Phase::waiting) {
+        if (!catch_holder()) return;
+        fault_ns_ = now_ns();
+        phase_ = Phase::active;
+        keep_until_ = fault_ns_ + 2 * lease + 1000 * kMs;
+      } else if (now >= fault_ns_ + 2 * lease) {  // stopped for twice the lease
+        fleet_.resume(victim_);
+        cleared_ns_ = now_ns();
+        phase_ = Phase::done;
+      }
+      return;
+    case Fault::kill:
+      if (phase_ == Phase::waiting) {
+        if (!catch_holder()) return;
+        fleet_.kill_client(victim_);
+        fault_ns_ = now_ns();
+        acquisitions_at_fault_ = control.acquisitions.load();
+        // The dead holder never leaves the check key: do it for it, or every later INCR would
+        // count as a violation. Nobody else can be inside yet: the lock is still held.
+        int dead = victim_;
+        control.holder.compare_exchange_strong(dead, -1);
+        try {
+          admin_.command({"DECR", config_.check_key});
+        } catch (const Error& error) {
+          failure_ = std::string("could not leave the check key for the killed client: ") + error.what();
+        }
+        phase_ = Phase::active;
+        keep_until_ = fault_ns_ + lease + 10'000 * kMs;  // give up waiting for a recovery after this
+      } else if (control.acquisitions.load() > acquisitions_at_fault_) {
+        keep_until_ = now + 500 * kMs;
+        phase_ = Phase::done;
+      }
+      return;
+    case Fault::restart:
+      phase_ = Phase::done;
+      if (embedded_ == nullptr) {
+        failure_ = "restart needs the embedded server (run without --url): lockbridge cannot restart another Redis";
+        return;
+      }
+      fault_ns_ = now_ns();
+      try {
+        embedded_->restart();
+      } catch (const std::exception& error) {
+        failure_ = error.what();
+      }
+      cleared_ns_ = now_ns();
+      keep_until_ = cleared_ns_ + 2000 * kMs;
+      return;
+    case Fault::none:
+    case Fault::skew:
+      return;
+  }
+}
+
+nlohmann::ordered_json FaultInjector::report(const std::vector<HoldSample>& ordered) const {
+  using nlohmann::ordered_json;
+  if (config_.fault == Fault::none) return nullptr;
+  const RunControl& control = run_.control();
+  ordered_json out{{"fault", to_string(config_.fault)}, {"lease_ms", config_.lock.lease.count()}};
+  if (!failure_.empty()) out["failure"] = failure_;
+  if (config_.fault == Fault::skew) {
+    const bool client_clock = config_.lock.strategy == StrategyKind::legacy &&
+                              config_.lock.legacy.preset == LegacyPreset::faithful;
+    out["skewed_client"] = 0;
+    out["skew_ms"] = config_.skew.count();
+    out["clock"] = client_clock ? "each client's own (the skew applies)"
+                   : config_.lock.strategy == StrategyKind::legacy ? "Redis TIME (no client clock to skew)"
+                                                                   : "none (Redis expires the key)";
+    out["double_grants"] = control.violations.load();
+    return out;
+  }
+  if (phase_ == Phase::waiting || fault_ns_ == 0) {
+    if (failure_.empty()) out["failure"] = "not injected: the run ended before a holder could be caught";
+    return out;
+  }
+  if (config_.fault == Fault::restart) {
+    out["downtime_ms"] = ms_between(fault_ns_, cleared_ns_);
+    out["data"] = "kept: SHUTDOWN SAVE, reloaded on start";
+    out["errors"] = control.errors.load();
+    std::uint64_t recoveries = 0;
+    for (int i = 0; i < run_.clients(); ++i) recoveries += run_.slot(i).recoveries.load();
+    out["recoveries"] = recoveries;
+    out["violations"] = control.violations.load();
+    return out;
+  }
+  out["victim"] = victim_;
+  // The victim's hold that the fault hit: acquired before it, not yet released.
+  const auto hit = std::find_if(ordered.begin(), ordered.end(), [&](const HoldSample& s) {
+    return s.client == victim_ && s.acquire_end_ns <= fault_ns_ && s.release_start_ns >= fault_ns_;
+  });
+  const std::int64_t victim_gone = config_.fault == Fault::pause && hit != ordered.end() ? hit->release_end_ns : INT64_MAX;
+  std::uint64_t entries = 0;
+  std::int64_t first_other = 0;
+  for (const HoldSample& s : ordered) {
+    if (s.client == victim_ || s.acquire_end_ns < fault_ns_) continue;
+    if (first_other == 0) first_other = s.acquire_end_ns;
+    if (s.acquire_end_ns <= victim_gone) ++entries;
+  }
+  if (config_.fault == Fault::kill) {
+    out["key_unusable_ms"] = first_other == 0 ? ordered_json(nullptr) : ordered_json(ms_between(fault_ns_, first_other));
+    if (first_other == 0) out["failure"] = "no other client acquired the key before the run ended";
+    out["violations"] = control.violations.load();
+    return out;
+  }
+  out["paused_ms"] = ms_between(fault_ns_, cleared_ns_);
+  out["second_holder_entries"] = entries;
+  out["violations"] = control.violations.load();
+  if (hit == ordered.end()) {
+    out["victim_release"] = "not recorded";
+  } else if (hit->release == HoldSample::Release::lease_lost) {
+    out["victim_release"] = "refused: the lease had ended, nothing was deleted";
+  } else if (hit->release == HoldSample::Release::failed) {
+    out["victim_release"] = "failed";
+  } else {
+    out["victim_release"] = entries > 0 ? "deleted the key, which by then was another client's lock" : "released";
+  }
+  out["stale_writes_accepted_by_fenced_resource"] = nullptr;
+  out["fencing"] = "not available yet: lockbridge has no fencing tokens";
+  return out;
+}
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,51 @@
+// --fault pause|kill|skew|restart: the conductor's side of each scenario. Each injects its fault
+// once, a little after the run starts, keeps the run going until the effect has shown, and says
+// what happened from the samples afterwards.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench_config.hpp"
+#include "embedded_server.hpp"
+#include "fleet.hpp"
+#include "lockbridge/client.hpp"
+#include "shared_run.hpp"
+
+namespace lockbridge::tools::bench {
+
+class FaultInjector {
+ public:
+  // `embedded` is needed for restart (lockbridge can only restart a server it started).
+  FaultInjector(const BenchConfig& config, SharedRun& run, Fleet& fleet, const Client& admin, EmbeddedRedis* embedded,
+                std::int64_t start_ns);
+
+  // Called by the conductor every few milliseconds.
+  void tick(std::int64_t now);
+  // The run must not end before this (the fault's effect takes time to show).
+  std::int64_t keep_running_until() const noexcept { return keep_until_; }
+
+  // The scenario's findings, from every client's samples in acquisition order; null for none.
+  nlohmann::ordered_json report(const std::vector<HoldSample>& ordered) const;
+
+ private:
+  bool catch_holder();  // suspends the current holder; false when nobody is caught holding
+
+  const BenchConfig& config_;
+  SharedRun& run_;
+  Fleet& fleet_;
+  const Client& admin_;
+  EmbeddedRedis* embedded_;
+  std::int64_t inject_at_;
+  std::int64_t keep_until_ = 0;
+  enum class Phase { waiting, active, done } phase_ = Phase::waiting;
+  int victim_ = -1;
+  std::int64_t fault_ns_ = 0;    // pause: suspended; kill: killed; restart: shutdown sent
+  std::int64_t cleared_ns_ = 0;  // pause: resumed; restart: answering again
+  std::uint64_t acquisitions_at_fault_ = 0;
+  std::string failure_;          // why the fault could not be injected
+};
+
+}  // namespace lockbridge::tools::bench

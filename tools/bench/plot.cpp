@@ -1,0 +1,91 @@
+#include "plot.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "embedded_server.hpp"
+
+namespace lockbridge::tools::bench {
+namespace {
+
+// A gnuplot string literal: single quotes, with embedded ones doubled.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+int run_gnuplot(const std::string& gnuplot, const std::string& script) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    execl(gnuplot.c_str(), gnuplot.c_str(), script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vector<std::string>& workloads,
+                       const std::vector<std::string>& strategies, const std::string& path) {
+  const std::string gnuplot = find_on_path("gnuplot");
+  if (gnuplot.empty()) {
+    return {false, "no chart: gnuplot is not installed (Debian: apt-get install gnuplot-nox); the table and JSON have every number"};
+  }
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension != ".svg" && extension != ".png") return {false, "no chart: --plot must end in .svg or .png"};
+
+  std::string dir_pattern = (std::filesystem::temp_directory_path() / "lockbridge-plot-XXXXXX").string();
+  if (mkdtemp(dir_pattern.data()) == nullptr) return {false, "no chart: cannot create a temporary directory"};
+  const std::filesystem::path dir = dir_pattern;
+  {
+    // One row per workload; per strategy: acquire p50 (us), acquire p99 (us), acquisitions/s.
+    std::ofstream data(dir / "compare.dat");
+    for (std::size_t w = 0; w < workloads.size(); ++w) {
+      data << '"' << workloads[w] << '"';
+      for (std::size_t s = 0; s < strategies.size(); ++s) {
+        const BenchResult& r = results.at(w * strategies.size() + s);
+        data << ' ' << r.summary.acquire_p50_us.value_or(0) << ' ' << r.summary.acquire_p99_us.value_or(0) << ' '
+             << (r.duration_s > 0 ? static_cast<double>(r.acquisitions) / r.duration_s : 0);
+      }
+      data << '\n';
+    }
+    std::ofstream script(dir / "compare.gp");
+    script << (extension == ".svg" ? "set terminal svg size 1200,520 dynamic font 'sans,11'\n"
+                                   : "set terminal pngcairo size 1200,520 font 'sans,10'\n")
+           << "set output " << quoted(path) << "\n"
+           << "set datafile separator whitespace\n"
+           << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+           << "set key top left\nset grid ytics\nset xtics rotate by -20\n"
+           << "set multiplot layout 1,2 title 'lockbridge compare (same Redis, same run; " << results.front().config.wait_mode()
+           << " waiting)'\n"
+           << "set title 'acquire latency p50, microseconds (log scale)'\nset logscale y\n"
+           << "plot ";
+    for (std::size_t s = 0; s < strategies.size(); ++s) {
+      script << (s ? ", " : "") << quoted((dir / "compare.dat").string()) << " using " << 2 + 3 * s
+             << (s ? "" : ":xtic(1)") << " title " << quoted(strategies[s]);
+    }
+    script << "\nset title 'throughput, acquisitions per second'\nunset logscale y\nset yrange [0:*]\nplot ";
+    for (std::size_t s = 0; s < strategies.size(); ++s) {
+      script << (s ? ", " : "") << quoted((dir / "compare.dat").string()) << " using " << 4 + 3 * s
+             << (s ? "" : ":xtic(1)") << " title " << quoted(strategies[s]);
+    }
+    script << "\nunset multiplot\n";
+  }
+  const int status = run_gnuplot(gnuplot, (dir / "compare.gp").string());
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  if (status != 0) return {false, "no chart: gnuplot failed (exit status " + std::to_string(status) + ")"};
+  return {true, "chart: " + path};
+}
+
+}  // namespace lockbridge::tools::bench

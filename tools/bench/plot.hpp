@@ -1,0 +1,22 @@
+// The compare chart: acquire latency and throughput per strategy and workload, drawn by gnuplot
+// (SVG or PNG by the file's extension) when it is installed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner.hpp"
+
+namespace lockbridge::tools::bench {
+
+struct PlotOutcome {
+  bool drawn = false;
+  std::string message;  // what was written, or plainly why nothing was
+};
+
+// `results` are compare's runs in order: for each workload, one run per strategy.
+// `workloads` and `strategies` name the rows and columns.
+PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vector<std::string>& workloads,
+                       const std::vector<std::string>& strategies, const std::string& path);
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,21 @@
+// A bench result as JSON (the contract README.md documents) and as a readable table.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "runner.hpp"
+
+namespace lockbridge::tools::bench {
+
+// "token", "legacy faithful", "legacy hardened".
+std::string strategy_label(const BenchConfig& config);
+
+nlohmann::ordered_json to_json(const BenchResult& result);
+void print_table(std::ostream& out, const BenchResult& result);
+
+// "123.4 us (4.1x)": a latency and its multiple of the round trip; "-" when there is none.
+std::string latency_cell(const std::optional<double>& us, double rtt_us);
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,179 @@
+#include "runner.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "cli_common.hpp"
+#include "faults.hpp"
+#include "fleet.hpp"
+#include "shared_run.hpp"
+
+namespace lockbridge::tools::bench {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+// Samples kept per client; more acquisitions are still counted, just not timed.
+constexpr std::size_t kSamplesPerClient = std::size_t{1} << 20;
+
+std::string fresh_key() {
+  std::random_device random;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%08x%08x", random(), random());
+  return std::string("lockbridge:bench:") + hex;
+}
+
+// The check key counts the clients inside the critical section: anything but absent or "0" means
+// a client is inside right now, or a run died inside it; counting from there would be wrong.
+bool claim_check_key(const Client& admin, const std::string& check_key) {
+  const Reply current = admin.command({"GET", check_key});
+  if (current.is_nil()) return true;
+  if (current.str != "0") {
+    throw Error(Errc::bad_value, "check key '" + check_key + "' holds " + current.str +
+                                     ": a client is inside the critical section, or an earlier run died there; "
+                                     "delete it or choose another --check-key");
+  }
+  return false;
+}
+
+std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const std::string& url) {
+  std::vector<WorkerSpec> specs;
+  for (int i = 0; i < config.clients; ++i) {
+    WorkerSpec spec{i, url, config.key, config.check_key, config.lock, config.hold, config.think,
+                    i == 0 ? config.rtt_pings : 0};
+    if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// "token, 8 clients: 3 s of 10 s, 1234 acquisitions, 0 violations" on stderr, every second once
+// the run has lasted 2 s; rewritten in place on a terminal, one line every 5 s otherwise.
+class Progress {
+ public:
+  Progress(const BenchConfig& config, std::int64_t start) : config_(config), start_(start), tty_(isatty(2) != 0) {}
+
+  void update(std::int64_t now, const RunControl& control) {
+    const bool long_run = config_.ops || config_.duration > std::chrono::seconds(2);
+    if (!config_.progress || !long_run || now - start_ < 2000 * kMs || now < next_) return;
+    next_ = now + (tty_ ? 1000 : 5000) * kMs;
+    const std::string limit = config_.ops ? std::to_string(*config_.ops) + " acquisitions"
+                                          : std::to_string(config_.duration.count() / 1000) + " s";
+    std::fprintf(stderr, "%sbench %s, %d client%s: %lld s of %s, %llu acquisitions, %llu violations%s",
+                 tty_ ? "\r" : "", describe_strategy().c_str(), config_.clients, config_.clients == 1 ? "" : "s",
+                 static_cast<long long>((now - start_) / (1000 * kMs)), limit.c_str(),
+                 static_cast<unsigned long long>(control.acquisitions.load()),
+                 static_cast<unsigned long long>(control.violations.load()), tty_ ? "   " : "\n");
+    printed_ = true;
+  }
+
+  ~Progress() {
+    if (printed_ && tty_) std::fputs("\n", stderr);
+  }
+
+ private:
+  std::string describe_strategy() const {
+    if (config_.lock.strategy == StrategyKind::token) return "token";
+    return "legacy " + std::string(to_string(config_.lock.legacy.preset));
+  }
+  const BenchConfig& config_;
+  std::int64_t start_;
+  bool tty_;
+  std::int64_t next_ = 0;
+  bool printed_ = false;
+};
+
+std::optional<double> per_acquire(double count, std::uint64_t acquisitions) {
+  if (acquisitions == 0) return std::nullopt;
+  return count / static_cast<double>(acquisitions);
+}
+
+}  // namespace
+
+BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis* embedded) {
+  const bool own_key = config.key.empty();
+  if (own_key) config.key = fresh_key();
+  if (config.check_key.empty()) config.check_key = config.key + ":check";
+  config.validate();
+  if (config.fault == Fault::restart && embedded == nullptr) {
+    throw Error(Errc::bad_option, "--fault restart needs the embedded server (no --url and no LOCKBRIDGE_URL): "
+                                  "lockbridge can only restart a redis-server it started");
+  }
+
+  BenchResult result;
+  const Client admin(url);
+  const bool own_check_key = claim_check_key(admin, config.check_key);
+
+  SharedRun run(config.clients, kSamplesPerClient);
+  RunControl& control = run.control();
+  control.tickets.store(config.ops ? static_cast<std::int64_t>(*config.ops) : INT64_MAX);
+  control.end_ns.store(INT64_MAX);
+  const std::vector<WorkerSpec> specs = worker_specs(config, url);
+  Fleet fleet(specs, run, config.procs);
+  while (control.ready.load() < config.clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  const CommandCounts before = read_commandstats(admin);
+  const std::int64_t start = now_ns();
+  if (!config.ops) control.end_ns.store(start + config.duration.count() * kMs);
+  control.go.store(true, std::memory_order_release);
+
+  FaultInjector faults(config, run, fleet, admin, embedded, start);
+  Progress progress(config, start);
+  for (;;) {
+    const std::int64_t now = now_ns();
+    progress.update(now, control);
+    faults.tick(now);
+    const bool all_done = control.finished.load() + fleet.killed() >= config.clients;
+    if (all_done || interrupted()) break;
+    if (!config.ops) {
+      const std::int64_t end = std::max(start + config.duration.count() * kMs, faults.keep_running_until());
+      control.end_ns.store(end);
+      if (now >= end) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  control.stop.store(true);
+  fleet.join();
+  result.duration_s = static_cast<double>(now_ns() - start) / 1e9;
+  const ClientSlot& timer = run.slot(0);
+  std::vector<double> rtt(timer.rtt_us, timer.rtt_us + std::min(timer.pings.load(), kMaxPings));
+  if (rtt.empty()) throw Error(Errc::io, "bench: no PING round trip could be timed: " + std::string(timer.first_error));
+  result.rtt_us = std::round(*percentile(rtt, 50) * 10) / 10;  // floats: keep the digits that mean something
+
+  std::uint64_t round_trips = 0;
+  std::vector<std::span<const HoldSample>> samples;
+  for (int i = 0; i < config.clients; ++i) {
+    const ClientSlot& slot = run.slot(i);
+    samples.push_back(run.samples(i));
+    round_trips += slot.round_trips.load();
+    result.timeouts += slot.timeouts.load();
+    if (slot.first_error[0] != '\0') result.first_errors.push_back("client " + std::to_string(i) + ": " + slot.first_error);
+    for (const HoldSample& s : samples.back()) result.lost_leases += s.release == HoldSample::Release::lease_lost ? 1 : 0;
+  }
+  result.acquisitions = control.acquisitions.load();
+  result.violations = control.violations.load();
+  result.errors = control.errors.load();
+  result.summary = summarize(samples);
+  result.dropped_samples = result.acquisitions > result.summary.acquisitions ? result.acquisitions - result.summary.acquisitions : 0;
+  result.fault = faults.report(in_acquisition_order(samples));
+
+  try {
+    result.commands = lock_commands_between(before, read_commandstats(admin));
+    if (result.commands) result.redis_cmds_per_acquire = per_acquire(static_cast<double>(total(*result.commands)), result.acquisitions);
+    // Killed clients never reported their round trips.
+    if (fleet.killed() == 0) result.round_trips_per_acquire = per_acquire(static_cast<double>(round_trips), result.acquisitions);
+    // Ours to remove only while no client (of any language) is inside the critical section.
+    if (own_check_key) admin.command({"EVAL", "if redis.call('GET', KEYS[1]) == '0' then redis.call('DEL', KEYS[1]) end", "1", config.check_key});
+    if (own_key) admin.command({"DEL", config.key});  // a random key nobody else knows: ours to remove
+  } catch (const Error& error) {
+    result.first_errors.push_back(std::string("after the run: ") + error.what());
+  }
+  result.config = std::move(config);
+  return result;
+}
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,40 @@
+// One bench run, start to finish: measure the round trip, start the clients, conduct the run (and
+// its fault), read the server's command counts, and put the numbers together.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_config.hpp"
+#include "commandstats.hpp"
+#include "embedded_server.hpp"
+#include "stats.hpp"
+
+namespace lockbridge::tools::bench {
+
+struct BenchResult {
+  BenchConfig config;  // as run: key and check key filled in
+  double rtt_us = 0;
+  double duration_s = 0;
+  std::uint64_t acquisitions = 0;
+  std::uint64_t violations = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t lost_leases = 0;   // releases refused because the lease had ended
+  std::uint64_t dropped_samples = 0;
+  SampleSummary summary;
+  std::optional<CommandCounts> commands;  // the lock's commands during the run, per command
+  std::optional<double> redis_cmds_per_acquire;
+  std::optional<double> round_trips_per_acquire;
+  std::vector<std::string> first_errors;  // one per client that had any
+  nlohmann::ordered_json fault;           // null without --fault
+};
+
+// `embedded` is the server behind `url` when lockbridge started it (restart needs it), else null.
+// Throws Error for a bad configuration, an unreachable server, or a check key already in use.
+BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis* embedded);
+
+}  // namespace lockbridge::tools::bench

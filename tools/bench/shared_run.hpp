@@ -1,0 +1,90 @@
+// What the bench's clients and its conductor share while a run is on. It lives in one anonymous
+// shared mapping, so the same code serves client threads and forked client processes: atomics
+// are lock-free (hence address-free) and a client that is killed mid-run leaves everything it
+// recorded so far behind for the report.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace lockbridge::tools::bench {
+
+// Steady-clock nanoseconds. CLOCK_MONOTONIC is one clock for every process on the machine, so
+// times taken in different client processes compare directly (the handoff needs that).
+std::int64_t now_ns() noexcept;
+
+// One acquisition, from the start of the acquire call to the end of the release call.
+struct HoldSample {
+  enum class Release : std::uint8_t { released, lease_lost, failed };
+  std::int32_t client = 0;
+  Release release = Release::released;
+  std::int64_t acquire_start_ns = 0;
+  std::int64_t acquire_end_ns = 0;
+  std::int64_t release_start_ns = 0;
+  std::int64_t release_end_ns = 0;
+};
+
+// The conductor's signals and the run-wide counters.
+struct RunControl {
+  std::atomic<int> ready{0};       // clients connected and warmed up
+  std::atomic<int> finished{0};    // clients that left their loop
+  std::atomic<bool> go{false};
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> end_ns{0};      // waiting acquires give up here (the conductor may extend it)
+  std::atomic<std::int64_t> tickets{0};     // acquisitions still allowed (--ops)
+  std::atomic<std::uint64_t> acquisitions{0};
+  std::atomic<std::uint64_t> violations{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<int> holder{-1};     // the client between its INCR and its DECR, for fault injection
+
+  // Claims one acquisition; false when --ops is used up.
+  bool take_ticket() noexcept { return tickets.fetch_sub(1, std::memory_order_relaxed) > 0; }
+  void return_ticket() noexcept { tickets.fetch_add(1, std::memory_order_relaxed); }
+};
+
+inline constexpr std::uint32_t kMaxPings = 4096;
+
+// One client's counters and its record of acquisitions.
+struct ClientSlot {
+  std::atomic<std::uint64_t> violations{0};    // INCR of the check key did not return 1
+  std::atomic<std::uint64_t> errors{0};        // lock or check-key commands that threw
+  std::atomic<std::uint64_t> timeouts{0};      // acquire attempts that gave up before the run's end
+  std::atomic<std::uint64_t> recoveries{0};    // acquisitions that followed an error
+  std::atomic<std::uint64_t> round_trips{0};   // requests the lock's connection sent during the run
+  std::atomic<std::uint64_t> recorded{0};      // samples stored (later ones are dropped when full)
+  std::atomic<std::uint32_t> pings{0};          // rtt_us entries stored
+  float rtt_us[kMaxPings] = {};                 // timed PINGs (client 0 only)
+  char first_error[240] = {};                  // the first error message, NUL-terminated
+};
+
+class SharedRun {
+ public:
+  SharedRun(int clients, std::size_t samples_per_client);
+  ~SharedRun();
+  SharedRun(const SharedRun&) = delete;
+  SharedRun& operator=(const SharedRun&) = delete;
+
+  RunControl& control() noexcept { return *control_; }
+  ClientSlot& slot(int client) noexcept { return slots_[client]; }
+  int clients() const noexcept { return clients_; }
+
+  // Stores a sample of `client` (only that client's thread or process may call this).
+  void record(int client, const HoldSample& sample) noexcept;
+  void note_error(int client, const std::string& message) noexcept;
+  // Every client's samples; call after the clients finished (or died).
+  std::span<const HoldSample> samples(int client) const noexcept;
+
+ private:
+  int clients_;
+  std::size_t capacity_;
+  std::size_t bytes_;
+  void* mapping_;
+  RunControl* control_;
+  ClientSlot* slots_;
+  HoldSample* samples_;
+};
+
+}  // namespace lockbridge::tools::bench

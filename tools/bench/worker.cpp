@@ -1,0 +1,188 @@
+#include "worker.hpp"
+
+#include <thread>
+
+namespace lockbridge::tools::bench {
+namespace {
+
+using std::chrono::milliseconds;
+
+void pause_for(milliseconds duration) {
+  if (duration > milliseconds::zero()) std::this_thread::sleep_for(duration);
+}
+
+HoldSample::Release release_result(const std::error_code& error) {
+  if (!error) return HoldSample::Release::released;
+  return error == Errc::lease_lost ? HoldSample::Release::lease_lost : HoldSample::Release::failed;
+}
+
+class Worker {
+ public:
+  Worker(const WorkerSpec& spec, SharedRun& run)
+      : spec_(spec),
+        run_(run),
+        control_(run.control()),
+        slot_(run.slot(spec.index)),
+        lock_client_(spec.url, one_connection()),
+        check_client_(spec.url, one_connection()),
+        mutex_(lock_client_, spec.key, spec.lock) {}
+
+  // Opens both connections and loads the lock's scripts, so the run measures steady state.
+  void warm_up() {
+    check_client_.ping();
+    lock_client_.ping();
+    if (mutex_.try_lock()) mutex_.unlock();
+  }
+
+  void loop() {
+    for (int i = 0; i < spec_.rtt_pings / 4; ++i) lock_client_.ping();  // untimed: let the machine settle
+    const std::uint64_t trips_before = lock_client_.stats().round_trips;
+    std::uint64_t cycles = 0;
+    std::uint32_t interleaved = 0;
+    while (!control_.stop.load(std::memory_order_relaxed) && control_.take_ticket()) {
+      if (!cycle()) {
+        control_.return_ticket();
+      } else if (spec_.rtt_pings > 0 && ++cycles % 4 == 0) {
+        interleaved += time_pings(1);
+      }
+    }
+    slot_.round_trips.store(lock_client_.stats().round_trips - trips_before - interleaved, std::memory_order_relaxed);
+    const auto timed = static_cast<int>(slot_.pings.load(std::memory_order_relaxed));
+    if (timed < spec_.rtt_pings) time_pings(spec_.rtt_pings - timed);
+  }
+
+ private:
+  static ClientOptions one_connection() {
+    ClientOptions options;
+    options.pool_size = 1;
+    return options;
+  }
+
+  // Times up to `count` PINGs on the lock's connection; returns how many were sent.
+  std::uint32_t time_pings(int count) {
+    std::uint32_t sent = 0;
+    try {
+      for (int i = 0; i < count; ++i) {
+        const std::uint32_t n = slot_.pings.load(std::memory_order_relaxed);
+        if (n >= kMaxPings) break;
+        const std::int64_t start = now_ns();
+        ++sent;
+        lock_client_.ping();
+        slot_.rtt_us[n] = static_cast<float>(now_ns() - start) / 1000.0F;
+        slot_.pings.store(n + 1, std::memory_order_release);
+      }
+    } catch (const std::exception& error) {  // e.g. during --fault restart: the others still count
+      fail(std::string("PING: ") + error.what());
+    }
+    return sent;
+  }
+
+  // One acquisition, hold and release; false when nothing was acquired.
+  bool cycle() {
+    HoldSample sample;
+    sample.client = spec_.index;
+    sample.acquire_start_ns = now_ns();
+    const std::int64_t end = control_.end_ns.load(std::memory_order_relaxed);
+    const std::int64_t deadline =
+        std::min(end, sample.acquire_start_ns + std::chrono::nanoseconds(spec_.lock.acquire_timeout).count());
+    bool acquired = false;
+    try {
+      acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - sample.acquire_start_ns)));
+    } catch (const std::exception& error) {
+      fail(error.what());
+      return false;
+    }
+    sample.acquire_end_ns = now_ns();
+    if (!acquired) {
+      // Giving up because the run ended is not a timeout.
+      if (sample.acquire_end_ns < end) slot_.timeouts.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    control_.acquisitions.fetch_add(1, std::memory_order_relaxed);
+    if (failing_) {
+      slot_.recoveries.fetch_add(1, std::memory_order_relaxed);
+      failing_ = false;
+    }
+    const bool entered = check_command("INCR", 1);
+    if (entered) control_.holder.store(spec_.index, std::memory_order_release);
+    pause_for(spec_.hold);
+    if (entered) {
+      int me = spec_.index;
+      control_.holder.compare_exchange_strong(me, -1, std::memory_order_acq_rel);
+      check_command("DECR", std::nullopt);
+    }
+    sample.release_start_ns = now_ns();
+    mutex_.unlock();
+    sample.release_end_ns = now_ns();
+    sample.release = release_result(mutex_.last_error());
+    run_.record(spec_.index, sample);
+    pause_for(spec_.think);
+    return true;
+  }
+
+  // INCR or DECR of the check key. A reply other than `expected` (when given) is a violation:
+  // another client was inside the critical section at the same time. false when it failed.
+  bool check_command(std::string_view command, std::optional<long long> expected) {
+    try {
+      const Reply reply = check_client_.command({command, spec_.check_key});
+      if (expected && reply.integer != *expected) {
+        slot_.violations.fetch_add(1, std::memory_order_relaxed);
+        control_.violations.fetch_add(1, std::memory_order_relaxed);
+      }
+      return true;
+    } catch (const std::exception& error) {
+      fail(std::string(command) + " " + spec_.check_key + ": " + error.what());
+      return false;
+    }
+  }
+
+  void fail(const std::string& message) {
+    run_.note_error(spec_.index, message);
+    control_.errors.fetch_add(1, std::memory_order_relaxed);
+    failing_ = true;
+    // A server that is down must not be hammered: wait one retry interval (at least 10 ms).
+    pause_for(std::max(spec_.lock.retry_interval, milliseconds(10)));
+  }
+
+  const WorkerSpec& spec_;
+  SharedRun& run_;
+  RunControl& control_;
+  ClientSlot& slot_;
+  Client lock_client_;
+  Client check_client_;
+  Mutex mutex_;
+  bool failing_ = false;
+};
+
+void wait_for_go(const RunControl& control) {
+  while (!control.go.load(std::memory_order_acquire) && !control.stop.load(std::memory_order_acquire)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+}  // namespace
+
+void run_worker(const WorkerSpec& spec, SharedRun& run) noexcept {
+  RunControl& control = run.control();
+  bool ready = false;
+  try {
+    Worker worker(spec, run);
+    try {
+      worker.warm_up();
+    } catch (const std::exception& error) {  // counted; the loop will retry (e.g. during a restart)
+      run.note_error(spec.index, std::string("warm-up: ") + error.what());
+      control.errors.fetch_add(1, std::memory_order_relaxed);
+    }
+    control.ready.fetch_add(1, std::memory_order_acq_rel);
+    ready = true;
+    wait_for_go(control);
+    worker.loop();
+  } catch (const std::exception& error) {  // e.g. bad options: the client never started
+    run.note_error(spec.index, error.what());
+    control.errors.fetch_add(1, std::memory_order_relaxed);
+    if (!ready) control.ready.fetch_add(1, std::memory_order_acq_rel);
+  }
+  control.finished.fetch_add(1, std::memory_order_acq_rel);
+}
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,31 @@
+// One bench client: its own connections, and the loop of the check-key protocol (README.md):
+//   acquire KEY -> INCR CHECK (must return 1) -> hold -> DECR CHECK -> release -> think.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "lockbridge/mutex.hpp"
+#include "shared_run.hpp"
+
+namespace lockbridge::tools::bench {
+
+struct WorkerSpec {
+  int index = 0;
+  std::string url;
+  std::string key;
+  std::string check_key;
+  MutexOptions lock;
+  std::chrono::milliseconds hold{0};
+  std::chrono::milliseconds think{0};
+  // PINGs to time on the lock's connection, one after every 4th release and the rest after the
+  // loop: the round trip under the run's own conditions (CPU placement, wake-ups and load change
+  // it more than anything else on a small machine). Client 0 does it.
+  int rtt_pings = 0;
+};
+
+// Connects, warms up, reports ready, waits for go, then loops until stop or the tickets run out.
+// Never throws: failures are counted in the client's slot.
+void run_worker(const WorkerSpec& spec, SharedRun& run) noexcept;
+
+}  // namespace lockbridge::tools::bench

@@ -1,0 +1,178 @@
+// lockbridge compare: the main job. Every strategy and preset through the same workloads on the
+// same Redis, one after the other; one side-by-side table, all results as JSON, and a chart.
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+#include "bench/plot.hpp"
+#include "bench/report.hpp"
+#include "bench/runner.hpp"
+#include "cli_common.hpp"
+#include "subcommands.hpp"
+
+namespace lockbridge::tools {
+namespace {
+
+constexpr std::string_view kUsage =
+    "lockbridge compare [--url URL] [--duration S] [--json FILE] [--plot FILE.svg|.png]\n\n"
+    "Runs lockbridge bench for legacy faithful, legacy hardened and token over four workloads:\n"
+    "uncontended; 8 clients hold 1 ms; 32 clients hold 0 ms; 4 clients hold 1 ms think 20 ms.\n"
+    "Exit status: 0 no violation, 1 violations seen, 2 bad usage, 3 Redis error.";
+
+struct Workload {
+  std::string name;
+  int clients;
+  int hold_ms;
+  int think_ms;
+};
+
+const std::vector<Workload>& workloads() {
+  static const std::vector<Workload> all{
+      {"uncontended", 1, 0, 0},
+      {"8 clients hold 1ms", 8, 1, 0},
+      {"32 clients hold 0ms", 32, 0, 0},
+      {"4 clients hold 1ms think 20ms", 4, 1, 20},
+  };
+  return all;
+}
+
+struct Strategy {
+  std::string name;
+  MutexOptions lock;
+};
+
+// Every strategy and preset, each with every waiting mode the library has (today: polling at
+// jedis-lock's 100 ms).
+std::vector<Strategy> strategies() {
+  MutexOptions faithful = MutexOptions::jedis_lock_1_0();
+  MutexOptions hardened = faithful;
+  hardened.legacy.preset = LegacyPreset::hardened;
+  MutexOptions token;
+  token.strategy = StrategyKind::token;
+  std::vector<Strategy> all{{"legacy faithful", faithful}, {"legacy hardened", hardened}, {"token", token}};
+  for (auto& strategy : all) {
+    strategy.lock.retry_interval = std::chrono::milliseconds(100);
+    strategy.lock.acquire_timeout = std::chrono::seconds(10);
+  }
+  return all;
+}
+
+void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results, const std::vector<Strategy>& columns) {
+  constexpr int kName = 24;
+  constexpr int kColumn = 30;
+  for (std::size_t w = 0; w < workloads().size(); ++w) {
+    const auto* row = &results[w * columns.size()];
+    out << "\n" << workloads()[w].name << "\n" << std::left << std::setw(kName) << "";
+    for (const auto& column : columns) out << std::setw(kColumn) << column.name;
+    out << "\n";
+    const auto line = [&](const std::string& metric, const auto& cell) {
+      out << std::setw(kName) << metric;
+      for (std::size_t s = 0; s < columns.size(); ++s) out << std::setw(kColumn) << cell(row[s]);
+      out << "\n";
+    };
+    const auto fixed = [](double value, int decimals) {
+      std::ostringstream text;
+      text << std::fixed << std::setprecision(decimals) << value;
+      return text.str();
+    };
+    line("rtt (PING p50)", [&](const bench::BenchResult& r) { return fixed(r.rtt_us, 1) + " us"; });
+    line("acquisitions/s", [&](const bench::BenchResult& r) { return fixed(r.duration_s > 0 ? static_cast<double>(r.acquisitions) / r.duration_s : 0, 0); });
+    line("cycle p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.cycle_p50_us, r.rtt_us); });
+    line("acquire p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p50_us, r.rtt_us); });
+    line("acquire p99", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p99_us, r.rtt_us); });
+    line("acquire max", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_max_us, r.rtt_us); });
+    line("handoff p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p50_us, r.rtt_us); });
+    line("handoff p99", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p99_us, r.rtt_us); });
+    line("same owner next", [&](const bench::BenchResult& r) {
+      return r.summary.same_owner_ratio ? fixed(*r.summary.same_owner_ratio, 3) : std::string("-");
+    });
+    line("per client min/max", [](const bench::BenchResult& r) {
+      return std::to_string(r.summary.per_client_min) + " / " + std::to_string(r.summary.per_client_max);
+    });
+    line("redis cmds/acquire", [&](const bench::BenchResult& r) {
+      return r.redis_cmds_per_acquire ? fixed(*r.redis_cmds_per_acquire, 2) : std::string("-");
+    });
+    line("round trips/acquire", [&](const bench::BenchResult& r) {
+      return r.round_trips_per_acquire ? fixed(*r.round_trips_per_acquire, 2) : std::string("-");
+    });
+    line("violations", [](const bench::BenchResult& r) { return std::to_string(r.violations); });
+    line("errors / timeouts", [](const bench::BenchResult& r) {
+      return std::to_string(r.errors) + " / " + std::to_string(r.timeouts);
+    });
+  }
+}
+
+int compare_command(int argc, char** argv) {
+  po::options_description options("compare options");
+  add_url_option(options);
+  options.add_options()
+      ("duration", po::value<double>()->default_value(3.0), "seconds per strategy and workload")
+      ("json", po::value<std::string>()->default_value("lockbridge-compare.json"), "write all results here")
+      ("plot", po::value<std::string>()->default_value("lockbridge-compare.svg"), "draw the chart here (.svg or .png)")
+      ("no-plot", "do not draw a chart");
+  po::variables_map vm;
+  if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  const double seconds = vm["duration"].as<double>();
+  if (!std::isfinite(seconds) || seconds <= 0 || seconds > 3600) throw po::error("--duration must be between 0 and 3600 seconds");
+  const std::string json_path = vm["json"].as<std::string>();
+  const std::string plot_path = vm["plot"].as<std::string>();
+  std::ofstream json_out(json_path);  // opened first: a bad path should fail before minutes of work
+  if (!json_out) throw Error(Errc::bad_option, "cannot write --json file '" + json_path + "'");
+
+  install_interrupt_handlers();
+  RedisTarget target(url_option(vm));
+  const std::vector<Strategy> columns = strategies();
+  std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
+            << seconds << " s each, on " << Client(target.url()).url().redacted()
+            << (target.embedded() ? " (embedded redis-server)" : "") << "\n";
+  std::vector<bench::BenchResult> results;
+  std::uint64_t violations = 0;
+  for (const Workload& workload : workloads()) {
+    for (const Strategy& strategy : columns) {
+      if (interrupted()) return kExitInterrupted;
+      bench::BenchConfig config;
+      config.lock = strategy.lock;
+      config.clients = workload.clients;
+      config.hold = std::chrono::milliseconds(workload.hold_ms);
+      config.think = std::chrono::milliseconds(workload.think_ms);
+      config.duration = std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000)));
+      std::cerr << "  " << workload.name << ": " << strategy.name << "\n";
+      results.push_back(bench::run_bench(config, target.url(), target.embedded_server()));
+      violations += results.back().violations;
+    }
+  }
+
+  std::cout << "lockbridge " << version() << " compare: same Redis, same run; latencies also as multiples of that run's\n"
+            << "PING round trip (a lock cycle cannot beat 2x); every client waits by polling every 100 ms.\n";
+  print_comparison(std::cout, results, columns);
+
+  nlohmann::ordered_json all{{"version", version()},
+                             {"url", Client(target.url()).url().redacted()},
+                             {"embedded_server", target.embedded()},
+                             {"duration_s_each", seconds},
+                             {"results", nlohmann::ordered_json::array()}};
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    nlohmann::ordered_json entry = bench::to_json(results[i]);
+    entry["workload"] = workloads()[i / columns.size()].name;
+    all["results"].push_back(std::move(entry));
+  }
+  json_out << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  std::cout << "\nresults: " << json_path << "\n";
+  if (!vm.count("no-plot")) {
+    std::vector<std::string> workload_names;
+    for (const auto& workload : workloads()) workload_names.push_back(workload.name);
+    std::vector<std::string> strategy_names;
+    for (const auto& column : columns) strategy_names.push_back(column.name);
+    std::cout << bench::draw_chart(results, workload_names, strategy_names, plot_path).message << "\n";
+  }
+  return violations == 0 ? kExitOk : kExitNotAcquired;
+}
+
+}  // namespace
+
+int run_compare(int argc, char** argv) {
+  return guarded("compare", [&] { return compare_command(argc, argv); });
+}
+
+}  // namespace lockbridge::tools
