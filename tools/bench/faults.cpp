@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 namespace lockbridge::tools::bench {
 namespace {
@@ -38,6 +39,15 @@ bool FaultInjector::catch_holder() {
   }
   victim_ = holder;
   return true;
+}
+
+void FaultInjector::pause_check_key() {
+  RunControl& control = run_.control();
+  control.check_paused.store(true, std::memory_order_release);
+  const std::int64_t give_up = now_ns() + 2000 * kMs;  // a check command is one round trip
+  while (control.checks_in_flight.load(std::memory_order_acquire) > 0 && now_ns() < give_up) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
 }
 
 void FaultInjector::tick(std::int64_t now) {
@@ -85,6 +95,7 @@ void FaultInjector::tick(std::int64_t now) {
         failure_ = "restart needs the embedded server (run without --url): lockbridge cannot restart another Redis";
         return;
       }
+      pause_check_key();
       fault_ns_ = now_ns();
       try {
         embedded_->restart();
@@ -92,6 +103,8 @@ void FaultInjector::tick(std::int64_t now) {
         failure_ = error.what();
       }
       cleared_ns_ = now_ns();
+      control.restarts.fetch_add(1, std::memory_order_acq_rel);
+      control.check_paused.store(false, std::memory_order_release);
       keep_until_ = cleared_ns_ + 2000 * kMs;
       return;
     case Fault::none:

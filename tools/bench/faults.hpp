@@ -32,6 +32,7 @@ class FaultInjector {
 
  private:
   bool catch_holder();  // suspends the current holder; false when nobody is caught holding
+  void pause_check_key();  // holds INCR/DECR of the check key back until none is in flight
 
   const BenchConfig& config_;
   SharedRun& run_;

@@ -39,6 +39,11 @@ struct RunControl {
   std::atomic<std::uint64_t> violations{0};
   std::atomic<std::uint64_t> errors{0};
   std::atomic<int> holder{-1};     // the client between its INCR and its DECR, for fault injection
+  // The check key is the bench's instrument, not the lock under test: --fault restart holds its
+  // INCR/DECR back while the server restarts, so no count is lost to an unknown outcome.
+  std::atomic<bool> check_paused{false};
+  std::atomic<int> checks_in_flight{0};
+  std::atomic<int> restarts{0};    // a connection from before a restart is dead: drop it first
 
   // Claims one acquisition; false when --ops is used up.
   bool take_ticket() noexcept { return tickets.fetch_sub(1, std::memory_order_relaxed) > 0; }

@@ -123,6 +123,11 @@ class Worker {
   // INCR or DECR of the check key. A reply other than `expected` (when given) is a violation:
   // another client was inside the critical section at the same time. false when it failed.
   bool check_command(std::string_view command, std::optional<long long> expected) {
+    enter_check();
+    struct Leave {
+      RunControl& control;
+      ~Leave() { control.checks_in_flight.fetch_sub(1, std::memory_order_acq_rel); }
+    } leave{control_};
     try {
       const Reply reply = check_client_.command({command, spec_.check_key});
       if (expected && reply.integer != *expected) {
@@ -133,6 +138,26 @@ class Worker {
     } catch (const std::exception& error) {
       fail(std::string(command) + " " + spec_.check_key + ": " + error.what());
       return false;
+    }
+  }
+
+  // Waits while the conductor holds check-key commands back, then counts this one as in flight.
+  void enter_check() {
+    for (;;) {
+      while (control_.check_paused.load(std::memory_order_acquire)) std::this_thread::sleep_for(milliseconds(1));
+      control_.checks_in_flight.fetch_add(1, std::memory_order_acq_rel);
+      if (!control_.check_paused.load(std::memory_order_acquire)) break;
+      control_.checks_in_flight.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    // The pooled check connection died with the old server; its first command would fail with an
+    // outcome we could not know. A PING finds that out instead (the failure drops the connection).
+    const int restarts = control_.restarts.load(std::memory_order_acquire);
+    if (restarts != restarts_seen_) {
+      restarts_seen_ = restarts;
+      try {
+        check_client_.ping();
+      } catch (const Error&) {
+      }
     }
   }
 
@@ -152,6 +177,7 @@ class Worker {
   Client check_client_;
   Mutex mutex_;
   bool failing_ = false;
+  int restarts_seen_ = 0;
 };
 
 void wait_for_go(const RunControl& control) {
