@@ -13,29 +13,6 @@
 namespace lockbridge::testing {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::vector<nlohmann::json> lines;
-  std::string output;
-};
-
-CliRun run_cli(const std::string& args, bool with_url = true) {
-  const std::string command = std::string(with_url ? "" : "env -u LOCKBRIDGE_URL ") + LOCKBRIDGE_CLI + " " + args +
-                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>/dev/null";
-  FILE* process = popen(command.c_str(), "r");
-  if (process == nullptr) throw std::runtime_error("cannot run " + command);
-  CliRun run;
-  char buffer[512];
-  while (fgets(buffer, sizeof buffer, process) != nullptr) run.output += buffer;
-  const int status = pclose(process);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::istringstream lines(run.output);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.front() == '{') run.lines.push_back(nlohmann::json::parse(line));
-  }
-  return run;
-}
-
 TEST(CliHold, TokenAcquiresHoldsAndReleases) {
   const std::string key = unique_key();
   const CliRun run = run_cli("hold '" + key + "' --json --for 10");

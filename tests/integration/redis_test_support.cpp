@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "random.hpp"
@@ -165,6 +168,23 @@ std::vector<std::vector<std::string>> CommandRecorder::stop() {
   std::vector<std::vector<std::string>> commands;
   wait_for_marker(marker_prefix_ + "-stop", &commands);
   return commands;
+}
+
+CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
+  const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI + " " + args +
+                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>/dev/null";
+  FILE* process = popen(command.c_str(), "r");
+  if (process == nullptr) throw std::runtime_error("cannot run " + command);
+  CliRun run;
+  char buffer[512];
+  while (fgets(buffer, sizeof buffer, process) != nullptr) run.output += buffer;
+  const int status = pclose(process);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::istringstream lines(run.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.front() == '{') run.lines.push_back(nlohmann::json::parse(line));
+  }
+  return run;
 }
 
 }  // namespace lockbridge::testing

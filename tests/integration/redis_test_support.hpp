@@ -2,6 +2,8 @@
 // and a MONITOR recorder for wire transcripts.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <hiredis/hiredis.h>
 
 #include <gtest/gtest.h>
@@ -79,5 +81,15 @@ class CommandRecorder {
 
 // Splits one MONITOR line ("1700000000.123 [0 unix:/s] \"SET\" \"k\" \"v\"") into its arguments.
 std::vector<std::string> parse_monitor_line(std::string_view line);
+
+// The lockbridge CLI run to completion: exit code, stdout, and the lines of it that are JSON.
+struct CliRun {
+  int exit_code = -1;
+  std::vector<nlohmann::json> lines;
+  std::string output;
+};
+// `args` is shell text; with_url appends --url for the fixture's server; `env` (VAR=value ...) is
+// set for the run. stderr is discarded.
+CliRun run_cli(const std::string& args, bool with_url = true, const std::string& env = "");
 
 }  // namespace lockbridge::testing

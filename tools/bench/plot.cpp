@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -37,8 +38,10 @@ int run_gnuplot(const std::string& gnuplot, const std::string& script) {
 
 PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vector<std::string>& workloads,
                        const std::vector<std::string>& strategies, const std::string& path) {
-  const std::string gnuplot = find_on_path("gnuplot");
-  if (gnuplot.empty()) {
+  // $LOCKBRIDGE_GNUPLOT names another gnuplot (empty: draw no chart).
+  const char* chosen = std::getenv("LOCKBRIDGE_GNUPLOT");
+  const std::string gnuplot = chosen != nullptr ? std::string(chosen) : find_on_path("gnuplot");
+  if (gnuplot.empty() || access(gnuplot.c_str(), X_OK) != 0) {
     return {false, "no chart: gnuplot is not installed (Debian: apt-get install gnuplot-nox); the table and JSON have every number"};
   }
   const std::string extension = std::filesystem::path(path).extension().string();

@@ -27,17 +27,23 @@ std::string fresh_key() {
   return std::string("lockbridge:bench:") + hex;
 }
 
-// The check key counts the clients inside the critical section: anything but absent or "0" means
-// a client is inside right now, or a run died inside it; counting from there would be wrong.
+// The check key counts the clients inside the critical section. A client of another program
+// that joins the run may be inside when we start, so a count above zero must drop to zero within
+// two seconds; one that stays up is a run that died inside, and counting from there would be wrong.
+// Returns whether the key did not exist (then it is ours to remove afterwards).
 bool claim_check_key(const Client& admin, const std::string& check_key) {
-  const Reply current = admin.command({"GET", check_key});
-  if (current.is_nil()) return true;
-  if (current.str != "0") {
-    throw Error(Errc::bad_value, "check key '" + check_key + "' holds " + current.str +
-                                     ": a client is inside the critical section, or an earlier run died there; "
-                                     "delete it or choose another --check-key");
+  const std::int64_t give_up = now_ns() + 2000 * kMs;
+  for (;;) {
+    const Reply current = admin.command({"GET", check_key});
+    if (current.is_nil()) return true;
+    if (current.str == "0") return false;
+    if (now_ns() >= give_up) {
+      throw Error(Errc::bad_value, "check key '" + check_key + "' has held " + current.str +
+                                       " for 2 s: an earlier run died inside the critical section, or a client "
+                                       "ignores the protocol; delete it or choose another --check-key");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return false;
 }
 
 std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const std::string& url) {

@@ -1,0 +1,219 @@
+// `lockbridge bench` and `compare`: the JSON contract and the check-key protocol, which clients in
+// any language rely on. Correctness only: speed is measured by the tool, never asserted here.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "embedded_server.hpp"
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+const std::vector<std::string> kRequiredFields{
+    "strategy",       "preset",         "clients",        "hold_ms",          "think_ms",       "duration_s",
+    "acquisitions",   "acquisitions_per_s", "violations", "errors",           "rtt_us",         "cycle_p50_us",
+    "acquire_p50_us", "acquire_p99_us", "acquire_max_us", "handoff_p50_us",   "handoff_p99_us", "same_owner_ratio",
+    "per_client_min", "per_client_max", "redis_cmds_per_acquire", "round_trips_per_acquire"};
+
+nlohmann::json only_json_object(const CliRun& run) {
+  EXPECT_EQ(run.lines.size(), 1U) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << "exactly one line: " << run.output;
+  return run.lines.empty() ? nlohmann::json() : run.lines.front();
+}
+
+std::string protocol_keys(const std::string& key) { return " --key '" + key + "' --check-key '" + key + ":check'"; }
+
+TEST(Bench, JsonHasEveryFieldOfTheContract) {
+  for (const std::string strategy : {"--strategy token", "--strategy legacy --preset faithful", "--strategy legacy --preset hardened"}) {
+    SCOPED_TRACE(strategy);
+    const CliRun run = run_cli("bench " + strategy + " --clients 2 --ops 200 --json");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json result = only_json_object(run);
+    for (const auto& field : kRequiredFields) EXPECT_TRUE(result.contains(field)) << field;
+    EXPECT_EQ(result["clients"], 2);
+    EXPECT_EQ(result["acquisitions"], 200);
+    EXPECT_EQ(result["violations"], 0);
+    EXPECT_EQ(result["errors"], 0);
+    EXPECT_GT(result["rtt_us"].get<double>(), 0);
+    EXPECT_GT(result["acquisitions_per_s"].get<double>(), 0);
+    EXPECT_LE(result["acquire_p50_us"].get<double>(), result["acquire_p99_us"].get<double>());
+    EXPECT_LE(result["acquire_p99_us"].get<double>(), result["acquire_max_us"].get<double>());
+    EXPECT_LE(result["per_client_min"].get<int>(), result["per_client_max"].get<int>());
+    EXPECT_GE(result["same_owner_ratio"].get<double>(), 0.0);
+    EXPECT_LE(result["same_owner_ratio"].get<double>(), 1.0);
+    // Every acquisition costs at least one request to take and one to give back, on both counts.
+    EXPECT_GE(result["round_trips_per_acquire"].get<double>(), 2.0);
+    EXPECT_GE(result["redis_cmds_per_acquire"].get<double>(), 2.0);
+  }
+}
+
+TEST(Bench, UncontendedCycleCountsExactlyTwoRoundTripsAndTheLockCommands) {
+  const CliRun run = run_cli("bench --strategy legacy --preset faithful --ops 100 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json result = only_json_object(run);
+  // jedis-lock 1.0.0 uncontended: SETNX, then DEL. The bench's INCR/DECR/PING are not counted.
+  EXPECT_EQ(result["round_trips_per_acquire"], 2.0);
+  EXPECT_EQ(result["redis_cmds_per_acquire"], 2.0);
+  EXPECT_EQ(result["redis_commands_per_acquire"], (nlohmann::json{{"del", 1.0}, {"setnx", 1.0}}));
+  EXPECT_EQ(result["handoff_p50_us"], nullptr);  // one client: nobody to hand off to
+  EXPECT_EQ(result["same_owner_ratio"], 1.0);
+}
+
+TEST(Bench, LeavesNoKeyBehind) {
+  const std::string key = unique_key("bench");
+  const CliRun run = run_cli("bench --clients 3 --ops 50 --json" + protocol_keys(key));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(raw({"EXISTS", key, key + ":check"}).integer, 0);
+}
+
+TEST(Bench, ACheckKeyInUseIsRefusedAndLeftAlone) {
+  const std::string key = unique_key("bench");
+  raw({"SET", key + ":check", "1"});
+  const CliRun run = run_cli("bench --ops 10 --json" + protocol_keys(key));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(raw({"GET", key + ":check"}).str, "1");
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+  raw({"DEL", key + ":check"});
+}
+
+TEST(Bench, BadOptionsExitTwo) {
+  EXPECT_EQ(run_cli("bench --clients 0").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --ops 0").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --duration -1").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --fault meteor").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --key k --check-key k").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --fault restart --ops 10").exit_code, 2);  // --url given: cannot restart it
+}
+
+// A client in another program that follows the protocol on the same key and check key joins the
+// run; a client that enters the critical section without the lock is counted as a violation.
+class ForeignClient {
+ public:
+  // A rogue starts a little later: the bench refuses to start on a check key that is in use.
+  ForeignClient(std::string key, bool honest) : key_(std::move(key)), honest_(honest) {
+    thread_ = std::thread([this] {
+      if (!honest_) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      loop();
+    });
+  }
+  ~ForeignClient() {
+    stop_ = true;
+    thread_.join();
+  }
+  int entries() const { return entries_; }
+  int overlaps_seen() const { return overlaps_; }
+
+ private:
+  void loop() {
+    const Client client = test_client();
+    Mutex mutex(client, key_, token_options());
+    while (!stop_) {
+      if (honest_ && !mutex.try_lock_for(std::chrono::milliseconds(50))) continue;
+      if (client.command({"INCR", key_ + ":check"}).integer != 1) ++overlaps_;
+      ++entries_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      client.command({"DECR", key_ + ":check"});
+      if (honest_) mutex.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  std::string key_;
+  bool honest_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> entries_{0};
+  std::atomic<int> overlaps_{0};
+  std::thread thread_;
+};
+
+TEST(BenchCheckKeyProtocol, AnHonestForeignClientJoinsWithoutViolations) {
+  const std::string key = unique_key("bench");
+  CliRun run;
+  int foreign_entries = 0;
+  {
+    ForeignClient foreign(key, true);
+    run = run_cli("bench --clients 2 --hold 1 --retry 5 --duration 1 --json" + protocol_keys(key));
+    foreign_entries = foreign.entries();
+    EXPECT_EQ(foreign.overlaps_seen(), 0);
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(only_json_object(run)["violations"], 0);
+  EXPECT_GT(foreign_entries, 0);  // it really took part
+  raw({"DEL", key, key + ":check"});
+}
+
+TEST(BenchCheckKeyProtocol, AClientIgnoringTheLockIsCountedAsViolations) {
+  const std::string key = unique_key("bench");
+  CliRun run;
+  {
+    ForeignClient rogue(key, false);
+    run = run_cli("bench --clients 2 --hold 2 --duration 1.5 --json" + protocol_keys(key));
+  }
+  EXPECT_EQ(run.exit_code, 1) << "violations make bench exit 1: " << run.output;
+  EXPECT_GT(only_json_object(run)["violations"].get<int>(), 0);
+  raw({"DEL", key, key + ":check"});
+}
+
+TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnlyAndKillReportsTheUnusableTime) {
+  const std::string args = " --fault skew --lease 300 --skew-ms 5000 --retry 10 --duration 1.5 --json";
+  const nlohmann::json faithful =
+      only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
+  const nlohmann::json hardened = only_json_object(run_cli("bench --strategy legacy --preset hardened" + args));
+  const nlohmann::json token = only_json_object(run_cli("bench --strategy token" + args));
+  EXPECT_GT(faithful["fault"]["double_grants"].get<int>(), 0) << faithful.dump();
+  EXPECT_EQ(hardened["fault"]["double_grants"], 0) << hardened.dump();
+  EXPECT_EQ(token["fault"]["double_grants"], 0) << token.dump();
+
+  const nlohmann::json killed = only_json_object(run_cli("bench --fault kill --lease 300 --retry 10 --duration 1 --json"));
+  EXPECT_TRUE(killed["procs"].get<bool>());
+  EXPECT_EQ(killed["violations"], 0) << killed.dump();
+  ASSERT_TRUE(killed["fault"]["key_unusable_ms"].is_number()) << killed.dump();
+  // The dead holder's key is unusable until its lease ends, and no longer than a few retries after.
+  EXPECT_GE(killed["fault"]["key_unusable_ms"].get<double>(), 0.0);
+}
+
+TEST(BenchFaults, PauseLetsASecondHolderInAndTheTokenReleaseRefusesToDeleteIt) {
+  const CliRun run = run_cli("bench --fault pause --strategy token --lease 300 --retry 10 --duration 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json result = only_json_object(run);
+  EXPECT_GT(result["fault"]["second_holder_entries"].get<int>(), 0) << result.dump();
+  EXPECT_EQ(result["fault"]["victim_release"], "refused: the lease had ended, nothing was deleted") << result.dump();
+}
+
+TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
+  const std::filesystem::path dir = std::filesystem::path(test_dir()) / ("compare-" + unique_key());
+  std::filesystem::create_directories(dir);
+  const std::string json = (dir / "compare.json").string();
+  const std::string svg = (dir / "compare.svg").string();
+  const CliRun run = run_cli("compare --duration 0.2 --json '" + json + "' --plot '" + svg + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const auto* heading : {"uncontended", "8 clients hold 1ms", "32 clients hold 0ms", "4 clients hold 1ms think 20ms",
+                              "legacy faithful", "legacy hardened", "token", "cycle p50", "handoff p50"}) {
+    EXPECT_THAT(run.output, ::testing::HasSubstr(heading));
+  }
+  std::ifstream in(json);
+  const nlohmann::json all = nlohmann::json::parse(in);
+  ASSERT_EQ(all["results"].size(), 12U);
+  for (const auto& result : all["results"]) {
+    for (const auto& field : kRequiredFields) EXPECT_TRUE(result.contains(field)) << field;
+    EXPECT_EQ(result["violations"], 0) << result.dump();
+  }
+  if (!tools::find_on_path("gnuplot").empty()) {
+    EXPECT_TRUE(std::filesystem::file_size(svg) > 0);
+    EXPECT_THAT(run.output, ::testing::HasSubstr("chart: " + svg));
+  }
+  // Without gnuplot on PATH it says so plainly, and still writes the JSON.
+  const CliRun no_gnuplot = run_cli("compare --duration 0.05 --json '" + json + "' --plot '" + (dir / "none.svg").string() +
+                                    "'", true, "LOCKBRIDGE_GNUPLOT=");
+  EXPECT_EQ(no_gnuplot.exit_code, 0) << no_gnuplot.output;
+  EXPECT_THAT(no_gnuplot.output, ::testing::HasSubstr("no chart: gnuplot is not installed"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "none.svg"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
