@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev                   # JSON output
   libgtest-dev libgmock-dev            # tests
   redis-server redis-tools             # the embedded default server and the test fixture
+  gnuplot-nox                          # the compare chart (optional: compare says so when it is missing)
 )
 
 missing=()
