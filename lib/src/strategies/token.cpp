@@ -8,6 +8,36 @@ namespace lockbridge::detail {
 AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) {
   last_token_ = random_token();
   const std::string lease_ms = std::to_string(lease.count());
+  if (!set_nx_get_) return acquire_by_script(connection, key, lease_ms);
+  // One plain command, no Lua: nil = set (ours); a string = someone else's lock, left as it is;
+  // WRONGTYPE for a key of another type. The lock cycle's floor is two round trips, and a script
+  // costs the server several times a plain SET.
+  const ReplyPtr reply = connection.run({"SET", key, last_token_, "NX", "PX", lease_ms, "GET"});
+  const std::string context = describe("acquire", key);
+  if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("ERR syntax")) {
+    set_nx_get_ = false;  // Redis before 7.0 cannot combine NX and GET
+    return acquire_by_script(connection, key, lease_ms);
+  }
+  if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("WRONGTYPE")) {
+    // Rare: one more round trip to say what the key is.
+    const ReplyPtr type = connection.run({"TYPE", key});
+    throw Error(Errc::wrong_type, context + ": WRONGTYPE lock key holds a " +
+                                      (type->type == REDIS_REPLY_STATUS ? std::string(as_view(*type)) : "non-string") +
+                                      ", not a string");
+  }
+  throw_if_error(*reply, context);
+  AcquireAttempt attempt;
+  if (reply->type == REDIS_REPLY_NIL) {
+    attempt.acquired = true;
+    attempt.value = last_token_;
+  } else if (reply->type != REDIS_REPLY_STRING) {
+    unexpected_reply(*reply, "nil or a string", context);
+  }
+  return attempt;
+}
+
+AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::string_view key,
+                                                const std::string& lease_ms) {
   const ReplyPtr reply = run_script(connection, scripts_, kTokenAcquire, {key}, {last_token_, lease_ms});
   const std::string context = describe("acquire", key);
   throw_if_error(*reply, context);

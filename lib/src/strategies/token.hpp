@@ -17,8 +17,11 @@ class TokenStrategy final : public LockStrategy {
   void abandon_attempt(Connection& connection, std::string_view key) noexcept override;
 
  private:
+  AcquireAttempt acquire_by_script(Connection& connection, std::string_view key, const std::string& lease_ms);
+
   ScriptCache& scripts_;
   std::string last_token_;  // of the last attempt, for abandon_attempt
+  bool set_nx_get_ = true;  // false once the server refused SET ... NX GET (Redis < 7.0)
 };
 
 }  // namespace lockbridge::detail
