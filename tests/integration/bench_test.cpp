@@ -53,7 +53,8 @@ TEST(Bench, JsonHasEveryFieldOfTheContract) {
 }
 
 TEST(Bench, UncontendedCycleCountsExactlyTwoRoundTripsAndTheLockCommands) {
-  const CliRun run = run_cli("bench --strategy legacy --preset faithful --ops 100 --json");
+  // On a private embedded server: commandstats are server-wide, and other tests run in parallel.
+  const CliRun run = run_cli("bench --strategy legacy --preset faithful --ops 100 --json", false);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const nlohmann::json result = only_json_object(run);
   // jedis-lock 1.0.0 uncontended: SETNX, then DEL. The bench's INCR/DECR/PING are not counted.
@@ -158,7 +159,7 @@ TEST(BenchCheckKeyProtocol, AClientIgnoringTheLockIsCountedAsViolations) {
   raw({"DEL", key, key + ":check"});
 }
 
-TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnlyAndKillReportsTheUnusableTime) {
+TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnly) {
   const std::string args = " --fault skew --lease 300 --skew-ms 5000 --retry 10 --duration 1.5 --json";
   const nlohmann::json faithful =
       only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
@@ -168,12 +169,6 @@ TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnlyAndKillReportsTheUnusable
   EXPECT_EQ(hardened["fault"]["double_grants"], 0) << hardened.dump();
   EXPECT_EQ(token["fault"]["double_grants"], 0) << token.dump();
 
-  const nlohmann::json killed = only_json_object(run_cli("bench --fault kill --lease 300 --retry 10 --duration 1 --json"));
-  EXPECT_TRUE(killed["procs"].get<bool>());
-  EXPECT_EQ(killed["violations"], 0) << killed.dump();
-  ASSERT_TRUE(killed["fault"]["key_unusable_ms"].is_number()) << killed.dump();
-  // The dead holder's key is unusable until its lease ends, and no longer than a few retries after.
-  EXPECT_GE(killed["fault"]["key_unusable_ms"].get<double>(), 0.0);
 }
 
 TEST(BenchFaults, PauseLetsASecondHolderInAndTheTokenReleaseRefusesToDeleteIt) {
