@@ -81,6 +81,15 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   return options;
 }
 
+std::vector<NamedStrategy> every_strategy() {
+  MutexOptions faithful = MutexOptions::jedis_lock_1_0();
+  MutexOptions hardened = faithful;
+  hardened.legacy.preset = LegacyPreset::hardened;
+  MutexOptions token;
+  token.strategy = StrategyKind::token;
+  return {{"legacy faithful", "jedis-lock 1.0.0", faithful}, {"legacy hardened", {}, hardened}, {"token", {}, token}};
+}
+
 std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage, const po::options_description& options,
                                       const po::positional_options_description& positional, po::variables_map& vm) {
   po::options_description all(options);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "embedded_server.hpp"
 #include "lockbridge/mutex.hpp"
@@ -50,6 +51,15 @@ std::optional<std::string> url_option(const po::variables_map& vm);
 // --strategy, --preset, --format, --lease, --retry: parsed into MutexOptions.
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
+
+// The strategies and presets side by side, as demo and compare show them: legacy faithful (the
+// jedis-lock 1.0.0 defaults), legacy hardened (the same, hardened), token (the defaults).
+struct NamedStrategy {
+  std::string name;        // "legacy faithful", "legacy hardened", "token"
+  std::string_view peer;   // the peer it matches on the wire, if any
+  MutexOptions options;
+};
+std::vector<NamedStrategy> every_strategy();
 
 // Parses argv for a subcommand; handles --help and --version (returns them as an exit code).
 // `positional` names the positional arguments in order (may be empty).

@@ -37,28 +37,18 @@ const std::vector<Workload>& workloads() {
   return all;
 }
 
-struct Strategy {
-  std::string name;
-  MutexOptions lock;
-};
-
 // Every strategy and preset, each with every waiting mode the library has (today: polling at
 // jedis-lock's 100 ms).
-std::vector<Strategy> strategies() {
-  MutexOptions faithful = MutexOptions::jedis_lock_1_0();
-  MutexOptions hardened = faithful;
-  hardened.legacy.preset = LegacyPreset::hardened;
-  MutexOptions token;
-  token.strategy = StrategyKind::token;
-  std::vector<Strategy> all{{"legacy faithful", faithful}, {"legacy hardened", hardened}, {"token", token}};
+std::vector<NamedStrategy> strategies() {
+  std::vector<NamedStrategy> all = every_strategy();
   for (auto& strategy : all) {
-    strategy.lock.retry_interval = std::chrono::milliseconds(100);
-    strategy.lock.acquire_timeout = std::chrono::seconds(10);
+    strategy.options.retry_interval = std::chrono::milliseconds(100);
+    strategy.options.acquire_timeout = std::chrono::seconds(10);
   }
   return all;
 }
 
-void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results, const std::vector<Strategy>& columns) {
+void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results, const std::vector<NamedStrategy>& columns) {
   constexpr int kName = 24;
   constexpr int kColumn = 30;
   for (std::size_t w = 0; w < workloads().size(); ++w) {
@@ -71,31 +61,20 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
       for (std::size_t s = 0; s < columns.size(); ++s) out << std::setw(kColumn) << cell(row[s]);
       out << "\n";
     };
-    const auto fixed = [](double value, int decimals) {
-      std::ostringstream text;
-      text << std::fixed << std::setprecision(decimals) << value;
-      return text.str();
-    };
-    line("rtt (PING p50)", [&](const bench::BenchResult& r) { return fixed(r.rtt_us, 1) + " us"; });
-    line("acquisitions/s", [&](const bench::BenchResult& r) { return fixed(r.duration_s > 0 ? static_cast<double>(r.acquisitions) / r.duration_s : 0, 0); });
+    line("rtt (PING p50)", [&](const bench::BenchResult& r) { return bench::fixed(r.rtt_us, 1) + " us"; });
+    line("acquisitions/s", [&](const bench::BenchResult& r) { return bench::fixed(bench::acquisitions_per_s(r), 0); });
     line("cycle p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.cycle_p50_us, r.rtt_us); });
     line("acquire p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p50_us, r.rtt_us); });
     line("acquire p99", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p99_us, r.rtt_us); });
     line("acquire max", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_max_us, r.rtt_us); });
     line("handoff p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p50_us, r.rtt_us); });
     line("handoff p99", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p99_us, r.rtt_us); });
-    line("same owner next", [&](const bench::BenchResult& r) {
-      return r.summary.same_owner_ratio ? fixed(*r.summary.same_owner_ratio, 3) : std::string("-");
-    });
+    line("same owner next", [](const bench::BenchResult& r) { return bench::fixed(r.summary.same_owner_ratio, 3); });
     line("per client min/max", [](const bench::BenchResult& r) {
       return std::to_string(r.summary.per_client_min) + " / " + std::to_string(r.summary.per_client_max);
     });
-    line("redis cmds/acquire", [&](const bench::BenchResult& r) {
-      return r.redis_cmds_per_acquire ? fixed(*r.redis_cmds_per_acquire, 2) : std::string("-");
-    });
-    line("round trips/acquire", [&](const bench::BenchResult& r) {
-      return r.round_trips_per_acquire ? fixed(*r.round_trips_per_acquire, 2) : std::string("-");
-    });
+    line("redis cmds/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.redis_cmds_per_acquire, 2); });
+    line("round trips/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.round_trips_per_acquire, 2); });
     line("violations", [](const bench::BenchResult& r) { return std::to_string(r.violations); });
     line("errors / timeouts", [](const bench::BenchResult& r) {
       return std::to_string(r.errors) + " / " + std::to_string(r.timeouts);
@@ -122,17 +101,17 @@ int compare_command(int argc, char** argv) {
 
   install_interrupt_handlers();
   RedisTarget target(url_option(vm));
-  const std::vector<Strategy> columns = strategies();
+  const std::vector<NamedStrategy> columns = strategies();
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
             << seconds << " s each, on " << Client(target.url()).url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n";
   std::vector<bench::BenchResult> results;
   std::uint64_t violations = 0;
   for (const Workload& workload : workloads()) {
-    for (const Strategy& strategy : columns) {
+    for (const NamedStrategy& strategy : columns) {
       if (interrupted()) return kExitInterrupted;
       bench::BenchConfig config;
-      config.lock = strategy.lock;
+      config.lock = strategy.options;
       config.clients = workload.clients;
       config.hold = std::chrono::milliseconds(workload.hold_ms);
       config.think = std::chrono::milliseconds(workload.think_ms);

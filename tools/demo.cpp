@@ -12,20 +12,6 @@ namespace {
 
 constexpr std::string_view kUsage = "lockbridge demo [--url URL]";
 
-struct Variant {
-  std::string_view name;
-  MutexOptions options;
-};
-
-std::vector<Variant> variants() {
-  MutexOptions faithful = MutexOptions::jedis_lock_1_0();
-  MutexOptions hardened = faithful;
-  hardened.legacy.preset = LegacyPreset::hardened;
-  MutexOptions token;
-  token.strategy = StrategyKind::token;
-  return {{"legacy faithful (jedis-lock 1.0.0)", faithful}, {"legacy hardened", hardened}, {"token", token}};
-}
-
 int demo(int argc, char** argv) {
   po::options_description options("demo options");
   add_url_option(options);
@@ -38,7 +24,7 @@ int demo(int argc, char** argv) {
   std::cout << std::left << std::setw(36) << "strategy" << std::setw(40) << "value in Redis while held" << std::setw(12)
             << "Redis TTL" << std::setw(14) << "2nd owner" << "after unlock\n";
   int failures = 0;
-  for (const auto& variant : variants()) {
+  for (const auto& variant : every_strategy()) {
     const std::string key = "lockbridge:demo:" + std::string(to_string(variant.options.strategy));
     Mutex first(client, key, variant.options);
     Mutex second(client, key, variant.options);
@@ -52,7 +38,8 @@ int demo(int argc, char** argv) {
     const bool free_after = second.try_lock();
     if (free_after) second.unlock();
     failures += (second_got_it || !free_after || !info.held_by_me) ? 1 : 0;
-    std::cout << std::setw(36) << variant.name << std::setw(40) << info.value << std::setw(12)
+    const std::string label = variant.peer.empty() ? variant.name : variant.name + " (" + std::string(variant.peer) + ")";
+    std::cout << std::setw(36) << label << std::setw(40) << info.value << std::setw(12)
               << (info.ttl ? std::to_string(info.ttl->count()) + " ms" : std::string("none")) << std::setw(14)
               << (second_got_it ? "GOT IT (bug)" : "kept out") << (free_after ? "free" : "STILL HELD (bug)") << "\n";
   }

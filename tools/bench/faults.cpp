@@ -7,11 +7,10 @@
 namespace lockbridge::tools::bench {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
 
 double ms_between(std::int64_t from, std::int64_t to) { return static_cast<double>(to - from) / 1e6; }
 
-std::int64_t ns(std::chrono::milliseconds duration) { return duration.count() * kMs; }
+std::int64_t ns(std::chrono::milliseconds duration) { return duration.count() * kNsPerMs; }
 
 }  // namespace
 
@@ -23,7 +22,7 @@ FaultInjector::FaultInjector(const BenchConfig& config, SharedRun& run, Fleet& f
       admin_(admin),
       embedded_(embedded),
       // Early enough to leave room for the effect, late enough that every client is in its loop.
-      inject_at_(start_ns + std::min<std::int64_t>(ns(config.duration) / 4, 1000 * kMs)) {
+      inject_at_(start_ns + std::min<std::int64_t>(ns(config.duration) / 4, 1000 * kNsPerMs)) {
   if (config_.fault == Fault::none || config_.fault == Fault::skew) phase_ = Phase::done;  // skew is set up per client
 }
 
@@ -44,7 +43,7 @@ bool FaultInjector::catch_holder() {
 void FaultInjector::pause_check_key() {
   RunControl& control = run_.control();
   control.check_paused.store(true, std::memory_order_release);
-  const std::int64_t give_up = now_ns() + 2000 * kMs;  // a check command is one round trip
+  const std::int64_t give_up = now_ns() + 2000 * kNsPerMs;  // a check command is one round trip
   while (control.checks_in_flight.load(std::memory_order_acquire) > 0 && now_ns() < give_up) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -60,7 +59,7 @@ void FaultInjector::tick(std::int64_t now) {
         if (!catch_holder()) return;
         fault_ns_ = now_ns();
         phase_ = Phase::active;
-        keep_until_ = fault_ns_ + 2 * lease + 1000 * kMs;
+        keep_until_ = fault_ns_ + 2 * lease + 1000 * kNsPerMs;
       } else if (now >= fault_ns_ + 2 * lease) {  // stopped for twice the lease
         fleet_.resume(victim_);
         cleared_ns_ = now_ns();
@@ -83,9 +82,9 @@ void FaultInjector::tick(std::int64_t now) {
           failure_ = std::string("could not leave the check key for the killed client: ") + error.what();
         }
         phase_ = Phase::active;
-        keep_until_ = fault_ns_ + lease + 10'000 * kMs;  // give up waiting for a recovery after this
+        keep_until_ = fault_ns_ + lease + 10'000 * kNsPerMs;  // give up waiting for a recovery after this
       } else if (control.acquisitions.load() > acquisitions_at_fault_) {
-        keep_until_ = now + 500 * kMs;
+        keep_until_ = now + 500 * kNsPerMs;
         phase_ = Phase::done;
       }
       return;
@@ -105,7 +104,7 @@ void FaultInjector::tick(std::int64_t now) {
       cleared_ns_ = now_ns();
       control.restarts.fetch_add(1, std::memory_order_acq_rel);
       control.check_paused.store(false, std::memory_order_release);
-      keep_until_ = cleared_ns_ + 2000 * kMs;
+      keep_until_ = cleared_ns_ + 2000 * kNsPerMs;
       return;
     case Fault::none:
     case Fault::skew:

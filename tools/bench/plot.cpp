@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "embedded_server.hpp"
+#include "report.hpp"
 
 namespace lockbridge::tools::bench {
 namespace {
@@ -58,7 +59,7 @@ PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vecto
       for (std::size_t s = 0; s < strategies.size(); ++s) {
         const BenchResult& r = results.at(w * strategies.size() + s);
         data << ' ' << r.summary.acquire_p50_us.value_or(0) << ' ' << r.summary.acquire_p99_us.value_or(0) << ' '
-             << (r.duration_s > 0 ? static_cast<double>(r.acquisitions) / r.duration_s : 0);
+             << acquisitions_per_s(r);
       }
       data << '\n';
     }

@@ -13,13 +13,21 @@ ordered_json optional_number(const std::optional<double>& value) {
   return value ? ordered_json(*value) : ordered_json(nullptr);
 }
 
+}  // namespace
+
 std::string fixed(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
 }
 
-}  // namespace
+std::string fixed(const std::optional<double>& value, int decimals) {
+  return value ? fixed(*value, decimals) : std::string("-");
+}
+
+double acquisitions_per_s(const BenchResult& result) noexcept {
+  return result.duration_s > 0 ? static_cast<double>(result.acquisitions) / result.duration_s : 0.0;
+}
 
 std::string strategy_label(const BenchConfig& config) {
   if (config.lock.strategy == StrategyKind::token) return "token";
@@ -55,7 +63,7 @@ ordered_json to_json(const BenchResult& r) {
       {"check_key", c.check_key},
       {"duration_s", r.duration_s},
       {"acquisitions", r.acquisitions},
-      {"acquisitions_per_s", r.duration_s > 0 ? static_cast<double>(r.acquisitions) / r.duration_s : 0.0},
+      {"acquisitions_per_s", acquisitions_per_s(r)},
       {"violations", r.violations},
       {"errors", r.errors},
       {"timeouts", r.timeouts},
@@ -86,13 +94,12 @@ void print_table(std::ostream& out, const BenchResult& r) {
   const auto row = [&out](const std::string& name, const std::string& value) {
     out << "  " << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << value << "\n";
   };
-  const auto number = [](const std::optional<double>& v, int decimals) { return v ? fixed(*v, decimals) : std::string("-"); };
   out << "lockbridge bench: " << strategy_label(c) << ", " << c.wait_mode() << ", " << c.clients << " client"
       << (c.clients == 1 ? "" : "s") << (c.procs ? " (processes)" : "") << ", hold " << c.hold.count() << " ms, think "
       << c.think.count() << " ms, lease " << c.lock.lease.count() << " ms\n";
   row("round trip (PING p50)", fixed(r.rtt_us, 1) + " us");
   row("duration", fixed(r.duration_s, 2) + " s");
-  row("acquisitions", std::to_string(r.acquisitions) + " (" + fixed(r.duration_s > 0 ? static_cast<double>(r.acquisitions) / r.duration_s : 0, 0) + "/s)");
+  row("acquisitions", std::to_string(r.acquisitions) + " (" + fixed(acquisitions_per_s(r), 0) + "/s)");
   row("violations", std::to_string(r.violations));
   row("errors / timeouts", std::to_string(r.errors) + " / " + std::to_string(r.timeouts));
   row("lost leases", std::to_string(r.lost_leases));
@@ -100,10 +107,10 @@ void print_table(std::ostream& out, const BenchResult& r) {
   row("acquire p50 / p99", latency_cell(s.acquire_p50_us, r.rtt_us) + " / " + latency_cell(s.acquire_p99_us, r.rtt_us));
   row("acquire max", latency_cell(s.acquire_max_us, r.rtt_us));
   row("handoff p50 / p99", latency_cell(s.handoff_p50_us, r.rtt_us) + " / " + latency_cell(s.handoff_p99_us, r.rtt_us));
-  row("same owner next", number(s.same_owner_ratio, 3));
+  row("same owner next", fixed(s.same_owner_ratio, 3));
   row("per client min / max", std::to_string(s.per_client_min) + " / " + std::to_string(s.per_client_max));
-  row("redis cmds / acquire", number(r.redis_cmds_per_acquire, 2));
-  row("round trips / acquire", number(r.round_trips_per_acquire, 2));
+  row("redis cmds / acquire", fixed(r.redis_cmds_per_acquire, 2));
+  row("round trips / acquire", fixed(r.round_trips_per_acquire, 2));
   if (!r.fault.is_null()) {
     for (const auto& [name, value] : r.fault.items()) row("fault: " + name, value.is_string() ? value.get<std::string>() : value.dump());
   }

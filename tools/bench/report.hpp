@@ -15,6 +15,11 @@ std::string strategy_label(const BenchConfig& config);
 nlohmann::ordered_json to_json(const BenchResult& result);
 void print_table(std::ostream& out, const BenchResult& result);
 
+double acquisitions_per_s(const BenchResult& result) noexcept;
+// `value` with `decimals` digits after the point; "-" for none.
+std::string fixed(double value, int decimals);
+std::string fixed(const std::optional<double>& value, int decimals);
+
 // "123.4 us (4.1x)": a latency and its multiple of the round trip; "-" when there is none.
 std::string latency_cell(const std::optional<double>& us, double rtt_us);
 

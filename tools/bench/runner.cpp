@@ -16,7 +16,6 @@
 namespace lockbridge::tools::bench {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
 // Samples kept per client; more acquisitions are still counted, just not timed.
 constexpr std::size_t kSamplesPerClient = std::size_t{1} << 20;
 
@@ -32,7 +31,7 @@ std::string fresh_key() {
 // two seconds; one that stays up is a run that died inside, and counting from there would be wrong.
 // Returns whether the key did not exist (then it is ours to remove afterwards).
 bool claim_check_key(const Client& admin, const std::string& check_key) {
-  const std::int64_t give_up = now_ns() + 2000 * kMs;
+  const std::int64_t give_up = now_ns() + 2000 * kNsPerMs;
   for (;;) {
     const Reply current = admin.command({"GET", check_key});
     if (current.is_nil()) return true;
@@ -65,13 +64,13 @@ class Progress {
 
   void update(std::int64_t now, const RunControl& control) {
     const bool long_run = config_.ops || config_.duration > std::chrono::seconds(2);
-    if (!config_.progress || !long_run || now - start_ < 2000 * kMs || now < next_) return;
-    next_ = now + (tty_ ? 1000 : 5000) * kMs;
+    if (!config_.progress || !long_run || now - start_ < 2000 * kNsPerMs || now < next_) return;
+    next_ = now + (tty_ ? 1000 : 5000) * kNsPerMs;
     const std::string limit = config_.ops ? std::to_string(*config_.ops) + " acquisitions"
                                           : std::to_string(config_.duration.count() / 1000) + " s";
     std::fprintf(stderr, "%sbench %s, %d client%s: %lld s of %s, %llu acquisitions, %llu violations%s",
                  tty_ ? "\r" : "", describe_strategy().c_str(), config_.clients, config_.clients == 1 ? "" : "s",
-                 static_cast<long long>((now - start_) / (1000 * kMs)), limit.c_str(),
+                 static_cast<long long>((now - start_) / (1000 * kNsPerMs)), limit.c_str(),
                  static_cast<unsigned long long>(control.acquisitions.load()),
                  static_cast<unsigned long long>(control.violations.load()), tty_ ? "   " : "\n");
     printed_ = true;
@@ -124,7 +123,7 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
 
   const CommandCounts before = read_commandstats(admin);
   const std::int64_t start = now_ns();
-  if (!config.ops) control.end_ns.store(start + config.duration.count() * kMs);
+  if (!config.ops) control.end_ns.store(start + config.duration.count() * kNsPerMs);
   control.go.store(true, std::memory_order_release);
 
   FaultInjector faults(config, run, fleet, admin, embedded, start);
@@ -136,7 +135,7 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
     const bool all_done = control.finished.load() + fleet.killed() >= config.clients;
     if (all_done || interrupted()) break;
     if (!config.ops) {
-      const std::int64_t end = std::max(start + config.duration.count() * kMs, faults.keep_running_until());
+      const std::int64_t end = std::max(start + config.duration.count() * kNsPerMs, faults.keep_running_until());
       control.end_ns.store(end);
       if (now >= end) break;
     }

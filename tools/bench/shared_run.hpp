@@ -12,6 +12,8 @@
 
 namespace lockbridge::tools::bench {
 
+inline constexpr std::int64_t kNsPerMs = 1'000'000;
+
 // Steady-clock nanoseconds. CLOCK_MONOTONIC is one clock for every process on the machine, so
 // times taken in different client processes compare directly (the handoff needs that).
 std::int64_t now_ns() noexcept;
