@@ -21,8 +21,8 @@ const std::vector<std::string> kRequiredFields{
     "per_client_min", "per_client_max", "redis_cmds_per_acquire", "round_trips_per_acquire"};
 
 nlohmann::json only_json_object(const CliRun& run) {
-  EXPECT_EQ(run.lines.size(), 1U) << run.output;
-  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << "exactly one line: " << run.output;
+  EXPECT_EQ(run.lines.size(), 1U) << run;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << "exactly one line: " << run;
   return run.lines.empty() ? nlohmann::json() : run.lines.front();
 }
 
@@ -32,7 +32,7 @@ TEST(Bench, JsonHasEveryFieldOfTheContract) {
   for (const std::string strategy : {"--strategy token", "--strategy legacy --preset faithful", "--strategy legacy --preset hardened"}) {
     SCOPED_TRACE(strategy);
     const CliRun run = run_cli("bench " + strategy + " --clients 2 --ops 200 --json");
-    ASSERT_EQ(run.exit_code, 0) << run.output;
+    ASSERT_EQ(run.exit_code, 0) << run;
     const nlohmann::json result = only_json_object(run);
     for (const auto& field : kRequiredFields) EXPECT_TRUE(result.contains(field)) << field;
     EXPECT_EQ(result["clients"], 2);
@@ -55,7 +55,7 @@ TEST(Bench, JsonHasEveryFieldOfTheContract) {
 TEST(Bench, UncontendedCycleCountsExactlyTwoRoundTripsAndTheLockCommands) {
   // On a private embedded server: commandstats are server-wide, and other tests run in parallel.
   const CliRun run = run_cli("bench --strategy legacy --preset faithful --ops 100 --json", false);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run;
   const nlohmann::json result = only_json_object(run);
   // jedis-lock 1.0.0 uncontended: SETNX, then DEL. The bench's INCR/DECR/PING are not counted.
   EXPECT_EQ(result["round_trips_per_acquire"], 2.0);
@@ -68,7 +68,7 @@ TEST(Bench, UncontendedCycleCountsExactlyTwoRoundTripsAndTheLockCommands) {
 TEST(Bench, LeavesNoKeyBehind) {
   const std::string key = unique_key("bench");
   const CliRun run = run_cli("bench --clients 3 --ops 50 --json" + protocol_keys(key));
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run;
   EXPECT_EQ(raw({"EXISTS", key, key + ":check"}).integer, 0);
 }
 
@@ -141,7 +141,7 @@ TEST(BenchCheckKeyProtocol, AnHonestForeignClientJoinsWithoutViolations) {
     foreign_entries = foreign.entries();
     EXPECT_EQ(foreign.overlaps_seen(), 0);
   }
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run;
   EXPECT_EQ(only_json_object(run)["violations"], 0);
   EXPECT_GT(foreign_entries, 0);  // it really took part
   raw({"DEL", key, key + ":check"});
@@ -154,7 +154,7 @@ TEST(BenchCheckKeyProtocol, AClientIgnoringTheLockIsCountedAsViolations) {
     ForeignClient rogue(key, false);
     run = run_cli("bench --clients 2 --hold 2 --duration 1.5 --json" + protocol_keys(key));
   }
-  EXPECT_EQ(run.exit_code, 1) << "violations make bench exit 1: " << run.output;
+  EXPECT_EQ(run.exit_code, 1) << "violations make bench exit 1: " << run;
   EXPECT_GT(only_json_object(run)["violations"].get<int>(), 0);
   raw({"DEL", key, key + ":check"});
 }
@@ -168,15 +168,27 @@ TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnly) {
   EXPECT_GT(faithful["fault"]["double_grants"].get<int>(), 0) << faithful.dump();
   EXPECT_EQ(hardened["fault"]["double_grants"], 0) << hardened.dump();
   EXPECT_EQ(token["fault"]["double_grants"], 0) << token.dump();
-
 }
 
 TEST(BenchFaults, PauseLetsASecondHolderInAndTheTokenReleaseRefusesToDeleteIt) {
   const CliRun run = run_cli("bench --fault pause --strategy token --lease 300 --retry 10 --duration 1 --json");
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run;
   const nlohmann::json result = only_json_object(run);
   EXPECT_GT(result["fault"]["second_holder_entries"].get<int>(), 0) << result.dump();
   EXPECT_EQ(result["fault"]["victim_release"], "refused: the lease had ended, nothing was deleted") << result.dump();
+}
+
+TEST(BenchFaults, KillReportsHowLongTheKeyStayedUnusable) {
+  const CliRun run = run_cli("bench --fault kill --strategy token --lease 300 --retry 10 --duration 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  EXPECT_EQ(result["procs"], true) << "a kill needs a process to kill";
+  EXPECT_EQ(result["violations"], 0) << result.dump();
+  EXPECT_GT(result["rtt_us"].get<double>(), 0) << "the killed client is never the one timing PINGs";
+  EXPECT_NE(result["fault"]["victim"], 0) << result.dump();
+  // The dead holder's key frees itself when its lease ends; nobody gets in before that.
+  ASSERT_TRUE(result["fault"]["key_unusable_ms"].is_number()) << result.dump();
+  EXPECT_FALSE(result["fault"].contains("failure")) << result.dump();
 }
 
 TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
@@ -185,7 +197,7 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   const std::string json = (dir / "compare.json").string();
   const std::string svg = (dir / "compare.svg").string();
   const CliRun run = run_cli("compare --duration 0.2 --json '" + json + "' --plot '" + svg + "'");
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run;
   for (const auto* heading : {"uncontended", "8 clients hold 1ms", "32 clients hold 0ms", "4 clients hold 1ms think 20ms",
                               "legacy faithful", "legacy hardened", "token", "cycle p50", "handoff p50"}) {
     EXPECT_THAT(run.output, ::testing::HasSubstr(heading));
@@ -204,7 +216,7 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   // Without gnuplot on PATH it says so plainly, and still writes the JSON.
   const CliRun no_gnuplot = run_cli("compare --duration 0.05 --json '" + json + "' --plot '" + (dir / "none.svg").string() +
                                     "'", true, "LOCKBRIDGE_GNUPLOT=");
-  EXPECT_EQ(no_gnuplot.exit_code, 0) << no_gnuplot.output;
+  EXPECT_EQ(no_gnuplot.exit_code, 0) << no_gnuplot;
   EXPECT_THAT(no_gnuplot.output, ::testing::HasSubstr("no chart: gnuplot is not installed"));
   EXPECT_FALSE(std::filesystem::exists(dir / "none.svg"));
   std::filesystem::remove_all(dir);

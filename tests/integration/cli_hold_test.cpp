@@ -16,8 +16,8 @@ namespace {
 TEST(CliHold, TokenAcquiresHoldsAndReleases) {
   const std::string key = unique_key();
   const CliRun run = run_cli("hold '" + key + "' --json --for 10");
-  EXPECT_EQ(run.exit_code, 0) << run.output;
-  ASSERT_EQ(run.lines.size(), 2U) << run.output;
+  EXPECT_EQ(run.exit_code, 0) << run;
+  ASSERT_EQ(run.lines.size(), 2U) << run;
   EXPECT_EQ(run.lines[0]["acquired"], true);
   EXPECT_EQ(run.lines[0]["key"], key);
   EXPECT_EQ(run.lines[0]["strategy"], "token");
@@ -33,8 +33,8 @@ TEST(CliHold, LegacyWritesEachFormatInBothPresets) {
       SCOPED_TRACE(preset + " " + name);
       const std::string key = unique_key();
       const CliRun run = run_cli("hold '" + key + "' --json --strategy legacy --preset " + preset + " --format " + name);
-      EXPECT_EQ(run.exit_code, 0) << run.output;
-      ASSERT_EQ(run.lines.size(), 2U) << run.output;
+      EXPECT_EQ(run.exit_code, 0) << run;
+      ASSERT_EQ(run.lines.size(), 2U) << run;
       EXPECT_EQ(run.lines[0]["acquired"], true);
       EXPECT_EQ(run.lines[0]["strategy"], "legacy");
       EXPECT_EQ(run.lines[0]["preset"], preset);
@@ -52,7 +52,7 @@ TEST(CliHold, HeldKeyExitsOneAndChangesNothing) {
   ASSERT_TRUE(holder.try_lock());
   const CliRun run = run_cli("hold '" + key + "' --json --wait 30 --retry 5");
   EXPECT_EQ(run.exit_code, 1);
-  ASSERT_EQ(run.lines.size(), 1U) << run.output;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
   EXPECT_EQ(run.lines[0]["acquired"], false);
   EXPECT_TRUE(run.lines[0]["value"].is_null());
   EXPECT_EQ(raw({"GET", key}).str, holder.value());
@@ -90,8 +90,8 @@ TEST(CliHold, HelpAndVersionWorkOnTheToolAndTheSubcommand) {
 
 TEST(CliHold, WithoutAUrlItStartsAndStopsItsOwnServer) {
   const CliRun run = run_cli("hold embedded-key --json --for 10", false);
-  EXPECT_EQ(run.exit_code, 0) << run.output;
-  ASSERT_EQ(run.lines.size(), 2U) << run.output;
+  EXPECT_EQ(run.exit_code, 0) << run;
+  ASSERT_EQ(run.lines.size(), 2U) << run;
   EXPECT_EQ(run.lines[0]["acquired"], true);
   EXPECT_EQ(run.lines[1]["released"], true);
   EXPECT_EQ(raw({"EXISTS", "embedded-key"}).integer, 0);  // it was not the fixture's server

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 
@@ -170,9 +173,14 @@ std::vector<std::vector<std::string>> CommandRecorder::stop() {
   return commands;
 }
 
+std::ostream& operator<<(std::ostream& out, const CliRun& run) {
+  return out << "exit " << run.exit_code << "\n--- stdout\n" << run.output << "--- stderr\n" << run.errors;
+}
+
 CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
+  const std::filesystem::path stderr_file = std::filesystem::path(test_dir()) / ("cli-stderr-" + unique_key());
   const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI + " " + args +
-                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>/dev/null";
+                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>'" + stderr_file.string() + "'";
   FILE* process = popen(command.c_str(), "r");
   if (process == nullptr) throw std::runtime_error("cannot run " + command);
   CliRun run;
@@ -180,6 +188,11 @@ CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
   while (fgets(buffer, sizeof buffer, process) != nullptr) run.output += buffer;
   const int status = pclose(process);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  {
+    std::ifstream errors(stderr_file);
+    run.errors.assign(std::istreambuf_iterator<char>(errors), std::istreambuf_iterator<char>());
+  }
+  std::filesystem::remove(stderr_file);
   std::istringstream lines(run.output);
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.front() == '{') run.lines.push_back(nlohmann::json::parse(line));

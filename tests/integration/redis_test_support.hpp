@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -86,10 +87,13 @@ std::vector<std::string> parse_monitor_line(std::string_view line);
 struct CliRun {
   int exit_code = -1;
   std::vector<nlohmann::json> lines;
-  std::string output;
+  std::string output;  // stdout
+  std::string errors;  // stderr, kept apart so stdout stays parseable
 };
+// For assertion messages: exit code, stdout and stderr.
+std::ostream& operator<<(std::ostream& out, const CliRun& run);
 // `args` is shell text; with_url appends --url for the fixture's server; `env` (VAR=value ...) is
-// set for the run. stderr is discarded.
+// set for the run.
 CliRun run_cli(const std::string& args, bool with_url = true, const std::string& env = "");
 
 }  // namespace lockbridge::testing

@@ -49,7 +49,7 @@ std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const std::strin
   std::vector<WorkerSpec> specs;
   for (int i = 0; i < config.clients; ++i) {
     WorkerSpec spec{i, url, config.key, config.check_key, config.lock, config.hold, config.think,
-                    i == 0 ? config.rtt_pings : 0};
+                    i == kRttClient ? config.rtt_pings : 0};
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
     specs.push_back(std::move(spec));
   }
@@ -144,7 +144,7 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
   control.stop.store(true);
   fleet.join();
   result.duration_s = static_cast<double>(now_ns() - start) / 1e9;
-  const ClientSlot& timer = run.slot(0);
+  const ClientSlot& timer = run.slot(kRttClient);
   std::vector<double> rtt(timer.rtt_us, timer.rtt_us + std::min(timer.pings.load(), kMaxPings));
   if (rtt.empty()) throw Error(Errc::io, "bench: no PING round trip could be timed: " + std::string(timer.first_error));
   result.rtt_us = std::round(*percentile(rtt, 50) * 10) / 10;  // floats: keep the digits that mean something

@@ -14,6 +14,9 @@ namespace lockbridge::tools::bench {
 
 inline constexpr std::int64_t kNsPerMs = 1'000'000;
 
+// The client that times the PING round trip (rtt_us) on its lock connection, between its cycles.
+inline constexpr int kRttClient = 0;
+
 // Steady-clock nanoseconds. CLOCK_MONOTONIC is one clock for every process on the machine, so
 // times taken in different client processes compare directly (the handoff needs that).
 std::int64_t now_ns() noexcept;
@@ -63,7 +66,7 @@ struct ClientSlot {
   std::atomic<std::uint64_t> round_trips{0};   // requests the lock's connection sent during the run
   std::atomic<std::uint64_t> recorded{0};      // samples stored (later ones are dropped when full)
   std::atomic<std::uint32_t> pings{0};          // rtt_us entries stored
-  float rtt_us[kMaxPings] = {};                 // timed PINGs (client 0 only)
+  float rtt_us[kMaxPings] = {};                 // timed PINGs (kRttClient only)
   char first_error[240] = {};                  // the first error message, NUL-terminated
 };
 
