@@ -53,7 +53,11 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
     if (vm["hold"].defaulted()) config.hold = std::chrono::milliseconds(20);
     if (vm["lease"].defaulted()) config.lock.lease = std::chrono::milliseconds(2000);
     if (vm["duration"].defaulted()) config.duration = std::chrono::seconds(8);
-    if (config.fault == bench::Fault::pause || config.fault == bench::Fault::kill) config.procs = true;
+    // A process to stop or kill; and skew models clients on different machines, which never
+    // share a process's local queue (it would line them up and hide the double grants).
+    if (config.fault == bench::Fault::pause || config.fault == bench::Fault::kill || config.fault == bench::Fault::skew) {
+      config.procs = true;
+    }
   }
   config.skew = std::chrono::milliseconds(vm["skew-ms"].as<long long>());
   config.validate();

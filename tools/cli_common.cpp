@@ -54,7 +54,11 @@ void add_lock_options(po::options_description& options) {
       ("preset", po::value<std::string>()->default_value("hardened"), "legacy preset: faithful | hardened")
       ("format", po::value<std::string>()->default_value("ms"), "legacy value format: ms | seconds | uuid-ms")
       ("lease", po::value<long long>()->default_value(60000), "lease in ms")
-      ("retry", po::value<long long>()->default_value(100), "ms between attempts while waiting for a held lock");
+      ("wait-mode", po::value<std::string>()->default_value("notify"),
+       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback)")
+      ("retry", po::value<long long>(),
+       "attempt every MS ms while waiting, counted as jedis-lock counts them (default: exponential backoff "
+       "with jitter, 1-100 ms, never past the holder's lease end)");
 }
 
 MutexOptions lock_options_from(const po::variables_map& vm) {
@@ -76,9 +80,33 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   if (!parsed) throw Error(Errc::bad_option, "--format must be ms, seconds or uuid-ms, got '" + format + "'");
   options.legacy.format = *parsed;
   options.lease = std::chrono::milliseconds(vm["lease"].as<long long>());
-  options.retry_interval = std::chrono::milliseconds(vm["retry"].as<long long>());
+  if (vm.count("retry")) options.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(vm["retry"].as<long long>()));
+  const auto wait_mode = vm["wait-mode"].as<std::string>();
+  if (wait_mode == "poll") {
+    options.wait_mode = WaitMode::poll;
+  } else if (wait_mode != "notify") {
+    throw Error(Errc::bad_option, "--wait-mode must be poll or notify, got '" + wait_mode + "'");
+  }
   options.validate();
   return options;
+}
+
+std::string waiting_label(const MutexOptions& options) {
+  const RetryPolicy& retry = options.retry;
+  std::string policy;
+  switch (retry.kind) {
+    case RetryPolicy::Kind::backoff:
+      policy = "backoff " + std::to_string(retry.initial.count()) + "-" + std::to_string(retry.cap.count()) + "ms";
+      break;
+    case RetryPolicy::Kind::jedis_lock:
+      policy = "every " + std::to_string(retry.interval.count()) + "ms";
+      break;
+    case RetryPolicy::Kind::fixed_count:
+      policy = std::to_string(retry.retries) + " retries " + std::to_string(retry.interval.count()) + "ms apart";
+      break;
+  }
+  return std::string(to_string(options.wait_mode)) + (options.wait_mode == WaitMode::poll ? " " : ", ") + policy +
+         (options.local_queue ? ", local queue" : "");
 }
 
 std::vector<NamedStrategy> every_strategy() {

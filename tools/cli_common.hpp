@@ -48,12 +48,15 @@ class RedisTarget {
 void add_url_option(po::options_description& options);
 std::optional<std::string> url_option(const po::variables_map& vm);
 
-// --strategy, --preset, --format, --lease, --retry: parsed into MutexOptions.
+// --strategy, --preset, --format, --lease, --wait-mode, --retry: parsed into MutexOptions.
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 
-// The strategies and presets side by side, as demo and compare show them: legacy faithful (the
-// jedis-lock 1.0.0 defaults), legacy hardened (the same, hardened), token (the defaults).
+// How a lock waits, in a few words: "notify, backoff 1-100ms, local queue", "poll every 100ms".
+std::string waiting_label(const MutexOptions& options);
+
+// The strategies and presets side by side, as demo shows them: legacy faithful (the jedis-lock
+// 1.0.0 defaults), legacy hardened (the same, hardened), token (the defaults).
 struct NamedStrategy {
   std::string name;        // "legacy faithful", "legacy hardened", "token"
   std::string_view peer;   // the peer it matches on the wire, if any

@@ -16,7 +16,8 @@ namespace {
 
 constexpr std::string_view kUsage =
     "lockbridge compare [--url URL] [--duration S] [--json FILE] [--plot FILE.svg|.png]\n\n"
-    "Runs lockbridge bench for legacy faithful, legacy hardened and token over four workloads:\n"
+    "Runs lockbridge bench for legacy faithful, legacy hardened, token waiting as its peers do (poll)\n"
+    "and token with lockbridge's waiting (notify) over four workloads:\n"
     "uncontended; 8 clients hold 1 ms; 32 clients hold 0 ms; 4 clients hold 1 ms think 20 ms.\n"
     "Exit status: 0 no violation, 1 violations seen, 2 bad usage, 3 Redis error.";
 
@@ -37,14 +38,26 @@ const std::vector<Workload>& workloads() {
   return all;
 }
 
-// Every strategy and preset, each with every waiting mode the library has (today: polling at
-// jedis-lock's 100 ms).
+// Every strategy and preset, and the waiting modes side by side: legacy faithful waits as
+// jedis-lock does (poll every 100 ms); token is shown both waiting as the peers do (poll every
+// 100 ms, every thread on its own) and with lockbridge's defaults (release notifications, backoff,
+// local queue), as is legacy hardened.
 std::vector<NamedStrategy> strategies() {
-  std::vector<NamedStrategy> all = every_strategy();
-  for (auto& strategy : all) {
-    strategy.options.retry_interval = std::chrono::milliseconds(100);
-    strategy.options.acquire_timeout = std::chrono::seconds(10);
-  }
+  MutexOptions faithful = MutexOptions::jedis_lock_1_0();
+  MutexOptions hardened;
+  hardened.strategy = StrategyKind::legacy;
+  hardened.legacy.preset = LegacyPreset::hardened;
+  hardened.lease = faithful.lease;
+  MutexOptions token_poll;
+  token_poll.wait_mode = WaitMode::poll;
+  token_poll.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(100));
+  token_poll.local_queue = false;
+  const MutexOptions token;
+  std::vector<NamedStrategy> all{{"legacy faithful", "jedis-lock 1.0.0", faithful},
+                                 {"legacy hardened", {}, hardened},
+                                 {"token, poll (as peers)", {}, token_poll},
+                                 {"token", {}, token}};
+  for (auto& strategy : all) strategy.options.acquire_timeout = std::chrono::seconds(10);
   return all;
 }
 
@@ -61,6 +74,13 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
       for (std::size_t s = 0; s < columns.size(); ++s) out << std::setw(kColumn) << cell(row[s]);
       out << "\n";
     };
+    line("waiting", [](const bench::BenchResult& r) {
+      std::string label = waiting_label(r.config.lock);
+      const std::string local = ", local queue";
+      if (label.ends_with(local)) label.resize(label.size() - local.size());
+      return label;
+    });
+    line("local queue", [](const bench::BenchResult& r) { return std::string(r.config.lock.local_queue ? "yes" : "no"); });
     line("rtt (PING p50)", [&](const bench::BenchResult& r) { return bench::fixed(r.rtt_us, 1) + " us"; });
     line("acquisitions/s", [&](const bench::BenchResult& r) { return bench::fixed(bench::acquisitions_per_s(r), 0); });
     line("cycle p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.cycle_p50_us, r.rtt_us); });
@@ -123,7 +143,7 @@ int compare_command(int argc, char** argv) {
   }
 
   std::cout << "lockbridge " << version() << " compare: same Redis, same run; latencies also as multiples of that run's\n"
-            << "PING round trip (a lock cycle cannot beat 2x); every client waits by polling every 100 ms.\n";
+            << "PING round trip (a lock cycle cannot beat 2x). Clients are threads of one process.\n";
   print_comparison(std::cout, results, columns);
 
   nlohmann::ordered_json all{{"version", version()},

@@ -146,6 +146,31 @@ ReplyPtr Connection::run(Args args) {
   return read_reply();
 }
 
+void Connection::send(Args args) {
+  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  append(args);
+  round_trips_->fetch_add(1, std::memory_order_relaxed);
+  const SigpipeGuard guard;
+  int done = 0;
+  while (done == 0) {
+    errno = 0;
+    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) fail("send", true);
+  }
+}
+
+std::vector<ReplyPtr> Connection::read_available() {
+  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  errno = 0;
+  if (redisBufferRead(context_.get()) != REDIS_OK) fail("read", false);
+  std::vector<ReplyPtr> replies;
+  for (;;) {
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) fail("read", false);
+    if (raw == nullptr) return replies;
+    replies.emplace_back(static_cast<redisReply*>(raw));
+  }
+}
+
 std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::string_view>> commands) {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
   for (const auto& command : commands) append(command);

@@ -47,6 +47,15 @@ class Connection {
 
   bool broken() const noexcept { return broken_; }
 
+  // For a connection in subscribe mode, driven by poll(2) on fd(): send() writes a command without
+  // waiting for its reply; read_available() reads what the socket has (call it when poll says
+  // readable) and returns every complete reply and message. Both throw io and break the connection
+  // when the server is gone.
+  int fd() const noexcept { return context_->fd; }
+  void send(Args args);
+  void send(std::initializer_list<std::string_view> args) { send(Args(args.begin(), args.size())); }
+  std::vector<ReplyPtr> read_available();
+
  private:
   void append(Args args);
   ReplyPtr read_reply();

@@ -6,7 +6,8 @@
 
 namespace lockbridge::detail {
 
-ConnectionPool::ConnectionPool(RedisUrl url, ClientOptions options) : url_(std::move(url)), options_(options) {
+ConnectionPool::ConnectionPool(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips)
+    : url_(std::move(url)), options_(options), round_trips_(round_trips) {
   idle_.reserve(options_.pool_size);  // give_back() is noexcept: it must never reallocate
 }
 

@@ -18,7 +18,8 @@ namespace lockbridge::detail {
 
 class ConnectionPool {
  public:
-  ConnectionPool(RedisUrl url, ClientOptions options);
+  // Every request its connections write adds one to `round_trips`, which must outlive the pool.
+  ConnectionPool(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips);
 
   // A borrowed connection; goes back to the pool (or is dropped if broken) on destruction.
   class Lease {
@@ -44,8 +45,6 @@ class ConnectionPool {
 
   const RedisUrl& url() const noexcept { return url_; }
   const ClientOptions& options() const noexcept { return options_; }
-  // Requests written by every connection this pool ever opened, including connection setup.
-  std::uint64_t round_trips() const noexcept { return round_trips_.load(std::memory_order_relaxed); }
 
  private:
   void give_back(std::unique_ptr<Connection> connection) noexcept;
@@ -60,7 +59,7 @@ class ConnectionPool {
   unsigned failures_ = 0;
   std::chrono::steady_clock::time_point retry_after_{};
   std::string last_failure_;
-  std::atomic<std::uint64_t> round_trips_{0};
+  std::atomic<std::uint64_t>& round_trips_;
 };
 
 }  // namespace lockbridge::detail

@@ -5,11 +5,26 @@
 #include <thread>
 
 #include "client_state.hpp"
+#include "companion_keys.hpp"
 #include "strategy.hpp"
+#include "waiting/local_line.hpp"
+#include "waiting/retry_schedule.hpp"
 
 namespace lockbridge {
 
 namespace detail {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// The same server and key, whichever Client or URL spelling reached it: the local line's name.
+std::string lock_identity(const RedisUrl& url, std::string_view key) {
+  std::string identity = url.transport == RedisUrl::Transport::unix_socket ? "unix:" + url.socket_path
+                                                                             : url.host + ":" + std::to_string(url.port);
+  identity.append("/").append(std::to_string(url.db)).push_back('\0');
+  return identity.append(key);
+}
+}  // namespace
 
 // The state of one lease holder, and the waiting loop that sits above every strategy.
 class MutexCore {
@@ -18,18 +33,20 @@ class MutexCore {
       : state_(client.state()),
         key_(std::move(key)),
         options_(std::move(options)),
-        strategy_(make_strategy(options_, state_->scripts)) {}
+        strategy_(make_strategy(options_, state_->scripts)),
+        release_channel_(release_channel(key_)),
+        line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->pool.url(), key_)) : nullptr) {}
 
   // One attempt.
-  bool attempt() {
+  AcquireAttempt attempt(bool learn_remaining) {
     if (held_) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = Clock::now();
     AcquireAttempt result;
     std::optional<Error> lost_reply;
     {
       auto connection = state_->pool.borrow();
       try {
-        result = strategy_->try_acquire(*connection, key_, options_.lease);
+        result = strategy_->try_acquire(*connection, key_, options_.lease, learn_remaining);
       } catch (const Error& error) {
         // The request may have reached the server even though its reply did not reach us.
         if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
@@ -40,20 +57,53 @@ class MutexCore {
       abandon_unknown_attempt();
       throw *lost_reply;
     }
-    if (!result.acquired) return false;
+    if (!result.acquired) return result;
     held_ = true;
-    value_ = std::move(result.value);
+    value_ = result.value;
     // Counted from before the request left: the server's lease can only end later than this.
     valid_until_ = started + options_.lease;
-    return true;
+    if (line_) line_->held_here(valid_until_);
+    return result;
   }
 
-  bool acquire_until(std::chrono::steady_clock::time_point deadline) {
+  // Waits in the local line, then attempts until acquired or the retry policy gives up. Between
+  // attempts it sleeps until the policy's next attempt is due, unless a release is heard first:
+  // from a holder in this process (through the line) or, in notify mode, announced by Redis.
+  bool acquire_until(Clock::time_point deadline) {
+    if (held_) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
+    std::optional<LocalLine::Place> place;
+    if (line_) {
+      place.emplace(line_);
+      if (!place->wait_for_turn(deadline)) return false;
+    }
+    RetrySchedule schedule(options_.retry, Clock::now(), deadline);
+    const bool notify = options_.wait_mode == WaitMode::notify;
+    // Already subscribed (an earlier wait's subscription lingers): watch from before the first
+    // attempt, at no cost. Otherwise subscribe only once an attempt has failed, so the
+    // uncontended path never pays for it.
+    std::unique_ptr<ReleaseNotifier::Watch> watch =
+        notify ? state_->notifier.watch(release_channel_, /*only_if_subscribed=*/true) : nullptr;
+    bool learn_remaining = false;  // the first attempt is the uncontended fast path: nothing extra
     for (;;) {
-      if (attempt()) return true;
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return false;
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(options_.retry_interval, deadline - now));
+      if (line_) line_->wait_while_held_here(deadline);
+      if (watch) watch->arm();
+      const AcquireAttempt result = attempt(learn_remaining);
+      if (result.acquired) return true;
+      learn_remaining = true;
+      const auto due = schedule.next(Clock::now(), result.holder_remaining);
+      if (!due) return false;
+      if (notify && !watch) {
+        watch = state_->notifier.watch(release_channel_);
+        // A release between the failed attempt and the subscription went unheard: once the
+        // server confirms the subscription, bring the due attempt forward.
+        const auto confirm_by = std::min(*due, Clock::now() + state_->pool.options().command_timeout);
+        if (watch->wait_subscribed(confirm_by)) continue;
+      }
+      if (watch) {
+        watch->wait_until(*due);
+      } else {
+        std::this_thread::sleep_until(*due);
+      }
     }
   }
 
@@ -62,7 +112,7 @@ class MutexCore {
     held_ = false;
     try {
       auto connection = state_->pool.borrow();
-      if (strategy_->release(*connection, key_, value_) == ReleaseOutcome::released) {
+      if (strategy_->release(*connection, key_, value_, release_channel_) == ReleaseOutcome::released) {
         last_error_.clear();
       } else {
         report(Error(Errc::lease_lost,
@@ -73,21 +123,24 @@ class MutexCore {
     } catch (const std::exception& error) {
       report(Error(Errc::io, describe("release", key_) + ": " + error.what()));
     }
+    if (line_) line_->released_here();
   }
 
   bool extend(std::chrono::milliseconds lease) {
     if (!held_) throw Error(Errc::bad_option, describe("extend", key_) + ": this Mutex does not hold it");
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = Clock::now();
     auto connection = state_->pool.borrow();
     auto value = strategy_->extend(*connection, key_, value_, lease);
     if (!value) {
       held_ = false;
       last_error_ = make_error_code(Errc::lease_lost);
+      if (line_) line_->released_here();
       return false;
     }
     last_error_.clear();
     value_ = std::move(*value);
     valid_until_ = started + lease;
+    if (line_) line_->held_here(valid_until_);
     return true;
   }
 
@@ -98,7 +151,7 @@ class MutexCore {
 
   std::chrono::milliseconds valid_for() const noexcept {
     if (!held_) return std::chrono::milliseconds::zero();
-    const auto left = valid_until_ - std::chrono::steady_clock::now();
+    const auto left = valid_until_ - Clock::now();
     return std::max(std::chrono::milliseconds::zero(), std::chrono::floor<std::chrono::milliseconds>(left));
   }
 
@@ -106,9 +159,11 @@ class MutexCore {
   std::string key_;
   MutexOptions options_;
   std::unique_ptr<LockStrategy> strategy_;
+  const std::string release_channel_;
+  const std::shared_ptr<LocalLine> line_;  // null without local_queue
   bool held_ = false;
   std::string value_;
-  std::chrono::steady_clock::time_point valid_until_{};
+  Clock::time_point valid_until_{};
   std::error_code last_error_;
   std::function<void(const Error&)> on_release_error_;
 
@@ -154,7 +209,9 @@ MutexOptions MutexOptions::jedis_lock_1_0() {
   options.legacy.format = LegacyFormat::epoch_ms;
   options.lease = std::chrono::milliseconds(60000);
   options.acquire_timeout = std::chrono::milliseconds(10000);
-  options.retry_interval = std::chrono::milliseconds(100);
+  options.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(100));
+  options.wait_mode = WaitMode::poll;  // jedis-lock peers never announce a release
+  options.local_queue = false;         // every thread attempts on its own, as jedis-lock's do
   return options;
 }
 
@@ -162,7 +219,12 @@ void MutexOptions::validate() const {
   using std::chrono::milliseconds;
   require_within("lease", lease, milliseconds(1));
   require_within("acquire_timeout", acquire_timeout, milliseconds::zero());
-  require_within("retry_interval", retry_interval, milliseconds::zero());
+  require_within("retry.initial", retry.initial, milliseconds::zero());
+  require_within("retry.cap", retry.cap, milliseconds::zero());
+  require_within("retry.interval", retry.interval, milliseconds::zero());
+  if (retry.retries < 0 || retry.retries > 1'000'000) {
+    throw Error(Errc::bad_option, "retry.retries must be between 0 and 1000000, got " + std::to_string(retry.retries));
+  }
   require_within("legacy.safety_ttl_grace", legacy.safety_ttl_grace, milliseconds::zero());
   if (legacy.clock_offset < -kMaxDuration || legacy.clock_offset > kMaxDuration) {
     throw Error(Errc::bad_option, "legacy.clock_offset must be within +-365 days, got " +
@@ -176,6 +238,43 @@ std::string_view to_string(StrategyKind kind) noexcept {
 
 std::string_view to_string(LegacyPreset preset) noexcept {
   return preset == LegacyPreset::faithful ? "faithful" : "hardened";
+}
+
+std::string_view to_string(WaitMode mode) noexcept { return mode == WaitMode::poll ? "poll" : "notify"; }
+
+std::string_view to_string(RetryPolicy::Kind kind) noexcept {
+  switch (kind) {
+    case RetryPolicy::Kind::backoff:
+      return "backoff";
+    case RetryPolicy::Kind::jedis_lock:
+      return "jedis_lock";
+    case RetryPolicy::Kind::fixed_count:
+      return "fixed_count";
+  }
+  return "unknown";
+}
+
+RetryPolicy RetryPolicy::backoff_with_jitter(std::chrono::milliseconds initial, std::chrono::milliseconds cap) {
+  RetryPolicy policy;
+  policy.kind = Kind::backoff;
+  policy.initial = initial;
+  policy.cap = cap;
+  return policy;
+}
+
+RetryPolicy RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds resolution) {
+  RetryPolicy policy;
+  policy.kind = Kind::jedis_lock;
+  policy.interval = resolution;
+  return policy;
+}
+
+RetryPolicy RetryPolicy::fixed_retries(int retries, std::chrono::milliseconds interval) {
+  RetryPolicy policy;
+  policy.kind = Kind::fixed_count;
+  policy.retries = retries;
+  policy.interval = interval;
+  return policy;
 }
 
 // ---- Mutex -----------------------------------------------------------------------------------
@@ -213,7 +312,7 @@ void Mutex::lock() {
   }
 }
 
-bool Mutex::try_lock() { return core_->attempt(); }
+bool Mutex::try_lock() { return core_->attempt(false).acquired; }
 
 bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
   return core_->acquire_until(deadline);

@@ -22,11 +22,15 @@ end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua"};
 
-// Owner-checked release (token, hardened legacy). KEYS[1] lock; ARGV[1] the value we wrote.
-// 1 deleted; 0 the key holds someone else's value or nothing.
+// Owner-checked release (token, hardened legacy). KEYS[1] lock; ARGV[1] the value we wrote;
+// ARGV[2] the release channel ('' for none), where a deletion is announced to waiters (sharded
+// pub/sub: the channel is in the lock's slot). 1 deleted; 0 the key holds someone else's value or
+// nothing.
 inline constexpr Script kCompareAndDelete{"compare_and_delete", R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[2] ~= '' then redis.call('SPUBLISH', ARGV[2], '') end
+return 1
 )lua"};
 
 // Owner-checked extend (token). KEYS[1] lock; ARGV[1] our token, ARGV[2] new lease ms. 1 or 0.

@@ -33,8 +33,8 @@ const redisReply& expect_array(const redisReply& reply, std::size_t min_size, st
 }
 
 ReleaseOutcome compare_and_delete(Connection& connection, ScriptCache& scripts, std::string_view key,
-                                  std::string_view value) {
-  const ReplyPtr reply = run_script(connection, scripts, kCompareAndDelete, {key}, {value});
+                                  std::string_view value, std::string_view release_channel) {
+  const ReplyPtr reply = run_script(connection, scripts, kCompareAndDelete, {key}, {value, release_channel});
   const std::int64_t deleted = expect_integer(*reply, describe("release", key));
   return deleted == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
 }

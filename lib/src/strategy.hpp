@@ -31,9 +31,12 @@ class LockStrategy {
   virtual ~LockStrategy() = default;
 
   // Throws Error (wrong_type for a key of another type, bad_value for a value that cannot be
-  // judged; the key is then left as it was).
-  virtual AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) = 0;
-  virtual ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value) = 0;
+  // judged; the key is then left as it was). With `learn_remaining` a failed attempt also reports
+  // how long the holder's lease still runs, even where that costs the server one more command.
+  virtual AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) = 0;
+  // A release that deletes announces it on `release_channel`, where the protocol allows.
+  virtual ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
+                         std::string_view release_channel) = 0;
   // The value now held (it changes for legacy stamps), or nullopt when the lock is no longer ours.
   virtual std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
                                             std::chrono::milliseconds lease) = 0;
@@ -46,8 +49,9 @@ class LockStrategy {
 std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts);
 
 // kCompareAndDelete: the release of every strategy that deletes only its own value.
+// When it deletes, it announces the release on `release_channel` (nothing when empty).
 ReleaseOutcome compare_and_delete(Connection& connection, ScriptCache& scripts, std::string_view key,
-                                  std::string_view value);
+                                  std::string_view value, std::string_view release_channel);
 
 // GET and PTTL in one round trip. Throws wrong_type for non-string keys.
 LockInfo read_lock_info(Connection& connection, std::string_view key, std::string_view my_value);

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
                                                                : lockbridge::LegacyPreset::hardened;
     options.lease = std::chrono::seconds(60);
     options.acquire_timeout = std::chrono::seconds(120);
-    options.retry_interval = std::chrono::milliseconds(1);
+    options.retry = lockbridge::RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(2));
     const long acquisitions = std::strtol(argv[6], nullptr, 10);
 
     lockbridge::Mutex mutex(client, key, options);

@@ -58,7 +58,7 @@ std::int64_t wall_ms() {
 
 namespace {
 MutexOptions with_test_timing(MutexOptions options) {
-  options.retry_interval = std::chrono::milliseconds(5);
+  options.retry = RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(5));
   options.acquire_timeout = std::chrono::seconds(10);
   return options;
 }

@@ -42,6 +42,14 @@ TEST(BenchStats, HandoffIsFromReleaseStartToTheNextOtherClientsAcquire) {
   EXPECT_DOUBLE_EQ(*s.cycle_p50_us, 20.0);  // 10 us acquire + 10 us release each
 }
 
+TEST(BenchStats, ALockNobodyWasWaitingForIsNoHandoff) {
+  // Client 1 starts asking only after client 0's release began: idle time, not a handoff.
+  const std::vector<HoldSample> zero{hold(0, 0, 10'000, 20'000, 30'000)};
+  const std::vector<HoldSample> one{hold(1, 25'000, 40'000, 50'000, 60'000)};
+  const SampleSummary s = summarize({zero, one});
+  EXPECT_FALSE(s.handoff_p50_us.has_value());
+}
+
 TEST(BenchStats, OneClientHasNoHandoffAndAnIdleClientCountsAsZero) {
   const std::vector<HoldSample> zero{hold(0, 0, 1'000, 2'000, 3'000), hold(0, 3'000, 4'000, 5'000, 6'000)};
   const SampleSummary s = summarize({zero, {}});

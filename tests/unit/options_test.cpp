@@ -83,10 +83,23 @@ TEST(MutexOptions, RejectsNegativeAcquireTimeout) {
   EXPECT_THAT(bad_option_message([&] { options.validate(); }), HasSubstr("acquire_timeout"));
 }
 
-TEST(MutexOptions, RejectsNegativeRetryInterval) {
+TEST(MutexOptions, RejectsNegativeRetryDurations) {
   MutexOptions options;
-  options.retry_interval = milliseconds(-1);
-  EXPECT_THAT(bad_option_message([&] { options.validate(); }), HasSubstr("retry_interval"));
+  options.retry.interval = milliseconds(-1);
+  EXPECT_THAT(bad_option_message([&] { options.validate(); }), HasSubstr("retry.interval"));
+  options = MutexOptions();
+  options.retry.cap = milliseconds(-1);
+  EXPECT_THAT(bad_option_message([&] { options.validate(); }), HasSubstr("retry.cap"));
+  options = MutexOptions();
+  options.retry.retries = -1;
+  EXPECT_THAT(bad_option_message([&] { options.validate(); }), HasSubstr("retry.retries"));
+}
+
+TEST(MutexOptions, DefaultsWaitForReleaseNotificationsWithJitteredBackoff) {
+  const MutexOptions options;
+  EXPECT_EQ(options.wait_mode, lockbridge::WaitMode::notify);
+  EXPECT_EQ(options.retry.kind, lockbridge::RetryPolicy::Kind::backoff);
+  EXPECT_TRUE(options.local_queue);
 }
 
 TEST(MutexOptions, RejectsNegativeSafetyTtlGrace) {
@@ -104,7 +117,8 @@ TEST(MutexOptions, RejectsSafetyTtlGraceAboveOneYear) {
 TEST(MutexOptions, AcceptsZeroWaits) {
   MutexOptions options;
   options.acquire_timeout = milliseconds(0);
-  options.retry_interval = milliseconds(0);
+  options.retry.interval = milliseconds(0);
+  options.retry.initial = milliseconds(0);
   options.legacy.safety_ttl_grace = milliseconds(0);
   EXPECT_NO_THROW(options.validate());
 }
@@ -116,7 +130,9 @@ TEST(MutexOptions, JedisLock10PresetMatchesJedisLockDefaults) {
   EXPECT_EQ(options.legacy.format, lockbridge::LegacyFormat::epoch_ms);
   EXPECT_EQ(options.lease, milliseconds(60000));
   EXPECT_EQ(options.acquire_timeout, milliseconds(10000));
-  EXPECT_EQ(options.retry_interval, milliseconds(100));
+  EXPECT_EQ(options.retry.kind, lockbridge::RetryPolicy::Kind::jedis_lock);
+  EXPECT_EQ(options.retry.interval, milliseconds(100));
+  EXPECT_EQ(options.wait_mode, lockbridge::WaitMode::poll);
   EXPECT_NO_THROW(options.validate());
 }
 

@@ -1,6 +1,7 @@
 #include "bench_config.hpp"
 
 #include "shared_run.hpp"
+#include "../cli_common.hpp"
 
 #include <array>
 #include <utility>
@@ -56,6 +57,6 @@ void BenchConfig::validate() const {
   if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --key");
 }
 
-std::string BenchConfig::wait_mode() const { return "poll " + std::to_string(lock.retry_interval.count()) + "ms"; }
+std::string BenchConfig::wait_mode() const { return waiting_label(lock); }
 
 }  // namespace lockbridge::tools::bench

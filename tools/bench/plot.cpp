@@ -70,8 +70,7 @@ PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vecto
            << "set datafile separator whitespace\n"
            << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
            << "set key top left\nset grid ytics\nset xtics rotate by -20\n"
-           << "set multiplot layout 1,2 title 'lockbridge compare (same Redis, same run; " << results.front().config.wait_mode()
-           << " waiting)'\n"
+           << "set multiplot layout 1,2 title 'lockbridge compare (same Redis, same run)'\n"
            << "set title 'acquire latency p50, microseconds (log scale)'\nset logscale y\n"
            << "plot ";
     for (std::size_t s = 0; s < strategies.size(); ++s) {

@@ -52,7 +52,9 @@ SampleSummary summarize(const std::vector<std::span<const HoldSample>>& per_clie
     const HoldSample& after = ordered[i];
     if (after.client == before.client) {
       ++same_owner;
-    } else if (after.acquire_end_ns >= before.release_start_ns) {  // overlapping holds are violations, not handoffs
+    } else if (after.acquire_end_ns >= before.release_start_ns && after.acquire_start_ns <= before.release_start_ns) {
+      // A handoff to a waiter: it was already asking when the release began. Overlapping holds are
+      // violations, not handoffs; and a lock nobody was waiting for measures idle time, not the lock.
       handoff.push_back(micros(after.acquire_end_ns - before.release_start_ns));
     }
   }

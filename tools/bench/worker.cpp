@@ -1,5 +1,6 @@
 #include "worker.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace lockbridge::tools::bench {
@@ -165,8 +166,9 @@ class Worker {
     run_.note_error(spec_.index, message);
     control_.errors.fetch_add(1, std::memory_order_relaxed);
     failing_ = true;
-    // A server that is down must not be hammered: wait one retry interval (at least 10 ms).
-    pause_for(std::max(spec_.lock.retry_interval, milliseconds(10)));
+    // A server that is down must not be hammered: wait a while (the longest retry sleep, at least
+    // 10 ms) before the next cycle.
+    pause_for(std::max({spec_.lock.retry.interval, spec_.lock.retry.cap, milliseconds(10)}));
   }
 
   const WorkerSpec& spec_;

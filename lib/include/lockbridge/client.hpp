@@ -41,8 +41,9 @@ struct ClientOptions {
 
 // What a Client (and its copies) has done so far.
 struct ClientStats {
-  // Requests written to the server by every pooled connection, each one round trip: lock
-  // attempts, releases, extends, SCRIPT LOADs, commands, pings, and AUTH/SELECT at connect.
+  // Requests written to the server by every connection of the Client, each one round trip: lock
+  // attempts, releases, extends, SCRIPT LOADs, commands, pings, AUTH/SELECT at connect, and the
+  // release subscriber's SSUBSCRIBE/SUNSUBSCRIBE.
   std::uint64_t round_trips = 0;
 };
 

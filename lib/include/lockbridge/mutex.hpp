@@ -23,6 +23,7 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/legacy_value.hpp"
+#include "lockbridge/waiting.hpp"
 
 namespace lockbridge {
 
@@ -58,11 +59,16 @@ struct MutexOptions {
   StrategyKind strategy = StrategyKind::token;
   std::chrono::milliseconds lease{60000};             // how long an acquisition is valid
   std::chrono::milliseconds acquire_timeout{10000};   // how long lock() waits before Error{timeout}; <= 365 days
-  std::chrono::milliseconds retry_interval{100};      // sleep between attempts while waiting
+  RetryPolicy retry;                                  // when a waiting lock() tries again
+  WaitMode wait_mode = WaitMode::notify;              // what may bring the next attempt forward
+  // Threads of this process waiting for the same key (any Mutex on the same server and key) line
+  // up locally: one contends in Redis, and they are served in arrival order.
+  bool local_queue = true;
   LegacyOptions legacy;
   TokenOptions token;
 
-  // jedis-lock 1.0.0's defaults: legacy faithful, epoch ms, lease 60 s, timeout 10 s, 100 ms.
+  // jedis-lock 1.0.0's defaults: legacy faithful, epoch ms, lease 60 s, timeout 10 s, attempts
+  // every 100 ms counted as jedis-lock counts them, polling (its peers never announce releases).
   static MutexOptions jedis_lock_1_0();
 
   // Throws Error{Errc::bad_option} naming the bad field.
@@ -100,7 +106,8 @@ class Mutex {
   void lock();
   // One attempt. false = someone else holds it. Throws like lock().
   [[nodiscard]] bool try_lock();
-  // Retries every retry_interval until acquired or the deadline passes (then false).
+  // Retries by options().retry and options().wait_mode until acquired or the policy gives up
+  // (then false); the deadline bounds the wait as the policy counts it (lockbridge/waiting.hpp).
   // Waits of 100 years or more (e.g. duration::max()) mean "no deadline".
   template <class Rep, class Period>
   [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {

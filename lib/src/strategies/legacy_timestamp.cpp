@@ -49,7 +49,7 @@ LegacyFaithful::LegacyFaithful(const LegacyOptions& options)
     : options_(options), owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
 
 AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_view key,
-                                           std::chrono::milliseconds lease) {
+                                           std::chrono::milliseconds lease, bool /*learn_remaining: always*/) {
   const std::string context = describe("acquire", key);
   const std::int64_t now = wall_clock_ms(options_.clock_offset);
   const std::string value = format_legacy_value(options_.format, now + lease.count() + 1, owner_);
@@ -80,8 +80,10 @@ AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_v
   return attempt;
 }
 
-ReleaseOutcome LegacyFaithful::release(Connection& connection, std::string_view key, std::string_view /*value*/) {
-  // jedis-lock 1.0.0 deletes whatever is there, even a lock taken over after our lease ended.
+ReleaseOutcome LegacyFaithful::release(Connection& connection, std::string_view key, std::string_view /*value*/,
+                                       std::string_view /*release_channel*/) {
+  // jedis-lock 1.0.0 deletes whatever is there, even a lock taken over after our lease ended, and
+  // announces nothing: its waiters poll.
   const ReplyPtr reply = connection.run({"DEL", key});
   return expect_integer(*reply, describe("release", key)) == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
 }
@@ -125,7 +127,7 @@ LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& conn
 }
 
 AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_view key,
-                                           std::chrono::milliseconds lease) {
+                                           std::chrono::milliseconds lease, bool /*learn_remaining: always*/) {
   AcquireAttempt attempt;
   ScriptResult result = run_acquire_script(connection, key, lease, {});
   if (!result.written && result.value) {
@@ -151,8 +153,10 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
   return attempt;
 }
 
-ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view key, std::string_view value) {
-  return compare_and_delete(connection, scripts_, key, value);
+ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view key, std::string_view value,
+                                       std::string_view release_channel) {
+  // The announcement is a PUBLISH on a channel Java peers never read: invisible to them.
+  return compare_and_delete(connection, scripts_, key, value, release_channel);
 }
 
 std::optional<std::string> LegacyHardened::extend(Connection& connection, std::string_view key, std::string_view value,

@@ -14,8 +14,9 @@ class LegacyFaithful final : public LockStrategy {
  public:
   explicit LegacyFaithful(const LegacyOptions& options);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) override;
-  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value) override;
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) override;
+  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
+                         std::string_view release_channel) override;
   std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
                                     std::chrono::milliseconds lease) override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
@@ -29,8 +30,9 @@ class LegacyHardened final : public LockStrategy {
  public:
   LegacyHardened(const LegacyOptions& options, ScriptCache& scripts);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) override;
-  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value) override;
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) override;
+  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
+                         std::string_view release_channel) override;
   std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
                                     std::chrono::milliseconds lease) override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;

@@ -9,8 +9,9 @@ class TokenStrategy final : public LockStrategy {
  public:
   explicit TokenStrategy(ScriptCache& scripts) : scripts_(scripts) {}
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease) override;
-  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value) override;
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) override;
+  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
+                         std::string_view release_channel) override;
   std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
                                     std::chrono::milliseconds lease) override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;

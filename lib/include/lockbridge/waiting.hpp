@@ -1,0 +1,51 @@
+// lockbridge: how a lock() that finds the key held waits for it.
+//
+// Two independent choices. The retry policy says when the next attempt is due if nothing else
+// happens; the wait mode says what may bring it forward (a release message from the holder). The
+// threads of one process that wait for the same lock also queue locally (MutexOptions::local_queue),
+// so only the first of them contends in Redis and they are served in arrival order.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+namespace lockbridge {
+
+struct RetryPolicy {
+  enum class Kind {
+    // Default: exponential backoff with full jitter. The n-th sleep is drawn uniformly from
+    // [0, min(cap, initial * 2^n)], and never runs past the moment the holder's lease ends when
+    // the failed attempt learned it (the key's PTTL or its stored expiry).
+    backoff,
+    // jedis-lock: the acquire timeout is spent in steps of `interval`, as jedis-lock counts it:
+    // timeout / interval + 1 attempts, `interval` apart. The time the commands take is not counted,
+    // exactly as in jedis-lock, so the wall-clock wait can run slightly past the timeout.
+    jedis_lock,
+    // The seed's RedisLocker: at most 1 + `retries` attempts, `interval` apart (RetryCount x
+    // WaitLockTime), and never past the acquire timeout.
+    fixed_count,
+  };
+  Kind kind = Kind::backoff;
+  std::chrono::milliseconds initial{1};    // backoff: bound of the first sleep, doubled per attempt
+  std::chrono::milliseconds cap{100};      // backoff: bound of every sleep
+  std::chrono::milliseconds interval{100};  // jedis_lock and fixed_count: the sleep between attempts
+  int retries = 10;                        // fixed_count: attempts after the first
+
+  static RetryPolicy backoff_with_jitter(std::chrono::milliseconds initial = std::chrono::milliseconds(1),
+                                         std::chrono::milliseconds cap = std::chrono::milliseconds(100));
+  static RetryPolicy jedis_lock_resolution(std::chrono::milliseconds resolution = std::chrono::milliseconds(100));
+  static RetryPolicy fixed_retries(int retries = 10, std::chrono::milliseconds interval = std::chrono::milliseconds(2000));
+};
+
+enum class WaitMode {
+  poll,    // attempts follow the retry policy only
+  // Default. A release publishes a message on the key's release channel (token and hardened
+  // legacy; faithful legacy peers never publish), and a waiter subscribed to it retries as soon as
+  // it arrives. The retry policy stays the fallback, so a lost message only costs time.
+  notify,
+};
+
+std::string_view to_string(WaitMode mode) noexcept;
+std::string_view to_string(RetryPolicy::Kind kind) noexcept;
+
+}  // namespace lockbridge

@@ -1,0 +1,30 @@
+// Names of the keys and channels that belong to a lock key: its release channel, fence counter and
+// fair queue. Each lives in the lock key's Redis Cluster hash slot, so one script can touch them
+// together and sharded pub/sub reaches the shard that owns the lock.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace lockbridge::detail {
+
+// The part of a key that Redis Cluster hashes: the content of the first {...} when it is
+// non-empty, else the whole key.
+std::string_view hash_tag(std::string_view key) noexcept;
+
+// `key` and `suffix` combined into a name whose hash_tag() equals the key's: the key itself plus
+// the suffix when it has a hash tag, else the key wrapped in braces, e.g. "orders:42" ->
+// "{orders:42}:lockbridge:released". A key containing '}' without a valid tag has no same-slot
+// name of that form; it gets key + suffix, which is right on one Redis and refused (issue: Redis
+// Cluster) where slots matter. `suffix` must not contain braces.
+std::string companion_name(std::string_view key, std::string_view suffix);
+
+// The sharded pub/sub channel a release of `key` is announced on.
+std::string release_channel(std::string_view key);
+// The counter the fencing token of `key` is drawn from.
+std::string fence_counter(std::string_view key);
+// The fair-mode queue of `key` (a sorted set of waiter ids) and its waiters' deadlines (a hash).
+std::string fair_queue(std::string_view key);
+std::string fair_deadlines(std::string_view key);
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,224 @@
+#include "release_notifier.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+
+struct ReleaseNotifier::Channel {
+  int watchers = 0;
+  bool confirmed = false;         // the server acknowledged SSUBSCRIBE on the current connection
+  std::uint64_t generation = 0;   // one per announced release (or lost connection)
+  // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
+  std::deque<std::pair<std::uint64_t, std::string>> recent;
+  Clock::time_point idle_since{};  // when watchers last dropped to zero
+  std::condition_variable changed;
+
+  static constexpr std::size_t kRecent = 32;
+  void announce(std::string payload) {
+    ++generation;
+    recent.emplace_back(generation, std::move(payload));
+    if (recent.size() > kRecent) recent.pop_front();
+    changed.notify_all();
+  }
+};
+
+ReleaseNotifier::ReleaseNotifier(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips)
+    : url_(std::move(url)), options_(options), round_trips_(round_trips) {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw Error(Errc::io, "release notifier: cannot create an eventfd");
+}
+
+ReleaseNotifier::~ReleaseNotifier() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_thread();
+  if (thread_.joinable()) thread_.join();
+  close(wake_fd_);
+}
+
+void ReleaseNotifier::wake_thread() noexcept {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t written = write(wake_fd_, &one, sizeof one);  // EAGAIN: already awake
+}
+
+// ---- Watch -------------------------------------------------------------------------------------
+
+std::unique_ptr<ReleaseNotifier::Watch> ReleaseNotifier::watch(const std::string& channel, bool only_if_subscribed) {
+  bool new_subscription = false;
+  std::unique_ptr<Watch> watch;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = channels_.find(channel);
+    if (it == channels_.end() || !it->second->confirmed) {
+      if (only_if_subscribed) return nullptr;
+      if (it == channels_.end()) {
+        it = channels_.emplace(channel, std::make_unique<Channel>()).first;
+        new_subscription = true;
+      }
+    }
+    watch = std::make_unique<Watch>(*this, *it->second);
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  }
+  if (new_subscription) wake_thread();
+  return watch;
+}
+
+// With the notifier's mutex held.
+ReleaseNotifier::Watch::Watch(ReleaseNotifier& notifier, Channel& channel)
+    : notifier_(notifier), channel_(&channel), seen_(channel.generation) {
+  ++channel_->watchers;
+}
+
+ReleaseNotifier::Watch::~Watch() {
+  bool last = false;
+  {
+    std::lock_guard lock(notifier_.mutex_);
+    last = --channel_->watchers == 0;
+    if (last) channel_->idle_since = Clock::now();
+  }
+  if (last) notifier_.wake_thread();  // to time the linger
+}
+
+bool ReleaseNotifier::Watch::wait_subscribed(Clock::time_point until) {
+  std::unique_lock lock(notifier_.mutex_);
+  return channel_->changed.wait_until(lock, until, [&] { return channel_->confirmed; });
+}
+
+void ReleaseNotifier::Watch::arm() {
+  std::lock_guard lock(notifier_.mutex_);
+  seen_ = channel_->generation;
+}
+
+bool ReleaseNotifier::Watch::heard(std::string_view me) const {
+  if (channel_->generation == seen_) return false;
+  // Older announcements than we keep: one of them may have been for us.
+  if (channel_->recent.empty() || channel_->recent.front().first > seen_ + 1) return true;
+  return std::any_of(channel_->recent.begin(), channel_->recent.end(), [&](const auto& entry) {
+    return entry.first > seen_ && (entry.second.empty() || entry.second == me);
+  });
+}
+
+bool ReleaseNotifier::Watch::wait_until(Clock::time_point until, std::string_view me) {
+  std::unique_lock lock(notifier_.mutex_);
+  return channel_->changed.wait_until(lock, until, [&] { return heard(me); });
+}
+
+// ---- the thread --------------------------------------------------------------------------------
+
+void ReleaseNotifier::sleep_or_wake(std::chrono::milliseconds duration) noexcept {
+  pollfd wake{wake_fd_, POLLIN, 0};
+  poll(&wake, 1, static_cast<int>(duration.count()));
+  std::uint64_t drained = 0;
+  [[maybe_unused]] const ssize_t got = read(wake_fd_, &drained, sizeof drained);
+}
+
+void ReleaseNotifier::connect_and_resubscribe() {
+  connection_ = std::make_unique<Connection>(url_, options_, round_trips_);
+  connect_failures_ = 0;
+  subscribed_.clear();
+  // Whatever was announced while we were not connected went unheard: wake every waiter once.
+  std::lock_guard lock(mutex_);
+  for (auto& [name, channel] : channels_) channel->announce("");
+}
+
+void ReleaseNotifier::connection_lost() noexcept {
+  connection_.reset();
+  subscribed_.clear();
+  std::lock_guard lock(mutex_);
+  for (auto& [name, channel] : channels_) {
+    channel->confirmed = false;
+    channel->announce("");  // a release may be lost: let the waiters try now
+  }
+}
+
+int ReleaseNotifier::reconcile() {
+  std::vector<std::string> subscribe;
+  std::vector<std::string> unsubscribe;
+  int poll_ms = -1;
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    for (auto it = channels_.begin(); it != channels_.end();) {
+      Channel& channel = *it->second;
+      if (channel.watchers == 0 && now - channel.idle_since >= kLinger) {
+        if (subscribed_.erase(it->first) > 0) unsubscribe.push_back(it->first);
+        it = channels_.erase(it);
+        continue;
+      }
+      if (channel.watchers == 0) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(channel.idle_since + kLinger - now);
+        poll_ms = poll_ms < 0 ? static_cast<int>(left.count()) : std::min(poll_ms, static_cast<int>(left.count()));
+      }
+      if (!subscribed_.contains(it->first)) subscribe.push_back(it->first);
+      ++it;
+    }
+  }
+  for (const std::string& name : subscribe) {
+    connection_->send({"SSUBSCRIBE", name});
+    subscribed_.insert(name);
+  }
+  for (const std::string& name : unsubscribe) connection_->send({"SUNSUBSCRIBE", name});
+  return poll_ms;
+}
+
+void ReleaseNotifier::deliver(const redisReply& reply) {
+  // Pushes in subscribe mode are arrays: {"smessage", channel, payload} or
+  // {"ssubscribe"|"sunsubscribe", channel, count}.
+  if (reply.type != REDIS_REPLY_ARRAY || reply.elements < 3 || reply.element[0]->type != REDIS_REPLY_STRING ||
+      reply.element[1]->type != REDIS_REPLY_STRING) {
+    return;
+  }
+  const std::string_view kind = as_view(*reply.element[0]);
+  const std::string_view name = as_view(*reply.element[1]);
+  std::lock_guard lock(mutex_);
+  const auto it = channels_.find(name);
+  if (it == channels_.end()) return;
+  Channel& channel = *it->second;
+  if (kind == "smessage") {
+    channel.announce(reply.element[2]->type == REDIS_REPLY_STRING ? std::string(as_view(*reply.element[2])) : std::string());
+  } else if (kind == "ssubscribe" && subscribed_.contains(name)) {
+    channel.confirmed = true;
+    channel.changed.notify_all();
+  }
+}
+
+void ReleaseNotifier::run() noexcept {
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    try {
+      if (!connection_) connect_and_resubscribe();
+      const int poll_ms = reconcile();
+      std::array<pollfd, 2> fds{pollfd{connection_->fd(), POLLIN, 0}, pollfd{wake_fd_, POLLIN, 0}};
+      if (poll(fds.data(), fds.size(), poll_ms) < 0) continue;  // EINTR
+      if (fds[1].revents != 0) {
+        std::uint64_t drained = 0;
+        [[maybe_unused]] const ssize_t got = read(wake_fd_, &drained, sizeof drained);
+      }
+      if (fds[0].revents != 0) {
+        for (const ReplyPtr& reply : connection_->read_available()) deliver(*reply);
+      }
+    } catch (...) {
+      if (connection_) {
+        connection_lost();  // the first reconnect is at once
+      } else {
+        // Reconnect with the pool's backoff, doubling per failure up to 16x.
+        connect_failures_ = std::min(connect_failures_ + 1, 5U);
+        sleep_or_wake(options_.reconnect_backoff * (1U << (connect_failures_ - 1)));
+      }
+    }
+  }
+}
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,104 @@
+// One subscriber connection per Client, shared by all of its waiters. A waiter watches a lock's
+// release channel (lockbridge::detail::release_channel); the first watcher of a channel subscribes
+// (SSUBSCRIBE, sharded pub/sub, so Redis Cluster routes it to the lock's shard), and the channel is
+// unsubscribed once its last watcher has been gone for kLinger, so a busy key is not unsubscribed
+// and subscribed again between every two waits. One thread owns the connection: it subscribes,
+// reads messages and wakes the waiters of the channel a message came on.
+//
+// A message only brings the next attempt forward; waiters never depend on one. When the
+// connection drops, every channel counts as released (a message may have been missed), waiters
+// fall back to their retry policy, and the thread reconnects and subscribes again.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "../connection.hpp"
+
+namespace lockbridge::detail {
+
+class ReleaseNotifier {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kLinger{250};
+
+  // Does no I/O: the thread and its connection start with the first watcher.
+  ReleaseNotifier(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips);
+  ~ReleaseNotifier();
+  ReleaseNotifier(const ReleaseNotifier&) = delete;
+  ReleaseNotifier& operator=(const ReleaseNotifier&) = delete;
+
+  struct Channel;
+  class Watch;
+
+  // Watches `channel`, subscribing if needed (the thread sends SSUBSCRIBE; see
+  // Watch::wait_subscribed). With `only_if_subscribed` it does no I/O and returns null unless the
+  // channel is already subscribed and confirmed (e.g. lingering after an earlier wait).
+  std::unique_ptr<Watch> watch(const std::string& channel, bool only_if_subscribed = false);
+
+  // One waiter's interest in one channel.
+  class Watch {
+   public:
+    Watch(ReleaseNotifier& notifier, Channel& channel);  // use ReleaseNotifier::watch()
+    ~Watch();
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
+
+    // Waits until the server has confirmed the subscription, or `until`. true when confirmed:
+    // from then on every release is heard.
+    bool wait_subscribed(Clock::time_point until);
+    // Call before each attempt: the next wait_until() returns at once if a release was announced
+    // after this point.
+    void arm();
+    // Sleeps until a release announced after arm() that is addressed to `me` or to every waiter
+    // (an empty payload), or until `until`. true when a release woke it.
+    bool wait_until(Clock::time_point until, std::string_view me = {});
+
+   private:
+    bool heard(std::string_view me) const;  // with the notifier's mutex held
+
+    ReleaseNotifier& notifier_;
+    Channel* channel_;
+    std::uint64_t seen_ = 0;
+  };
+
+ private:
+  void wake_thread() noexcept;
+  void run() noexcept;
+  void connect_and_resubscribe();
+  // Sends the subscriptions that are wanted and not yet sent, and the unsubscriptions whose
+  // linger has passed; returns how long poll may sleep before the next linger ends (-1: no limit).
+  int reconcile();
+  void deliver(const redisReply& reply);
+  void connection_lost() noexcept;
+  void sleep_or_wake(std::chrono::milliseconds duration) noexcept;
+
+  const RedisUrl url_;
+  const ClientOptions options_;
+  std::atomic<std::uint64_t>& round_trips_;
+  int wake_fd_ = -1;  // eventfd: tells the thread there is work (or that it must stop)
+
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<Channel>, std::less<>> channels_;
+  bool stopping_ = false;
+  std::thread thread_;
+
+  // The thread's alone.
+  std::unique_ptr<Connection> connection_;
+  std::set<std::string, std::less<>> subscribed_;  // SSUBSCRIBE sent on the current connection
+  unsigned connect_failures_ = 0;
+};
+
+}  // namespace lockbridge::detail
