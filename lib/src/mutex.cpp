@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "client_state.hpp"
 #include "companion_keys.hpp"
@@ -85,20 +86,26 @@ class MutexCore {
         notify ? state_->notifier.watch(release_channel_, /*only_if_subscribed=*/true) : nullptr;
     bool learn_remaining = false;  // the first attempt is the uncontended fast path: nothing extra
     for (;;) {
-      if (line_) line_->wait_while_held_here(deadline);
+      if (place) place->wait_while_held_here(deadline);
       if (watch) watch->arm();
       const AcquireAttempt result = attempt(learn_remaining);
       if (result.acquired) return true;
-      learn_remaining = true;
+      const bool asked_remaining = std::exchange(learn_remaining, true);
+      const auto subscribe = [&](Clock::time_point until) {
+        watch = state_->notifier.watch(release_channel_);
+        return watch->wait_subscribed(std::min(until, Clock::now() + state_->pool.options().command_timeout));
+      };
+      if (!asked_remaining && !result.holder_remaining && options_.retry.kind == RetryPolicy::Kind::backoff) {
+        // The fast first attempt did not learn when the holder's lease ends, and the backoff must
+        // never sleep past it: try again at once, learning it (subscribed first, in notify mode).
+        if (notify && !watch) subscribe(deadline);
+        continue;
+      }
       const auto due = schedule.next(Clock::now(), result.holder_remaining);
       if (!due) return false;
-      if (notify && !watch) {
-        watch = state_->notifier.watch(release_channel_);
-        // A release between the failed attempt and the subscription went unheard: once the
-        // server confirms the subscription, bring the due attempt forward.
-        const auto confirm_by = std::min(*due, Clock::now() + state_->pool.options().command_timeout);
-        if (watch->wait_subscribed(confirm_by)) continue;
-      }
+      // A release between the failed attempt and the subscription went unheard: once the server
+      // confirms the subscription, bring the due attempt forward.
+      if (notify && !watch && subscribe(*due)) continue;
       if (watch) {
         watch->wait_until(*due);
       } else {

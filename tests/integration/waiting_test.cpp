@@ -18,6 +18,7 @@ namespace lockbridge::testing {
 namespace {
 
 using std::chrono::milliseconds;
+using std::chrono::hours;
 using std::chrono::seconds;
 
 MutexOptions waiting(StrategyKind strategy, WaitMode mode, RetryPolicy retry) {
@@ -66,6 +67,122 @@ TEST_P(NotifyWakesAWaiter, WithASixtySecondPollIntervalRightAfterTheRelease) {
 INSTANTIATE_TEST_SUITE_P(TokenAndHardenedLegacy, NotifyWakesAWaiter,
                          ::testing::Values(StrategyKind::token, StrategyKind::legacy),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
+
+TEST(Waiting, AFaithfulHoldersSilentReleaseIsFoundByTheFallbackPolling) {
+  const std::string key = unique_key();
+  Client client = test_client();
+  Mutex holder(client, key, faithful_options());  // DEL only: announces nothing
+  Mutex waiter(client, key, waiting(StrategyKind::legacy, WaitMode::notify, RetryPolicy::backoff_with_jitter(milliseconds(1), milliseconds(20))));
+  ASSERT_TRUE(holder.try_lock());
+  auto waited = lock_in_background(waiter);
+  EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout);
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
+TEST(Waiting, BackoffNeverSleepsPastTheHoldersLease) {
+  // The holder vanishes without releasing; its 300 ms lease ends. With a 60 s backoff bound the
+  // waiter would sleep far past that if it did not cap each sleep at the lease's end.
+  const std::string key = unique_key();
+  Client client = test_client();
+  MutexOptions short_lease = token_options();
+  short_lease.lease = milliseconds(300);
+  Mutex crashed(client, key, short_lease);
+  ASSERT_TRUE(crashed.try_lock());
+  Mutex waiter(client, key, waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::backoff_with_jitter(hours(24 * 365), hours(24 * 365))));
+  EXPECT_TRUE(waiter.try_lock_for(seconds(30)));
+  waiter.unlock();
+}
+
+TEST(Waiting, FixedRetriesMakeExactlyOnePlusRetriesAttempts) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  Client waiter_client = test_client();
+  waiter_client.ping();  // connect first: the count below is attempts only
+  Mutex waiter(waiter_client, key, waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::fixed_retries(3, milliseconds(1))));
+  const auto before = waiter_client.stats().round_trips;
+  EXPECT_FALSE(waiter.try_lock_for(seconds(30)));
+  EXPECT_EQ(waiter_client.stats().round_trips - before, 4U) << "RedisLocker style: 1 + RetryCount attempts";
+}
+
+TEST(Waiting, JedisLockResolutionSpendsTheTimeoutInSteps) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  Client waiter_client = test_client();
+  waiter_client.ping();
+  Mutex waiter(waiter_client, key, waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::jedis_lock_resolution(milliseconds(10))));
+  const auto before = waiter_client.stats().round_trips;
+  EXPECT_FALSE(waiter.try_lock_for(milliseconds(35)));
+  EXPECT_EQ(waiter_client.stats().round_trips - before, 4U) << "jedis-lock: timeout / resolution + 1 attempts";
+}
+
+std::int64_t shard_subscribers(const std::string& channel) {
+  const Reply reply = raw({"PUBSUB", "SHARDNUMSUB", channel});
+  return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
+}
+
+TEST(Waiting, TheSubscriptionLastsWhileSomeoneWaitsAndIsDroppedAfter) {
+  const std::string key = unique_key();
+  const std::string channel = "{" + key + "}:lockbridge:released";  // the key has no hash tag
+  Client client = test_client();
+  Mutex holder(client, key, token_options());
+  Mutex waiter(client, key, waiting(StrategyKind::token, WaitMode::notify, RetryPolicy::fixed_retries(5, seconds(60))));
+  ASSERT_TRUE(holder.try_lock());
+  auto waited = lock_in_background(waiter);
+  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+  while (shard_subscribers(channel) != 1 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
+  EXPECT_EQ(shard_subscribers(channel), 1) << "one subscriber connection per Client";
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  waiter.unlock();
+  while (shard_subscribers(channel) != 0 && std::chrono::steady_clock::now() < give_up + seconds(10)) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(shard_subscribers(channel), 0) << "dropped once the last waiter left";
+}
+
+TEST(Waiting, ThreadsOfOneProcessQueueLocallyAndDoNotStormRedis) {
+  // Eight threads, each with its own Client (as separate components of one service would have),
+  // take the same lock 25 times each. Only the first in the local line contends in Redis, and a
+  // local release wakes it directly: about one acquire and one release per acquisition.
+  const std::string key = unique_key();
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 25;
+  std::vector<Client> clients;
+  for (int i = 0; i < kThreads; ++i) clients.push_back(test_client());
+  for (auto& client : clients) client.ping();
+  std::uint64_t before = 0;
+  for (auto& client : clients) before += client.stats().round_trips;
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      MutexOptions options = token_options();
+      options.wait_mode = WaitMode::notify;
+      Mutex mutex(clients[i], key, options);
+      for (int round = 0; round < kRounds; ++round) {
+        std::lock_guard guard(mutex);
+        if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+        std::this_thread::yield();
+        inside.fetch_sub(1);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::uint64_t after = 0;
+  for (auto& client : clients) after += client.stats().round_trips;
+  EXPECT_EQ(overlaps.load(), 0);
+  const double per_acquisition = static_cast<double>(after - before) / (kThreads * kRounds);
+  EXPECT_LE(per_acquisition, 2.5) << "round trips per acquisition";
+}
 
 }  // namespace
 }  // namespace lockbridge::testing

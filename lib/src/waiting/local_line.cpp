@@ -1,9 +1,7 @@
 #include "local_line.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <unordered_map>
-#include <utility>
 
 namespace lockbridge::detail {
 
@@ -25,27 +23,31 @@ std::shared_ptr<LocalLine> LocalLine::for_lock(const std::string& identity) {
   return line;
 }
 
-LocalLine::Place::Place(std::shared_ptr<LocalLine> line) : line_(std::move(line)) {
-  std::lock_guard lock(line_->mutex_);
-  it_ = line_->waiters_.insert(line_->waiters_.end(), line_->next_id_++);
-  joined_ = true;
+void LocalLine::wake_first() {
+  if (!waiters_.empty()) waiters_.front().notify_one();
 }
 
-LocalLine::Place::Place(Place&& other) noexcept
-    : line_(std::move(other.line_)), it_(other.it_), joined_(std::exchange(other.joined_, false)) {}
+LocalLine::Place::Place(std::shared_ptr<LocalLine> line) : line_(std::move(line)) {
+  std::lock_guard lock(line_->mutex_);
+  it_ = line_->waiters_.emplace(line_->waiters_.end());
+}
 
 LocalLine::Place::~Place() {
-  if (!joined_) return;
-  {
-    std::lock_guard lock(line_->mutex_);
-    line_->waiters_.erase(it_);
-  }
-  line_->changed_.notify_all();  // the next one may be first now
+  std::lock_guard lock(line_->mutex_);
+  const bool was_first = it_ == line_->waiters_.begin();
+  line_->waiters_.erase(it_);
+  if (was_first) line_->wake_first();  // the next one is first now
 }
 
 bool LocalLine::Place::wait_for_turn(Clock::time_point deadline) {
   std::unique_lock lock(line_->mutex_);
-  return line_->changed_.wait_until(lock, deadline, [&] { return line_->waiters_.begin() == it_; });
+  return it_->wait_until(lock, deadline, [&] { return line_->waiters_.begin() == it_; });
+}
+
+void LocalLine::Place::wait_while_held_here(Clock::time_point until) {
+  std::unique_lock lock(line_->mutex_);
+  if (!line_->held_) return;
+  it_->wait_until(lock, std::min(until, line_->held_until_), [&] { return !line_->held_; });
 }
 
 void LocalLine::held_here(Clock::time_point until) {
@@ -55,19 +57,9 @@ void LocalLine::held_here(Clock::time_point until) {
 }
 
 void LocalLine::released_here() {
-  {
-    std::lock_guard lock(mutex_);
-    held_ = false;
-  }
-  changed_.notify_all();
-}
-
-bool LocalLine::wait_while_held_here(Clock::time_point until) {
-  std::unique_lock lock(mutex_);
-  if (!held_) return false;
-  const Clock::time_point limit = std::min(until, held_until_);
-  changed_.wait_until(lock, limit, [&] { return !held_; });
-  return true;
+  std::lock_guard lock(mutex_);
+  held_ = false;
+  wake_first();
 }
 
 }  // namespace lockbridge::detail

@@ -1,12 +1,12 @@
 // The threads of one process that wait for the same lock (same server, same key) line up here:
 // only the first in line contends in Redis, they are served in arrival order, and when a lock
 // held in this process is released the first in line hears it directly, without a message from
-// Redis or a failed attempt.
+// Redis or a failed attempt. Every waiter sleeps on its own condition variable, so each event
+// wakes exactly the one thread it concerns (the first in line), not the whole line.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -24,37 +24,31 @@ class LocalLine {
   // A place in the line; leaves it (letting the next one go first) when destroyed.
   class Place {
    public:
-    Place() = default;
     explicit Place(std::shared_ptr<LocalLine> line);
     ~Place();
-    Place(Place&& other) noexcept;
-    Place& operator=(Place&&) = delete;
     Place(const Place&) = delete;
     Place& operator=(const Place&) = delete;
 
     // Blocks until this place is the first in line, or `deadline` passes (then false).
     bool wait_for_turn(Clock::time_point deadline);
+    // For the first in line: while a Mutex of this process holds the lock, sleeps until it is
+    // released here, its lease ends, or `until` passes. Returns at once when nobody here holds it.
+    void wait_while_held_here(Clock::time_point until);
 
    private:
     std::shared_ptr<LocalLine> line_;
-    std::list<std::uint64_t>::iterator it_;
-    bool joined_ = false;
+    std::list<std::condition_variable>::iterator it_;
   };
 
-  // A Mutex of this process took the lock (valid until `until`) or let it go.
+  // A Mutex of this process took the lock (valid until `until`), or let it go.
   void held_here(Clock::time_point until);
   void released_here();
 
-  // For the first in line: while a Mutex of this process holds the lock, sleeps until it is
-  // released here, its lease ends, or `until` passes. Returns at once when nobody here holds it.
-  // true when it waited for a local holder (who is now gone).
-  bool wait_while_held_here(Clock::time_point until);
-
  private:
+  void wake_first();  // with mutex_ held
+
   std::mutex mutex_;
-  std::condition_variable changed_;
-  std::list<std::uint64_t> waiters_;  // arrival order
-  std::uint64_t next_id_ = 0;
+  std::list<std::condition_variable> waiters_;  // arrival order; each waiter sleeps on its own
   bool held_ = false;
   Clock::time_point held_until_{};
 };

@@ -1,0 +1,87 @@
+// The waiting machinery without Redis: retry schedules, the local line, companion key names.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+
+#include "companion_keys.hpp"
+#include "waiting/local_line.hpp"
+#include "waiting/retry_schedule.hpp"
+
+namespace lockbridge::detail {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+TEST(RetrySchedule, JedisLockCountsTimeoutOverResolutionPlusOneAttempts) {
+  const auto start = Clock::now();
+  RetrySchedule schedule(RetryPolicy::jedis_lock_resolution(milliseconds(100)), start, start + milliseconds(350));
+  int retries = 0;
+  while (schedule.next(start, std::nullopt)) ++retries;
+  EXPECT_EQ(retries, 3);  // 4 attempts: 350 / 100 + 1
+}
+
+TEST(RetrySchedule, FixedRetriesStopAfterTheCountAndAtTheDeadline) {
+  const auto start = Clock::now();
+  RetrySchedule counted(RetryPolicy::fixed_retries(10, milliseconds(2000)), start, Clock::time_point::max());
+  int retries = 0;
+  while (counted.next(start, std::nullopt)) ++retries;
+  EXPECT_EQ(retries, 10);  // RedisLocker: 11 attempts
+  RetrySchedule bounded(RetryPolicy::fixed_retries(10, milliseconds(2000)), start, start + milliseconds(500));
+  const auto due = bounded.next(start, std::nullopt);
+  ASSERT_TRUE(due.has_value());
+  EXPECT_EQ(*due, start + milliseconds(500)) << "never past the deadline";
+  EXPECT_FALSE(bounded.next(start + milliseconds(500), std::nullopt).has_value());
+}
+
+TEST(RetrySchedule, BackoffStaysWithinItsDoublingBoundTheCapAndTheHoldersLease) {
+  const auto start = Clock::now();
+  RetrySchedule schedule(RetryPolicy::backoff_with_jitter(milliseconds(2), milliseconds(50)), start, Clock::time_point::max());
+  for (int failure = 1; failure <= 12; ++failure) {
+    const auto bound = std::min(milliseconds(2) * (1 << std::min(failure - 1, 10)), milliseconds(50));
+    const auto due = schedule.next(start, std::nullopt);
+    ASSERT_TRUE(due.has_value());
+    EXPECT_LE(*due - start, bound) << "failure " << failure;
+  }
+  for (int i = 0; i < 20; ++i) {
+    const auto due = schedule.next(start, milliseconds(3));
+    ASSERT_TRUE(due.has_value());
+    EXPECT_LE(*due - start, milliseconds(3)) << "never sleeps past the holder's lease end";
+  }
+}
+
+TEST(LocalLine, ServesInArrivalOrder) {
+  auto line = LocalLine::for_lock("unit-test:order");
+  const auto now = Clock::now();
+  auto first = std::make_unique<LocalLine::Place>(line);
+  auto second = std::make_unique<LocalLine::Place>(line);
+  LocalLine::Place third(line);
+  EXPECT_TRUE(first->wait_for_turn(now));
+  EXPECT_FALSE(second->wait_for_turn(now));
+  EXPECT_FALSE(third.wait_for_turn(now));
+  first.reset();  // served (or gave up): the next in line goes
+  EXPECT_TRUE(second->wait_for_turn(now));
+  EXPECT_FALSE(third.wait_for_turn(now));
+  second.reset();
+  EXPECT_TRUE(third.wait_for_turn(now));
+}
+
+TEST(LocalLine, OneLinePerLockIdentity) {
+  EXPECT_EQ(LocalLine::for_lock("unit-test:same"), LocalLine::for_lock("unit-test:same"));
+  EXPECT_NE(LocalLine::for_lock(std::string("unit-test/0\0b", 13)), LocalLine::for_lock(std::string("unit-test/0\0c", 13)));
+}
+
+TEST(CompanionKeys, ShareTheLockKeysHashSlot) {
+  for (const std::string key : {"orders:42", "orders:{42}", "{a}b", "x{y", "a{}b{c}", "{}", "plain"}) {
+    const std::string channel = release_channel(key);
+    if (key.find('}') != std::string::npos && hash_tag(key).size() == key.size()) continue;  // no same-slot name exists
+    EXPECT_EQ(hash_tag(channel), hash_tag(key)) << key << " -> " << channel;
+  }
+  EXPECT_EQ(release_channel("orders:42"), "{orders:42}:lockbridge:released");
+  EXPECT_EQ(release_channel("orders:{42}"), "orders:{42}:lockbridge:released");
+  EXPECT_EQ(hash_tag("a{}b{c}"), "a{}b{c}") << "an empty first tag means the whole key";
+}
+
+}  // namespace
+}  // namespace lockbridge::detail
