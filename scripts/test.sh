@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite (unit + integration against a
 # redis-server that the CTest fixture starts on loopback), then the same suite built with
-# AddressSanitizer + UndefinedBehaviorSanitizer.
-#   scripts/test.sh            both builds
+# AddressSanitizer + UndefinedBehaviorSanitizer, and under ThreadSanitizer (the library has a
+# background thread per Client: the release notifier).
+#   scripts/test.sh            all three builds
 #   scripts/test.sh --quick    the normal build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,4 +21,5 @@ run_suite() {
 run_suite build
 if [[ "${1:-}" != "--quick" ]]; then
   run_suite build-asan "-DLOCKBRIDGE_SANITIZE=address;undefined"
+  run_suite build-tsan "-DLOCKBRIDGE_SANITIZE=thread"
 fi
