@@ -95,8 +95,9 @@ class Worker {
     }
     sample.acquire_end_ns = now_ns();
     if (!acquired) {
-      // Giving up because the run ended is not a timeout.
-      if (sample.acquire_end_ns < end) slot_.timeouts.fetch_add(1, std::memory_order_relaxed);
+      // Giving up because the run ended (or was about to: a jedis-lock style policy counts its
+      // attempts in the time left and may stop before the end) is not a timeout.
+      if (deadline < end && sample.acquire_end_ns < end) slot_.timeouts.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
     control_.acquisitions.fetch_add(1, std::memory_order_relaxed);
