@@ -105,8 +105,7 @@ std::string waiting_label(const MutexOptions& options) {
       policy = std::to_string(retry.retries) + " retries " + std::to_string(retry.interval.count()) + "ms apart";
       break;
   }
-  return std::string(to_string(options.wait_mode)) + (options.wait_mode == WaitMode::poll ? " " : ", ") + policy +
-         (options.local_queue ? ", local queue" : "");
+  return std::string(to_string(options.wait_mode)) + (options.wait_mode == WaitMode::poll ? " " : ", ") + policy;
 }
 
 std::vector<NamedStrategy> every_strategy() {

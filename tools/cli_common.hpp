@@ -52,7 +52,8 @@ std::optional<std::string> url_option(const po::variables_map& vm);
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 
-// How a lock waits, in a few words: "notify, backoff 1-100ms, local queue", "poll every 100ms".
+// How a lock waits between attempts, in a few words: "notify, backoff 1-100ms", "poll every 100ms"
+// (whether it queues locally is MutexOptions::local_queue, shown apart).
 std::string waiting_label(const MutexOptions& options);
 
 // The strategies and presets side by side, as demo shows them: legacy faithful (the jedis-lock

@@ -74,12 +74,7 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
       for (std::size_t s = 0; s < columns.size(); ++s) out << std::setw(kColumn) << cell(row[s]);
       out << "\n";
     };
-    line("waiting", [](const bench::BenchResult& r) {
-      std::string label = waiting_label(r.config.lock);
-      const std::string local = ", local queue";
-      if (label.ends_with(local)) label.resize(label.size() - local.size());
-      return label;
-    });
+    line("waiting", [](const bench::BenchResult& r) { return waiting_label(r.config.lock); });
     line("local queue", [](const bench::BenchResult& r) { return std::string(r.config.lock.local_queue ? "yes" : "no"); });
     line("rtt (PING p50)", [&](const bench::BenchResult& r) { return bench::fixed(r.rtt_us, 1) + " us"; });
     line("acquisitions/s", [&](const bench::BenchResult& r) { return bench::fixed(bench::acquisitions_per_s(r), 0); });

@@ -38,9 +38,14 @@ class MutexCore {
         release_channel_(release_channel(key_)),
         line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->pool.url(), key_)) : nullptr) {}
 
+  // Locking twice through one Mutex is a bug in the caller, refused before any waiting or I/O.
+  void refuse_if_held() const {
+    if (held_) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
+  }
+
   // One attempt.
   AcquireAttempt attempt(bool learn_remaining) {
-    if (held_) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
+    refuse_if_held();
     const auto started = Clock::now();
     AcquireAttempt result;
     std::optional<Error> lost_reply;
@@ -71,7 +76,7 @@ class MutexCore {
   // attempts it sleeps until the policy's next attempt is due, unless a release is heard first:
   // from a holder in this process (through the line) or, in notify mode, announced by Redis.
   bool acquire_until(Clock::time_point deadline) {
-    if (held_) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
+    refuse_if_held();
     std::optional<LocalLine::Place> place;
     if (line_) {
       place.emplace(line_);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -35,11 +36,12 @@ std::future<void> lock_in_background(Mutex& waiter) {
   return std::async(std::launch::async, [&waiter] { waiter.lock(); });
 }
 
-// Waits until `waiter` has made its first attempt and is waiting (the key's GET/SET count moved).
-void wait_until_waiting(Client& client, const std::function<std::uint64_t()>& attempts) {
+// Polls `condition` every millisecond until it holds or 10 s pass; returns its last value. For
+// states another thread or the server reaches, whenever that is.
+bool eventually(const std::function<bool()>& condition) {
   const auto give_up = std::chrono::steady_clock::now() + seconds(10);
-  while (attempts() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
-  (void)client;
+  while (!condition() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
+  return condition();
 }
 
 class NotifyWakesAWaiter : public ::testing::TestWithParam<StrategyKind> {};
@@ -54,7 +56,7 @@ TEST_P(NotifyWakesAWaiter, WithASixtySecondPollIntervalRightAfterTheRelease) {
   const auto before = waiter_client.stats().round_trips;
   auto waited = lock_in_background(waiter);
   // The waiter has failed once and subscribed: two requests of its own at least.
-  wait_until_waiting(waiter_client, [&] { return waiter_client.stats().round_trips - before >= 2 ? 1U : 0U; });
+  EXPECT_TRUE(eventually([&] { return waiter_client.stats().round_trips - before >= 2; }));
   EXPECT_EQ(waited.wait_for(milliseconds(200)), std::future_status::timeout) << "it must wait while the lock is held";
   holder.unlock();
   // Polling would take 60 s; the release message brings it in at once. 30 s bounds a broken test.
@@ -135,17 +137,12 @@ TEST(Waiting, TheSubscriptionLastsWhileSomeoneWaitsAndIsDroppedAfter) {
   Mutex waiter(client, key, waiting(StrategyKind::token, WaitMode::notify, RetryPolicy::fixed_retries(5, seconds(60))));
   ASSERT_TRUE(holder.try_lock());
   auto waited = lock_in_background(waiter);
-  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
-  while (shard_subscribers(channel) != 1 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
-  EXPECT_EQ(shard_subscribers(channel), 1) << "one subscriber connection per Client";
+  EXPECT_TRUE(eventually([&] { return shard_subscribers(channel) == 1; })) << "one subscriber connection per Client";
   holder.unlock();
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
   waited.get();
   waiter.unlock();
-  while (shard_subscribers(channel) != 0 && std::chrono::steady_clock::now() < give_up + seconds(10)) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_EQ(shard_subscribers(channel), 0) << "dropped once the last waiter left";
+  EXPECT_TRUE(eventually([&] { return shard_subscribers(channel) == 0; })) << "dropped once the last waiter left";
 }
 
 TEST(Waiting, ThreadsOfOneProcessQueueLocallyAndDoNotStormRedis) {

@@ -57,6 +57,6 @@ void BenchConfig::validate() const {
   if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --key");
 }
 
-std::string BenchConfig::wait_mode() const { return waiting_label(lock); }
+std::string BenchConfig::wait_mode() const { return waiting_label(lock) + (lock.local_queue ? ", local queue" : ""); }
 
 }  // namespace lockbridge::tools::bench

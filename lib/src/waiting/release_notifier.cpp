@@ -114,11 +114,15 @@ bool ReleaseNotifier::Watch::wait_until(Clock::time_point until, std::string_vie
 
 // ---- the thread --------------------------------------------------------------------------------
 
+void ReleaseNotifier::drain_wakes() noexcept {
+  std::uint64_t count = 0;
+  [[maybe_unused]] const ssize_t got = read(wake_fd_, &count, sizeof count);  // EAGAIN: nothing pending
+}
+
 void ReleaseNotifier::sleep_or_wake(std::chrono::milliseconds duration) noexcept {
   pollfd wake{wake_fd_, POLLIN, 0};
   poll(&wake, 1, static_cast<int>(duration.count()));
-  std::uint64_t drained = 0;
-  [[maybe_unused]] const ssize_t got = read(wake_fd_, &drained, sizeof drained);
+  drain_wakes();
 }
 
 void ReleaseNotifier::connect_and_resubscribe() {
@@ -202,10 +206,7 @@ void ReleaseNotifier::run() noexcept {
       const int poll_ms = reconcile();
       std::array<pollfd, 2> fds{pollfd{connection_->fd(), POLLIN, 0}, pollfd{wake_fd_, POLLIN, 0}};
       if (poll(fds.data(), fds.size(), poll_ms) < 0) continue;  // EINTR
-      if (fds[1].revents != 0) {
-        std::uint64_t drained = 0;
-        [[maybe_unused]] const ssize_t got = read(wake_fd_, &drained, sizeof drained);
-      }
+      if (fds[1].revents != 0) drain_wakes();
       if (fds[0].revents != 0) {
         for (const ReplyPtr& reply : connection_->read_available()) deliver(*reply);
       }

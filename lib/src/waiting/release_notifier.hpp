@@ -76,6 +76,7 @@ class ReleaseNotifier {
 
  private:
   void wake_thread() noexcept;
+  void drain_wakes() noexcept;
   void run() noexcept;
   void connect_and_resubscribe();
   // Sends the subscriptions that are wanted and not yet sent, and the unsubscriptions whose
