@@ -7,6 +7,8 @@
 
 #include "client_state.hpp"
 #include "companion_keys.hpp"
+#include "lease/lease.hpp"
+#include "random.hpp"
 #include "strategy.hpp"
 #include "waiting/local_line.hpp"
 #include "waiting/retry_schedule.hpp"
@@ -27,7 +29,8 @@ std::string lock_identity(const RedisUrl& url, std::string_view key) {
 }
 }  // namespace
 
-// The state of one lease holder, and the waiting loop that sits above every strategy.
+// The owner's side of one lock: the current acquisition (a Lease, shared with the Client's
+// LeaseKeeper), the reentrant hold count, and the waiting loop that sits above every strategy.
 class MutexCore {
  public:
   MutexCore(Client client, std::string key, MutexOptions options)
@@ -38,21 +41,34 @@ class MutexCore {
         release_channel_(release_channel(key_)),
         line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->pool.url(), key_)) : nullptr) {}
 
-  // Locking twice through one Mutex is a bug in the caller, refused before any waiting or I/O.
-  void refuse_if_held() const {
-    if (held_) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
+  // Whether this Mutex holds the lock: acquired, not released, and not known lost. A lease lost
+  // behind our back ends the hold here too, so the Mutex can lock again.
+  bool holds() {
+    if (hold_count_ == 0) return false;
+    if (lease_->snapshot().held) return true;
+    end_hold();
+    return false;
+  }
+  bool holds() const { return hold_count_ > 0 && lease_->snapshot().held; }
+
+  // lock() on a Mutex that holds the lock: counted when reentrant, otherwise a bug in the caller,
+  // refused before any waiting or I/O. false when it does not hold it.
+  bool hold_again() {
+    if (!holds()) return false;
+    if (!options_.reentrant) throw Error(Errc::bad_option, describe("lock", key_) + ": this Mutex already holds it");
+    ++hold_count_;
+    return true;
   }
 
-  // One attempt.
-  AcquireAttempt attempt(bool learn_remaining) {
-    refuse_if_held();
+  // One attempt (after hold_again()).
+  AcquireAttempt attempt(const AttemptRequest& request) {
     const auto started = Clock::now();
     AcquireAttempt result;
     std::optional<Error> lost_reply;
     {
       auto connection = state_->pool.borrow();
       try {
-        result = strategy_->try_acquire(*connection, key_, options_.lease, learn_remaining);
+        result = strategy_->try_acquire(*connection, key_, request);
       } catch (const Error& error) {
         // The request may have reached the server even though its reply did not reach us.
         if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
@@ -63,68 +79,79 @@ class MutexCore {
       abandon_unknown_attempt();
       throw *lost_reply;
     }
-    if (!result.acquired) return result;
-    held_ = true;
-    value_ = result.value;
-    // Counted from before the request left: the server's lease can only end later than this.
-    valid_until_ = started + options_.lease;
-    if (line_) line_->held_here(valid_until_);
+    if (result.acquired) begin_hold(result, started);
     return result;
   }
 
+  bool try_once() { return hold_again() || attempt(AttemptRequest{options_.lease, false, {}}).acquired; }
+
   // Waits in the local line, then attempts until acquired or the retry policy gives up. Between
   // attempts it sleeps until the policy's next attempt is due, unless a release is heard first:
-  // from a holder in this process (through the line) or, in notify mode, announced by Redis.
+  // from a holder in this process (through the line) or, in notify and fair mode, announced by
+  // Redis. A fair waiter also attempts at least three times per fair_waiter_timeout, each attempt
+  // keeping its place in the queue alive.
   bool acquire_until(Clock::time_point deadline) {
-    refuse_if_held();
+    if (hold_again()) return true;
     std::optional<LocalLine::Place> place;
     if (line_) {
       place.emplace(line_);
       if (!place->wait_for_turn(deadline)) return false;
     }
     RetrySchedule schedule(options_.retry, Clock::now(), deadline);
-    const bool notify = options_.wait_mode == WaitMode::notify;
+    const bool fair = options_.wait_mode == WaitMode::fair;
+    const bool notify = options_.wait_mode != WaitMode::poll;
+    const QueueSeat seat(*this, fair ? random_token() : std::string());
     // Already subscribed (an earlier wait's subscription lingers): watch from before the first
     // attempt, at no cost. Otherwise subscribe only once an attempt has failed, so the
     // uncontended path never pays for it.
     std::unique_ptr<ReleaseNotifier::Watch> watch =
         notify ? state_->notifier.watch(release_channel_, /*only_if_subscribed=*/true) : nullptr;
-    bool learn_remaining = false;  // the first attempt is the uncontended fast path: nothing extra
+    AttemptRequest request{options_.lease, false, seat.waiter};  // first: the uncontended fast path
+    std::optional<Clock::time_point> due;  // the policy's next attempt
+    bool heartbeat = false;                // this attempt came early, only to keep a fair seat
     for (;;) {
       if (place) place->wait_while_held_here(deadline);
       if (watch) watch->arm();
-      const AcquireAttempt result = attempt(learn_remaining);
+      const AcquireAttempt result = attempt(request);
       if (result.acquired) return true;
-      const bool asked_remaining = std::exchange(learn_remaining, true);
+      const bool asked_remaining = std::exchange(request.learn_remaining, true);
       const auto subscribe = [&](Clock::time_point until) {
         watch = state_->notifier.watch(release_channel_);
         return watch->wait_subscribed(std::min(until, Clock::now() + state_->pool.options().command_timeout));
       };
-      if (!asked_remaining && !result.holder_remaining && options_.retry.kind == RetryPolicy::Kind::backoff) {
+      if (!fair && !asked_remaining && !result.holder_remaining && options_.retry.kind == RetryPolicy::Kind::backoff) {
         // The fast first attempt did not learn when the holder's lease ends, and the backoff must
         // never sleep past it: try again at once, learning it (subscribed first, in notify mode).
         if (notify && !watch) subscribe(deadline);
         continue;
       }
-      const auto due = schedule.next(Clock::now(), result.holder_remaining);
+      if (!heartbeat) due = schedule.next(Clock::now(), result.holder_remaining);
       if (!due) return false;
       // A release between the failed attempt and the subscription went unheard: once the server
       // confirms the subscription, bring the due attempt forward.
       if (notify && !watch && subscribe(*due)) continue;
+      const auto wake_by = fair ? std::min(*due, Clock::now() + options_.fair_waiter_timeout / 3) : *due;
+      bool heard = false;
       if (watch) {
-        watch->wait_until(*due);
+        heard = watch->wait_until(wake_by, seat.waiter);
       } else {
-        std::this_thread::sleep_until(*due);
+        std::this_thread::sleep_until(wake_by);
       }
+      heartbeat = fair && !heard && Clock::now() < *due;
     }
   }
 
-  void release() noexcept {
-    if (!held_) return;
-    held_ = false;
+  // `all`: every reentrant hold at once (the Mutex is going away).
+  void release(bool all = false) noexcept {
+    if (all && hold_count_ > 1) hold_count_ = 1;
+    if (hold_count_ == 0 || --hold_count_ > 0) return;  // reentrant: an inner unlock
+    state_->keeper.forget(*lease_);
     try {
+      std::lock_guard io(lease_->io);  // a renewal in flight finishes first; then none starts
+      const std::string value = lease_->snapshot().value;
+      lease_->released();
       auto connection = state_->pool.borrow();
-      if (strategy_->release(*connection, key_, value_, release_channel_) == ReleaseOutcome::released) {
+      if (strategy_->release(*connection, key_, value, release_channel_) == ReleaseOutcome::released) {
         last_error_.clear();
       } else {
         report(Error(Errc::lease_lost,
@@ -139,47 +166,89 @@ class MutexCore {
   }
 
   bool extend(std::chrono::milliseconds lease) {
-    if (!held_) throw Error(Errc::bad_option, describe("extend", key_) + ": this Mutex does not hold it");
+    if (!holds()) throw Error(Errc::bad_option, describe("extend", key_) + ": this Mutex does not hold it");
     const auto started = Clock::now();
-    auto connection = state_->pool.borrow();
-    auto value = strategy_->extend(*connection, key_, value_, lease);
+    std::optional<std::string> value;
+    {
+      std::lock_guard io(lease_->io);
+      auto connection = state_->pool.borrow();
+      value = strategy_->extend(*connection, key_, lease_->snapshot().value, lease);
+      if (value) lease_->renewed(*value, started + lease);
+    }
     if (!value) {
-      held_ = false;
       last_error_ = make_error_code(Errc::lease_lost);
-      if (line_) line_->released_here();
+      lease_->lost(Error(Errc::lease_lost, describe("extend", key_) + ": the key no longer holds our value"));
+      end_hold();
       return false;
     }
     last_error_.clear();
-    value_ = std::move(*value);
-    valid_until_ = started + lease;
-    if (line_) line_->held_here(valid_until_);
+    if (line_) line_->held_here(started + lease);
     return true;
   }
 
   LockInfo inspect() const {
+    const std::string mine = holds() ? lease_->snapshot().value : std::string();
     auto connection = state_->pool.borrow();
-    return strategy_->inspect(*connection, key_, held_ ? std::string_view(value_) : std::string_view());
+    return strategy_->inspect(*connection, key_, mine);
   }
 
   std::chrono::milliseconds valid_for() const noexcept {
-    if (!held_) return std::chrono::milliseconds::zero();
-    const auto left = valid_until_ - Clock::now();
+    if (hold_count_ == 0) return std::chrono::milliseconds::zero();
+    const Lease::Snapshot lease = lease_->snapshot();
+    if (!lease.held) return std::chrono::milliseconds::zero();
+    const auto left = lease.valid_until - Clock::now();
     return std::max(std::chrono::milliseconds::zero(), std::chrono::floor<std::chrono::milliseconds>(left));
   }
 
   std::shared_ptr<ClientState> state_;
   std::string key_;
   MutexOptions options_;
-  std::unique_ptr<LockStrategy> strategy_;
+  std::shared_ptr<LockStrategy> strategy_;  // shared with the leases, which the renewal thread keeps
   const std::string release_channel_;
   const std::shared_ptr<LocalLine> line_;  // null without local_queue
-  bool held_ = false;
-  std::string value_;
-  Clock::time_point valid_until_{};
+  std::shared_ptr<Lease> lease_;           // the current or last acquisition; null before the first
+  int hold_count_ = 0;                     // > 0 while held; above 1 only when reentrant
   std::error_code last_error_;
   std::function<void(const Error&)> on_release_error_;
+  std::function<void(const Error&)> on_lease_lost_;
 
  private:
+  // A fair waiter's id and its place in the Redis queue, left when the wait ends without the lock
+  // (an acquisition takes it out of the queue itself).
+  struct QueueSeat {
+    QueueSeat(MutexCore& owner, std::string id) : core(owner), waiter(std::move(id)) {}
+    ~QueueSeat() {
+      if (waiter.empty() || core.hold_count_ > 0) return;
+      try {
+        auto connection = core.state_->pool.borrow();
+        core.strategy_->leave_queue(*connection, core.key_, waiter);
+      } catch (...) {  // best effort: the queue skips us after fair_waiter_timeout anyway
+      }
+    }
+    QueueSeat(const QueueSeat&) = delete;
+    QueueSeat& operator=(const QueueSeat&) = delete;
+    MutexCore& core;
+    const std::string waiter;
+  };
+
+  void begin_hold(const AcquireAttempt& result, Clock::time_point started) {
+    std::optional<Lease::Renewal> renewal;
+    if (options_.watchdog.enabled) renewal = Lease::Renewal{options_.lease, started + options_.watchdog.max_hold};
+    // Counted from before the request left: the server's lease can only end later than this.
+    const auto valid_until = started + options_.lease;
+    lease_ = std::make_shared<Lease>(strategy_, key_, result.value, valid_until, result.fence, renewal, on_lease_lost_);
+    hold_count_ = 1;
+    state_->keeper.keep(lease_);
+    if (line_) line_->held_here(valid_until);
+  }
+
+  // The hold is over without a release of ours (the lease was lost).
+  void end_hold() noexcept {
+    hold_count_ = 0;
+    state_->keeper.forget(*lease_);
+    if (line_) line_->released_here();
+  }
+
   void abandon_unknown_attempt() noexcept {
     try {
       auto connection = state_->pool.borrow();
@@ -238,6 +307,17 @@ void MutexOptions::validate() const {
     throw Error(Errc::bad_option, "retry.retries must be between 0 and 1000000, got " + std::to_string(retry.retries));
   }
   require_within("legacy.safety_ttl_grace", legacy.safety_ttl_grace, milliseconds::zero());
+  require_within("fair_waiter_timeout", fair_waiter_timeout, milliseconds(3));
+  require_within("watchdog.max_hold", watchdog.max_hold, milliseconds(1));
+  const bool faithful = strategy == StrategyKind::legacy && legacy.preset == LegacyPreset::faithful;
+  if (watchdog.enabled && faithful) {
+    throw Error(Errc::bad_option, "watchdog: the faithful legacy preset cannot renew a lease (jedis-lock 1.0.0 has "
+                                  "no extend); use the hardened preset or the token strategy");
+  }
+  if (wait_mode == WaitMode::fair && strategy != StrategyKind::token) {
+    throw Error(Errc::bad_option, "wait_mode fair needs the token strategy: legacy peers know no queue and would "
+                                  "take the lock out of turn");
+  }
   if (legacy.clock_offset < -kMaxDuration || legacy.clock_offset > kMaxDuration) {
     throw Error(Errc::bad_option, "legacy.clock_offset must be within +-365 days, got " +
                                       std::to_string(legacy.clock_offset.count()) + " ms");
@@ -252,7 +332,17 @@ std::string_view to_string(LegacyPreset preset) noexcept {
   return preset == LegacyPreset::faithful ? "faithful" : "hardened";
 }
 
-std::string_view to_string(WaitMode mode) noexcept { return mode == WaitMode::poll ? "poll" : "notify"; }
+std::string_view to_string(WaitMode mode) noexcept {
+  switch (mode) {
+    case WaitMode::poll:
+      return "poll";
+    case WaitMode::notify:
+      return "notify";
+    case WaitMode::fair:
+      return "fair";
+  }
+  return "unknown";
+}
 
 std::string_view to_string(RetryPolicy::Kind kind) noexcept {
   switch (kind) {
@@ -304,14 +394,14 @@ Mutex::Mutex(Client client, std::string key, MutexOptions options) {
 }
 
 Mutex::~Mutex() {
-  if (core_) core_->release();
+  if (core_) core_->release(/*all=*/true);
 }
 
 Mutex::Mutex(Mutex&&) noexcept = default;
 
 Mutex& Mutex::operator=(Mutex&& other) noexcept {
   if (this != &other) {
-    if (core_) core_->release();
+    if (core_) core_->release(/*all=*/true);
     core_ = std::move(other.core_);
   }
   return *this;
@@ -324,7 +414,7 @@ void Mutex::lock() {
   }
 }
 
-bool Mutex::try_lock() { return core_->attempt(false).acquired; }
+bool Mutex::try_lock() { return core_->try_once(); }
 
 bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
   return core_->acquire_until(deadline);
@@ -339,11 +429,16 @@ bool Mutex::extend(std::chrono::milliseconds lease) {
   return core_->extend(lease);
 }
 
-bool Mutex::owns_lock() const noexcept { return core_ && core_->held_; }
+bool Mutex::owns_lock() const noexcept { return core_ && std::as_const(*core_).holds(); }
 std::chrono::milliseconds Mutex::valid_for() const noexcept {
   return core_ ? core_->valid_for() : std::chrono::milliseconds::zero();
 }
-const std::string& Mutex::value() const noexcept { return core_->value_; }
+std::string Mutex::value() const { return core_->lease_ ? core_->lease_->snapshot().value : std::string(); }
+std::optional<std::uint64_t> Mutex::fence() const noexcept { return core_ && core_->lease_ ? core_->lease_->fence : std::nullopt; }
+void Mutex::on_lease_lost(std::function<void(const Error&)> handler) { core_->on_lease_lost_ = std::move(handler); }
+std::stop_token Mutex::lease_token() const noexcept {
+  return core_ && core_->lease_ ? core_->lease_->stop_token() : std::stop_token();
+}
 LockInfo Mutex::inspect() const { return core_->inspect(); }
 const std::string& Mutex::key() const noexcept { return core_->key_; }
 const MutexOptions& Mutex::options() const noexcept { return core_->options_; }

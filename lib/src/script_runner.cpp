@@ -19,6 +19,35 @@ const std::string& ScriptCache::sha_for(Connection& connection, const Script& sc
   return sha_by_body_.emplace(script.body.data(), std::string(as_view(*reply))).first->second;
 }
 
+namespace {
+// EVALSHA <sha> or EVAL <body>, then numkeys, keys and args: views into `call` and `head`.
+std::vector<std::string_view> script_command(const ScriptCall& call, std::string_view verb, std::string_view script,
+                                             const std::string& numkeys) {
+  std::vector<std::string_view> command{verb, script, numkeys};
+  command.insert(command.end(), call.keys.begin(), call.keys.end());
+  command.insert(command.end(), call.args.begin(), call.args.end());
+  return command;
+}
+}  // namespace
+
+std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls) {
+  std::vector<std::string> numkeys;
+  numkeys.reserve(calls.size());
+  std::vector<std::vector<std::string_view>> commands;
+  commands.reserve(calls.size());
+  for (const ScriptCall& call : calls) {
+    numkeys.push_back(std::to_string(call.keys.size()));
+    commands.push_back(script_command(call, "EVALSHA", cache.sha_for(connection, *call.script), numkeys.back()));
+  }
+  std::vector<ReplyPtr> replies = connection.pipeline(commands);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i]->type == REDIS_REPLY_ERROR && as_view(*replies[i]).starts_with("NOSCRIPT")) {
+      replies[i] = connection.run(script_command(calls[i], "EVAL", calls[i].script->body, numkeys[i]));
+    }
+  }
+  return replies;
+}
+
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
                     std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args) {
   constexpr std::size_t kMaxArgs = 16;

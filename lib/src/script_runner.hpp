@@ -3,8 +3,10 @@
 #pragma once
 
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "connection.hpp"
 #include "scripts.hpp"
@@ -20,6 +22,17 @@ class ScriptCache {
   std::mutex mutex_;
   std::unordered_map<const char*, std::string> sha_by_body_;
 };
+
+// One script invocation, kept as data so that many can share one pipeline (the watchdog's batches).
+struct ScriptCall {
+  const Script* script = nullptr;
+  std::vector<std::string> keys;
+  std::vector<std::string> args;
+};
+
+// Runs every call in one pipelined round trip (plus one more for any call the server answered
+// NOSCRIPT, run again with EVAL). Replies in order; error replies are returned.
+std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls);
 
 // Runs `script` with `keys` then `args`. Error replies are returned (see throw_if_error).
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,

@@ -2,6 +2,8 @@
 // and called with EVALSHA, falling back to EVAL on NOSCRIPT (script_runner.hpp).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <string_view>
 
 namespace lockbridge::detail {
@@ -11,16 +13,90 @@ struct Script {
   std::string_view body;
 };
 
-// Token acquire. KEYS[1] lock; ARGV[1] token, ARGV[2] lease ms.
-// {1} when acquired; {0, pttl} when held by someone else, so the waiter knows when the lease ends.
-// A key of another type is an error, not a held lock.
+// Token acquire. KEYS[1] lock, KEYS[2] (fencing only) the fence counter; ARGV[1] token, ARGV[2]
+// lease ms. {1} when acquired, {1, fence} with fencing: the counter's next value, drawn in the same
+// call, so a later acquisition always carries a larger fence. {0, pttl} when held by someone else,
+// so the waiter knows when the lease ends. A key of another type is an error, not a held lock.
 inline constexpr Script kTokenAcquire{"token_acquire", R"lua(
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if #KEYS == 2 then return {1, redis.call('INCR', KEYS[2])} end
+  return {1}
+end
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. redis.call('TYPE', KEYS[1])['ok'] .. ', not a string')
 end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua"};
+
+// Fair mode's queue (WaitMode::fair): a list of waiter ids in arrival order, and a hash of each
+// waiter's deadline in server milliseconds, refreshed by its every attempt. live_head() drops the
+// waiters at the front whose deadline has passed (they stopped asking: dead or gone) and returns
+// the first live one, or false.
+inline constexpr char kFairPrelude[] = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function live_head(queue, deadlines)
+  while true do
+    local head = redis.call('LINDEX', queue, 0)
+    if not head then return false end
+    local deadline = tonumber(redis.call('HGET', deadlines, head))
+    if deadline and deadline > now then return head end
+    redis.call('LPOP', queue)
+    redis.call('HDEL', deadlines, head)
+  end
+end
+)lua";
+
+// `prelude` then `body`, as one string built at compile time: scripts that share Lua functions.
+template <std::size_t PreludeSize, std::size_t BodySize>
+constexpr std::array<char, PreludeSize + BodySize - 1> joined(const char (&prelude)[PreludeSize],
+                                                              const char (&body)[BodySize]) {
+  std::array<char, PreludeSize + BodySize - 1> out{};
+  for (std::size_t i = 0; i + 1 < PreludeSize; ++i) out[i] = prelude[i];
+  for (std::size_t i = 0; i < BodySize; ++i) out[PreludeSize - 1 + i] = body[i];
+  return out;
+}
+
+// Fair token acquire. KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] (fencing only) fence
+// counter; ARGV[1] token, ARGV[2] lease ms, ARGV[3] waiter id ('' for a single try that does not
+// queue), ARGV[4] waiter timeout ms. The lock is taken only when free and nobody live is queued
+// ahead; a waiter that fails is queued once (or has its deadline refreshed), and both queue keys
+// live for two waiter timeouts past the last attempt. Replies as kTokenAcquire ({1, fence}: fence
+// 0 without fencing).
+inline constexpr auto kTokenAcquireFairBody = joined(kFairPrelude, R"lua(
+local head = live_head(KEYS[2], KEYS[3])
+if (not head or head == ARGV[3]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if head then
+    redis.call('LPOP', KEYS[2])
+    redis.call('HDEL', KEYS[3], head)
+  end
+  if #KEYS == 4 then return {1, redis.call('INCR', KEYS[4])} end
+  return {1, 0}
+end
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'string' and kind ~= 'none' then
+  return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
+end
+if ARGV[3] ~= '' then
+  if redis.call('HSET', KEYS[3], ARGV[3], now + tonumber(ARGV[4])) == 1 then redis.call('RPUSH', KEYS[2], ARGV[3]) end
+  redis.call('PEXPIRE', KEYS[2], 2 * tonumber(ARGV[4]))
+  redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[4]))
+end
+return {0, redis.call('PTTL', KEYS[1])}
+)lua");
+inline constexpr Script kTokenAcquireFair{"token_acquire_fair", {kTokenAcquireFairBody.data(), kTokenAcquireFairBody.size() - 1}};
+
+// Fair release. KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines; ARGV[1] the value we wrote,
+// ARGV[2] release channel. As kCompareAndDelete, but the announcement's payload is the id of the
+// first live waiter, so only the waiter whose turn it is wakes ('' when nobody is queued).
+inline constexpr auto kCompareAndDeleteFairBody = joined(kFairPrelude, R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SPUBLISH', ARGV[2], live_head(KEYS[2], KEYS[3]) or '')
+return 1
+)lua");
+inline constexpr Script kCompareAndDeleteFair{"compare_and_delete_fair",
+                                              {kCompareAndDeleteFairBody.data(), kCompareAndDeleteFairBody.size() - 1}};
 
 // Owner-checked release (token, hardened legacy). KEYS[1] lock; ARGV[1] the value we wrote;
 // ARGV[2] the release channel ('' for none), where a deletion is announced to waiters (sharded

@@ -9,13 +9,21 @@
 namespace lockbridge::detail {
 
 void LockStrategy::abandon_attempt(Connection& /*connection*/, std::string_view /*key*/) noexcept {}
+void LockStrategy::leave_queue(Connection& /*connection*/, std::string_view /*key*/, std::string_view /*fair_waiter*/) noexcept {}
+
+std::optional<std::string> LockStrategy::extend(Connection& connection, std::string_view key, std::string_view value,
+                                                std::chrono::milliseconds lease) {
+  const ScriptCall call = extend_call(key, value, lease);
+  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  return extend_outcome(*replies.front(), key, value);
+}
 
 std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts) {
   switch (options.strategy) {
     case StrategyKind::token:
-      return std::make_unique<TokenStrategy>(scripts);
+      return std::make_unique<TokenStrategy>(options, scripts);
     case StrategyKind::legacy:
-      if (options.legacy.preset == LegacyPreset::faithful) return std::make_unique<LegacyFaithful>(options.legacy);
+      if (options.legacy.preset == LegacyPreset::faithful) return std::make_unique<LegacyFaithful>(options.legacy, scripts);
       return std::make_unique<LegacyHardened>(options.legacy, scripts);
   }
   throw Error(Errc::bad_option, "unknown strategy");

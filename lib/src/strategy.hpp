@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,19 @@ struct AcquireAttempt {
   std::string value;  // acquired: the value written to the key
   // Not acquired: how much longer the current holder's lease runs, when the attempt learned it.
   std::optional<std::chrono::milliseconds> holder_remaining;
+  // Acquired with fencing (TokenOptions::fencing): the fencing token drawn in the same call.
+  std::optional<std::uint64_t> fence;
+};
+
+// What one acquire attempt asks for.
+struct AttemptRequest {
+  std::chrono::milliseconds lease{};
+  // A failed attempt also reports how long the holder's lease still runs, even where that costs
+  // the server one more command.
+  bool learn_remaining = false;
+  // Fair mode: the waiter's id, queued (or its place kept) when the attempt fails; empty for a
+  // single try that must not queue.
+  std::string_view fair_waiter;
 };
 
 enum class ReleaseOutcome {
@@ -28,22 +42,33 @@ enum class ReleaseOutcome {
 
 class LockStrategy {
  public:
+  explicit LockStrategy(ScriptCache& scripts) : scripts_(scripts) {}
   virtual ~LockStrategy() = default;
 
   // Throws Error (wrong_type for a key of another type, bad_value for a value that cannot be
-  // judged; the key is then left as it was). With `learn_remaining` a failed attempt also reports
-  // how long the holder's lease still runs, even where that costs the server one more command.
-  virtual AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) = 0;
+  // judged; the key is then left as it was).
+  virtual AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) = 0;
+  // Fair mode: takes a waiter that gives up out of the queue. Best effort; never throws.
+  virtual void leave_queue(Connection& connection, std::string_view key, std::string_view fair_waiter) noexcept;
   // A release that deletes announces it on `release_channel`, where the protocol allows.
   virtual ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) = 0;
   // The value now held (it changes for legacy stamps), or nullopt when the lock is no longer ours.
-  virtual std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
-                                            std::chrono::milliseconds lease) = 0;
+  // One script call, built by extend_call() and read by extend_outcome(): the watchdog pipelines
+  // the same calls for many locks. Both are const and touch no per-attempt state, so the renewal
+  // thread may use them while the owner thread works. Throws bad_option where the protocol has no
+  // extend.
+  std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
+                                    std::chrono::milliseconds lease);
+  virtual ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const = 0;
+  virtual std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const = 0;
   virtual LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) = 0;
   // After an acquire whose reply was lost: undo it if it did happen, when that can be done safely.
   // Best effort; never throws.
   virtual void abandon_attempt(Connection& connection, std::string_view key) noexcept;
+
+ protected:
+  ScriptCache& scripts_;  // the Client's: scripts are loaded once per Client
 };
 
 std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts);

@@ -13,9 +13,11 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -53,7 +55,22 @@ struct LegacyOptions {
   std::chrono::milliseconds clock_offset{0};
 };
 
-struct TokenOptions {};
+struct TokenOptions {
+  // Each acquisition also draws a fencing token (Mutex::fence()): the next value of a counter kept
+  // next to the lock (same hash slot), drawn in the acquiring script, so a later acquisition always
+  // has a larger fence. The acquire becomes a script instead of SET NX (docs/design.md 4.4).
+  bool fencing = false;
+};
+
+// The watchdog renews a held lock every lease/3 on the Client's renewal thread (one per Client,
+// renewals of many locks share a round trip), for as long as the lock is held, up to max_hold.
+// Token and hardened legacy; the faithful preset has no extend.
+struct WatchdogOptions {
+  bool enabled = false;
+  // A holder that never unlocks (stuck, or forgotten) keeps the lock at most this long: then the
+  // watchdog stops renewing, the lease runs out and the holder is told it was lost.
+  std::chrono::milliseconds max_hold{10 * 60 * 1000};
+};
 
 struct MutexOptions {
   StrategyKind strategy = StrategyKind::token;
@@ -64,6 +81,13 @@ struct MutexOptions {
   // Threads of this process waiting for the same key (any Mutex on the same server and key) line
   // up locally: one contends in Redis, and they are served in arrival order.
   bool local_queue = true;
+  // WaitMode::fair: a queued waiter that has not asked again for this long (it died, or hangs) is
+  // skipped. Waiters ask at least three times per timeout while queued.
+  std::chrono::milliseconds fair_waiter_timeout{5000};
+  // lock() on a Mutex that already holds the lock counts up instead of failing, and the lock is
+  // released by the matching last unlock(). Counted in this Mutex object, not per thread.
+  bool reentrant = false;
+  WatchdogOptions watchdog;
   LegacyOptions legacy;
   TokenOptions token;
 
@@ -102,7 +126,8 @@ class Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   // Waits until acquired, for at most options().acquire_timeout; then throws Error{Errc::timeout}.
-  // Throws Error on Redis or connection failures, and bad_option if this Mutex already holds it.
+  // Throws Error on Redis or connection failures, and bad_option if this Mutex already holds it
+  // (unless options().reentrant: then it counts one more hold).
   void lock();
   // One attempt. false = someone else holds it. Throws like lock().
   [[nodiscard]] bool try_lock();
@@ -119,22 +144,35 @@ class Mutex {
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_for(deadline - Clock::now());
   }
-  // Releases if held (harmless otherwise). Never throws: a failed or refused release is recorded
-  // in last_error() (lease_lost when the key no longer held our value) and passed to the
-  // release-error handler.
+  // Releases if held (harmless otherwise); reentrant: only the last of the holds releases. Never
+  // throws: a failed or refused release is recorded in last_error() (lease_lost when the key no
+  // longer held our value) and passed to the release-error handler.
   void unlock() noexcept;
 
-  // Resets the lease of a held lock to `lease` from now. false (and last_error() = lease_lost)
-  // when the lock is no longer ours. Throws Error on failures, and bad_option for the faithful
-  // legacy preset, whose protocol has no extend.
+  // Resets the lease of a held lock to `lease` from now. false (and last_error() = lease_lost,
+  // and the loss notice) when the lock is no longer ours. Throws Error on failures, and bad_option
+  // for the faithful legacy preset, whose protocol has no extend.
   bool extend(std::chrono::milliseconds lease);
 
+  // true from an acquisition until unlock(), or until the lease is known lost (a renewal or extend
+  // found it gone) or ran out.
   bool owns_lock() const noexcept;
-  // Remaining lease on the steady clock, measured from the start of the acquiring request;
-  // zero when not held.
+  // Remaining lease on the steady clock, measured from the start of the request that acquired or
+  // last renewed it; zero when not held or lost.
   std::chrono::milliseconds valid_for() const noexcept;
-  // The value this Mutex wrote at its last acquisition (token or timestamp); empty before.
-  const std::string& value() const noexcept;
+  // The value in Redis at the last acquisition or renewal (token or timestamp); empty before.
+  std::string value() const;
+  // The fencing token of the current (or last) acquisition, with TokenOptions::fencing.
+  std::optional<std::uint64_t> fence() const noexcept;
+
+  // The loss notice. The handler runs once per acquisition whose lease is lost: a renewal or
+  // extend found the key deleted or taken over, or the lease ran out unrenewed (no watchdog, the
+  // server unreachable, or watchdog.max_hold reached). It runs on the Client's renewal thread (or
+  // in extend()), so it must be quick and must not call this Mutex; set it before lock().
+  void on_lease_lost(std::function<void(const Error&)> handler);
+  // Stop is requested when the current acquisition ends: lost, ran out or released. Work done
+  // under the lock can poll it. Before the first acquisition: a token that never stops.
+  std::stop_token lease_token() const noexcept;
   // Reads the key without changing it. Throws Error on failures.
   LockInfo inspect() const;
 

@@ -43,6 +43,11 @@ enum class WaitMode {
   // legacy; faithful legacy peers never publish), and a waiter subscribed to it retries as soon as
   // it arrives. The retry policy stays the fallback, so a lost message only costs time.
   notify,
+  // Token strategy only. notify, plus a first-come first-served queue in Redis across processes:
+  // a waiter whose attempt fails is queued, the lock goes only to the first live waiter, and a
+  // release wakes that waiter alone. A waiter that stops asking for fair_waiter_timeout (it died)
+  // is skipped. Every party locking the key must use fair mode; others jump the queue.
+  fair,
 };
 
 std::string_view to_string(WaitMode mode) noexcept;

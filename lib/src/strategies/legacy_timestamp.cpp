@@ -45,11 +45,13 @@ LockInfo inspect_legacy(Connection& connection, std::string_view key, std::strin
 
 // ---- faithful: jedis-lock 1.0.0 --------------------------------------------------------------
 
-LegacyFaithful::LegacyFaithful(const LegacyOptions& options)
-    : options_(options), owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
+LegacyFaithful::LegacyFaithful(const LegacyOptions& options, ScriptCache& scripts)
+    : LockStrategy(scripts),
+      options_(options), owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
 
 AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_view key,
-                                           std::chrono::milliseconds lease, bool /*learn_remaining: always*/) {
+                                           const AttemptRequest& request) {  // learns remaining always
+  const std::chrono::milliseconds lease = request.lease;
   const std::string context = describe("acquire", key);
   const std::int64_t now = wall_clock_ms(options_.clock_offset);
   const std::string value = format_legacy_value(options_.format, now + lease.count() + 1, owner_);
@@ -88,11 +90,22 @@ ReleaseOutcome LegacyFaithful::release(Connection& connection, std::string_view 
   return expect_integer(*reply, describe("release", key)) == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
 }
 
-std::optional<std::string> LegacyFaithful::extend(Connection& /*connection*/, std::string_view key,
-                                                  std::string_view /*value*/, std::chrono::milliseconds /*lease*/) {
+namespace {
+[[noreturn]] void refuse_faithful_extend(std::string_view key) {
   throw Error(Errc::bad_option, describe("extend", key) +
-                                    ": jedis-lock 1.0.0 has no extend, so the faithful preset has none; "
-                                    "use the hardened preset");
+                                    ": jedis-lock 1.0.0 has no extend, so the faithful preset has none (nor a "
+                                    "watchdog); use the hardened preset");
+}
+}  // namespace
+
+ScriptCall LegacyFaithful::extend_call(std::string_view key, std::string_view /*value*/,
+                                      std::chrono::milliseconds /*lease*/) const {
+  refuse_faithful_extend(key);
+}
+
+std::optional<std::string> LegacyFaithful::extend_outcome(const redisReply& /*reply*/, std::string_view key,
+                                                          std::string_view /*value*/) const {
+  refuse_faithful_extend(key);
 }
 
 LockInfo LegacyFaithful::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
@@ -102,23 +115,23 @@ LockInfo LegacyFaithful::inspect(Connection& connection, std::string_view key, s
 // ---- hardened: same bytes, server clock, safety TTL, owner-checked release ---------------------
 
 LegacyHardened::LegacyHardened(const LegacyOptions& options, ScriptCache& scripts)
-    : options_(options),
-      scripts_(scripts),
+    : LockStrategy(scripts),
+      options_(options),
       owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
 
-LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& connection, std::string_view key,
-                                                                std::chrono::milliseconds lease,
-                                                                std::string_view expected) {
-  const std::string prefix = owner_.empty() ? std::string() : owner_ + ":";
-  const std::string lease_ms = std::to_string(lease.count());
-  const std::string ttl_ms = std::to_string((lease + options_.safety_ttl_grace).count());
-  const std::string_view unit = options_.format == LegacyFormat::epoch_seconds ? "s" : "ms";
+ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milliseconds lease,
+                                        std::string_view expected) const {
   const bool cas = !expected.empty();
-  const ReplyPtr reply = run_script(connection, scripts_, kLegacyHardenedAcquire, {key},
-                                    {cas ? "cas" : "nx", prefix, unit, lease_ms, ttl_ms, expected});
-  const std::string context = describe(cas ? "take over" : "acquire", key);
-  throw_if_error(*reply, context);
-  const redisReply& result = expect_array(*reply, 3, context);
+  return ScriptCall{&kLegacyHardenedAcquire,
+                    {std::string(key)},
+                    {cas ? "cas" : "nx", owner_.empty() ? std::string() : owner_ + ":",
+                     options_.format == LegacyFormat::epoch_seconds ? "s" : "ms", std::to_string(lease.count()),
+                     std::to_string((lease + options_.safety_ttl_grace).count()), std::string(expected)}};
+}
+
+LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply& reply, std::string_view context) {
+  throw_if_error(reply, context);
+  const redisReply& result = expect_array(reply, 3, context);
   ScriptResult out;
   out.written = expect_integer(*result.element[0], context) == 1;
   out.value = string_or_nil(*result.element[1], context);
@@ -126,8 +139,17 @@ LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& conn
   return out;
 }
 
+LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& connection, std::string_view key,
+                                                                std::chrono::milliseconds lease,
+                                                                std::string_view expected) {
+  const ScriptCall call = acquire_call(key, lease, expected);
+  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  return read_acquire_reply(*replies.front(), describe(expected.empty() ? "acquire" : "take over", key));
+}
+
 AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_view key,
-                                           std::chrono::milliseconds lease, bool /*learn_remaining: always*/) {
+                                           const AttemptRequest& request) {  // learns remaining always
+  const std::chrono::milliseconds lease = request.lease;
   AcquireAttempt attempt;
   ScriptResult result = run_acquire_script(connection, key, lease, {});
   if (!result.written && result.value) {
@@ -159,10 +181,15 @@ ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view 
   return compare_and_delete(connection, scripts_, key, value, release_channel);
 }
 
-std::optional<std::string> LegacyHardened::extend(Connection& connection, std::string_view key, std::string_view value,
-                                                  std::chrono::milliseconds lease) {
-  // A compare-and-set of a new stamp: Java peers read the later expiry like any other.
-  ScriptResult result = run_acquire_script(connection, key, lease, value);
+// A compare-and-set of a new stamp: Java peers read the later expiry like any other.
+ScriptCall LegacyHardened::extend_call(std::string_view key, std::string_view value,
+                                       std::chrono::milliseconds lease) const {
+  return acquire_call(key, lease, value);
+}
+
+std::optional<std::string> LegacyHardened::extend_outcome(const redisReply& reply, std::string_view key,
+                                                          std::string_view /*value: the reply has the new stamp*/) const {
+  ScriptResult result = read_acquire_reply(reply, describe("extend", key));
   if (!result.written) return std::nullopt;
   return result.value;
 }

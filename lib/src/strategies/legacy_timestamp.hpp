@@ -12,13 +12,13 @@ namespace lockbridge::detail {
 
 class LegacyFaithful final : public LockStrategy {
  public:
-  explicit LegacyFaithful(const LegacyOptions& options);
+  LegacyFaithful(const LegacyOptions& options, ScriptCache& scripts);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) override;
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
-  std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
-                                    std::chrono::milliseconds lease) override;
+  ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
 
  private:
@@ -30,11 +30,11 @@ class LegacyHardened final : public LockStrategy {
  public:
   LegacyHardened(const LegacyOptions& options, ScriptCache& scripts);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) override;
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
-  std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
-                                    std::chrono::milliseconds lease) override;
+  ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
 
  private:
@@ -43,11 +43,13 @@ class LegacyHardened final : public LockStrategy {
     std::optional<std::string> value;  // written: ours; otherwise the key's current value
     std::int64_t server_now_ms = 0;
   };
+  // The acquire script: a new stamp if the key is free (`expected` empty) or still holds `expected`.
+  ScriptCall acquire_call(std::string_view key, std::chrono::milliseconds lease, std::string_view expected) const;
+  static ScriptResult read_acquire_reply(const redisReply& reply, std::string_view context);
   ScriptResult run_acquire_script(Connection& connection, std::string_view key, std::chrono::milliseconds lease,
                                   std::string_view expected);
 
   LegacyOptions options_;
-  ScriptCache& scripts_;
   std::string owner_;
 };
 

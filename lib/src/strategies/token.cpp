@@ -9,10 +9,21 @@
 
 namespace lockbridge::detail {
 
-AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) {
+TokenStrategy::TokenStrategy(const MutexOptions& options, ScriptCache& scripts)
+    : LockStrategy(scripts),
+      fencing_(options.token.fencing),
+      fair_(options.wait_mode == WaitMode::fair),
+      waiter_timeout_ms_(std::to_string(options.fair_waiter_timeout.count())) {}
+
+AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) {
   last_token_ = random_token();
-  const std::string lease_ms = std::to_string(lease.count());
-  if (!set_nx_get_) return acquire_by_script(connection, key, lease_ms);
+  const std::string lease_ms = std::to_string(request.lease.count());
+  if (!set_nx_get_ || fencing_ || fair_) return acquire_by_script(connection, key, lease_ms, request.fair_waiter);
+  return acquire_by_set(connection, key, lease_ms, request.learn_remaining);
+}
+
+AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string_view key, const std::string& lease_ms,
+                                             bool learn_remaining) {
   // One plain command, no Lua: nil = set (ours); a string = someone else's lock, left as it is;
   // WRONGTYPE for a key of another type. The lock cycle's floor is two round trips, and a script
   // costs the server several times a plain SET.
@@ -33,7 +44,7 @@ AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_vi
   const std::string context = describe("acquire", key);
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("ERR syntax")) {
     set_nx_get_ = false;  // Redis before 7.0 cannot combine NX and GET
-    return acquire_by_script(connection, key, lease_ms);
+    return acquire_by_script(connection, key, lease_ms, {});
   }
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("WRONGTYPE")) {
     // Rare: one more round trip to say what the key is.
@@ -56,35 +67,62 @@ AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_vi
 }
 
 AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::string_view key,
-                                                const std::string& lease_ms) {
-  const ReplyPtr reply = run_script(connection, scripts_, kTokenAcquire, {key}, {last_token_, lease_ms});
+                                                const std::string& lease_ms, std::string_view fair_waiter) {
+  ScriptCall call{fair_ ? &kTokenAcquireFair : &kTokenAcquire, {std::string(key)}, {last_token_, lease_ms}};
+  if (fair_) {
+    call.keys.insert(call.keys.end(), {fair_queue(key), fair_deadlines(key)});
+    call.args.insert(call.args.end(), {std::string(fair_waiter), waiter_timeout_ms_});
+  }
+  if (fencing_) call.keys.push_back(fence_counter(key));
+  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   const std::string context = describe("acquire", key);
-  throw_if_error(*reply, context);
-  const redisReply& result = expect_array(*reply, 1, context);
+  throw_if_error(*replies.front(), context);
+  const redisReply& result = expect_array(*replies.front(), 1, context);
   AcquireAttempt attempt;
-  if (expect_integer(*result.element[0], context) == 1) {
+  const bool acquired = expect_integer(*result.element[0], context) == 1;
+  const std::int64_t second = result.elements >= 2 ? expect_integer(*result.element[1], context) : -1;
+  if (acquired) {
     attempt.acquired = true;
     attempt.value = last_token_;
-    return attempt;
-  }
-  if (result.elements >= 2) {
-    const std::int64_t pttl = expect_integer(*result.element[1], context);
-    if (pttl >= 0) attempt.holder_remaining = std::chrono::milliseconds(pttl);
+    if (fencing_) attempt.fence = static_cast<std::uint64_t>(second);
+  } else if (second >= 0) {
+    attempt.holder_remaining = std::chrono::milliseconds(second);
   }
   return attempt;
 }
 
-ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view key, std::string_view value,
-                                      std::string_view release_channel) {
-  return compare_and_delete(connection, scripts_, key, value, release_channel);
+void TokenStrategy::leave_queue(Connection& connection, std::string_view key, std::string_view fair_waiter) noexcept {
+  if (!fair_ || fair_waiter.empty()) return;
+  try {
+    const std::string queue = fair_queue(key);
+    const std::string deadlines = fair_deadlines(key);
+    const std::array<std::vector<std::string_view>, 2> commands{
+        std::vector<std::string_view>{"LREM", queue, "0", fair_waiter},
+        std::vector<std::string_view>{"HDEL", deadlines, fair_waiter}};
+    (void)connection.pipeline(commands);
+  } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
+  }
 }
 
-std::optional<std::string> TokenStrategy::extend(Connection& connection, std::string_view key, std::string_view value,
-                                                 std::chrono::milliseconds lease) {
-  const std::string lease_ms = std::to_string(lease.count());
-  const ReplyPtr reply = run_script(connection, scripts_, kCompareAndPexpire, {key}, {value, lease_ms});
-  if (expect_integer(*reply, describe("extend", key)) != 1) return std::nullopt;
-  return std::string(value);
+ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view key, std::string_view value,
+                                      std::string_view release_channel) {
+  if (!fair_) return compare_and_delete(connection, scripts_, key, value, release_channel);
+  const ScriptCall call{&kCompareAndDeleteFair,
+                        {std::string(key), fair_queue(key), fair_deadlines(key)},
+                        {std::string(value), std::string(release_channel)}};
+  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  return expect_integer(*replies.front(), describe("release", key)) == 1 ? ReleaseOutcome::released
+                                                                          : ReleaseOutcome::not_ours;
+}
+
+ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const {
+  return ScriptCall{&kCompareAndPexpire, {std::string(key)}, {std::string(value), std::to_string(lease.count())}};
+}
+
+std::optional<std::string> TokenStrategy::extend_outcome(const redisReply& reply, std::string_view key,
+                                                         std::string_view value) const {
+  if (expect_integer(reply, describe("extend", key)) != 1) return std::nullopt;
+  return std::string(value);  // the token stays; only its TTL moved
 }
 
 LockInfo TokenStrategy::inspect(Connection& connection, std::string_view key, std::string_view my_value) {

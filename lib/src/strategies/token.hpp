@@ -1,4 +1,6 @@
 // token: SET key <128-bit random token> NX PX lease; release and extend are owner-checked Lua.
+// With fencing or in fair mode the acquire is a script too (it also draws the fence or keeps the
+// queue), docs/design.md 4.4 and 10.4.
 #pragma once
 
 #include "../strategy.hpp"
@@ -7,20 +9,26 @@ namespace lockbridge::detail {
 
 class TokenStrategy final : public LockStrategy {
  public:
-  explicit TokenStrategy(ScriptCache& scripts) : scripts_(scripts) {}
+  TokenStrategy(const MutexOptions& options, ScriptCache& scripts);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, std::chrono::milliseconds lease, bool learn_remaining) override;
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
+  void leave_queue(Connection& connection, std::string_view key, std::string_view fair_waiter) noexcept override;
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
-  std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
-                                    std::chrono::milliseconds lease) override;
+  ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
   void abandon_attempt(Connection& connection, std::string_view key) noexcept override;
 
  private:
-  AcquireAttempt acquire_by_script(Connection& connection, std::string_view key, const std::string& lease_ms);
+  AcquireAttempt acquire_by_set(Connection& connection, std::string_view key, const std::string& lease_ms,
+                                bool learn_remaining);
+  AcquireAttempt acquire_by_script(Connection& connection, std::string_view key, const std::string& lease_ms,
+                                   std::string_view fair_waiter);
 
-  ScriptCache& scripts_;
+  const bool fencing_;
+  const bool fair_;
+  const std::string waiter_timeout_ms_;  // fair mode
   std::string last_token_;  // of the last attempt, for abandon_attempt
   bool set_nx_get_ = true;  // false once the server refused SET ... NX GET (Redis < 7.0)
 };

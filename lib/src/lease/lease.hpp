@@ -1,0 +1,73 @@
+// One acquisition of one lock, shared by its Mutex (the owner thread) and the Client's LeaseKeeper
+// (the renewal thread): the value in Redis, how long the lease is valid on our steady clock, and
+// how the holder is told that it was lost.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+
+class LockStrategy;
+
+class Lease {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // What the watchdog does for this lease; nullopt in Lease::renewal = no renewals, only the
+  // notice when the lease runs out.
+  struct Renewal {
+    std::chrono::milliseconds period;  // the lease each renewal asks for
+    Clock::time_point hold_deadline;   // renewals never carry the lease past this (max_hold)
+  };
+
+  Lease(std::shared_ptr<const LockStrategy> strategy, std::string key, std::string value, Clock::time_point valid_until,
+        std::optional<std::uint64_t> fence, std::optional<Renewal> renewal,
+        std::function<void(const Error&)> on_lost);
+
+  const std::shared_ptr<const LockStrategy> strategy;
+  const std::string key;
+  const std::optional<std::uint64_t> fence;
+  const std::optional<Renewal> renewal;
+
+  // Whoever talks to Redis about this lease (the owner's extend and release, the watchdog's
+  // renewal) holds `io` for the round trip, so a renewal never races an extend or a release with
+  // a stale value. The owner blocks on it; the watchdog only try_locks and comes back later.
+  std::mutex io;
+
+  struct Snapshot {
+    std::string value;
+    Clock::time_point valid_until;
+    bool held = false;  // neither released nor lost
+  };
+  Snapshot snapshot() const;
+
+  // After a successful extend or renewal.
+  void renewed(std::string value, Clock::time_point valid_until);
+  // The owner let go. No notice.
+  void released();
+  // The lease is gone behind the holder's back, or ran out: tells the holder once (the callback,
+  // then the stop token). Returns false if it was already released or lost. Never throws.
+  bool lost(const Error& why) noexcept;
+
+  std::stop_token stop_token() const noexcept { return stop_.get_token(); }
+
+ private:
+  const std::function<void(const Error&)> on_lost_;
+  std::stop_source stop_;  // requested when the lease is released or lost
+
+  mutable std::mutex mutex_;
+  std::string value_;
+  Clock::time_point valid_until_;
+  enum class State { held, released, lost } state_ = State::held;
+};
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,202 @@
+#include "lease_keeper.hpp"
+
+#include <algorithm>
+#include <span>
+
+#include "../strategy.hpp"
+
+namespace lockbridge::detail {
+
+namespace {
+using std::chrono::milliseconds;
+
+// A renewal that could not be sent (server unreachable, owner busy on the lease) is tried again
+// this soon: a tenth of the lease, so several tries fit before it runs out.
+milliseconds retry_delay(const Lease::Renewal& renewal) {
+  return std::max(milliseconds(1), renewal.period / 10);
+}
+
+Error ran_out(const Lease& lease, Lease::Clock::time_point now) {
+  std::string why = "the lease ran out";
+  if (!lease.renewal) {
+    why += " (no watchdog renews it)";
+  } else if (now >= lease.renewal->hold_deadline) {
+    why += ": held longer than watchdog.max_hold, so the watchdog stopped renewing it";
+  } else {
+    why += " before a renewal succeeded (is the server reachable?)";
+  }
+  return Error(Errc::lease_lost, describe("lease of", lease.key) + ": " + why);
+}
+}  // namespace
+
+LeaseKeeper::LeaseKeeper(RedisUrl url, ClientOptions options, ScriptCache& scripts,
+                         std::atomic<std::uint64_t>& round_trips)
+    : url_(std::move(url)), options_(options), scripts_(scripts), round_trips_(round_trips) {}
+
+LeaseKeeper::~LeaseKeeper() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LeaseKeeper::keep(const std::shared_ptr<Lease>& lease) {
+  const auto valid_until = lease->snapshot().valid_until;
+  Entry entry{lease, Clock::time_point::max()};
+  if (lease->renewal) entry.next_renewal = Clock::now() + lease->renewal->period / 3;
+  const auto needed_at = std::min(entry.next_renewal, valid_until);
+  std::lock_guard lock(mutex_);
+  entries_.insert_or_assign(lease.get(), std::move(entry));
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  if (needed_at < sleeping_until_) changed_.notify_one();
+}
+
+void LeaseKeeper::forget(const Lease& lease) {
+  std::lock_guard lock(mutex_);
+  entries_.erase(&lease);  // if the thread is renewing it right now, collect() drops it later
+}
+
+LeaseKeeper::Clock::time_point LeaseKeeper::next_event() const {
+  auto next = Clock::time_point::max();
+  for (const auto& [key, entry] : entries_) {
+    next = std::min({next, entry.next_renewal, entry.lease->snapshot().valid_until});
+  }
+  return next;
+}
+
+void LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due,
+                          std::vector<std::shared_ptr<Lease>>& expired) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& entry = it->second;
+    const Lease::Snapshot lease = entry.lease->snapshot();
+    if (!lease.held) {
+      it = entries_.erase(it);
+    } else if (now >= lease.valid_until) {
+      expired.push_back(std::move(entry.lease));
+      it = entries_.erase(it);
+    } else if (entry.next_renewal != Clock::time_point::max() &&
+               entry.next_renewal <= now + entry.lease->renewal->period / 6) {
+      // Due, or due within a sixth of the lease: renewing a little early costs nothing and lets
+      // locks taken at nearly the same time share a round trip.
+      due.push_back(std::move(entry));
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void LeaseKeeper::requeue(Entry entry) {
+  std::lock_guard lock(mutex_);
+  entries_.insert_or_assign(entry.lease.get(), std::move(entry));
+}
+
+void LeaseKeeper::run() noexcept {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    std::vector<Entry> due;
+    std::vector<std::shared_ptr<Lease>> expired;
+    const auto now = Clock::now();
+    collect(now, due, expired);
+    if (due.empty() && expired.empty()) {
+      sleeping_until_ = next_event();
+      if (sleeping_until_ == Clock::time_point::max()) {
+        changed_.wait(lock);
+      } else {
+        changed_.wait_until(lock, sleeping_until_);
+      }
+      sleeping_until_ = Clock::time_point::min();  // awake: keep() need not wake us
+      continue;
+    }
+    lock.unlock();
+    for (const auto& lease : expired) lease->lost(ran_out(*lease, now));
+    for (std::size_t first = 0; first < due.size(); first += kBatch) {
+      std::vector<Entry> batch(std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(first)),
+                               std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(std::min(due.size(), first + kBatch))));
+      renew(batch);
+    }
+    lock.lock();
+  }
+}
+
+void LeaseKeeper::renew(std::vector<Entry>& batch) {
+  const auto now = Clock::now();
+  std::vector<std::unique_lock<std::mutex>> io;  // held until the replies are read
+  std::vector<Entry> sent;
+  std::vector<ScriptCall> calls;
+  std::vector<milliseconds> asked;
+  std::vector<std::string> values;  // the value each renewal expects to find
+  for (Entry& entry : batch) {
+    Lease& lease = *entry.lease;
+    std::unique_lock owner_busy(lease.io, std::try_to_lock);
+    if (!owner_busy) {  // the owner is extending or releasing: come back shortly
+      entry.next_renewal = now + retry_delay(*lease.renewal);
+      requeue(std::move(entry));
+      continue;
+    }
+    const Lease::Snapshot snapshot = lease.snapshot();
+    if (!snapshot.held) continue;  // released meanwhile: drop it
+    const auto until_max_hold = std::chrono::floor<milliseconds>(lease.renewal->hold_deadline - now);
+    const milliseconds lease_asked = std::min(lease.renewal->period, until_max_hold);
+    if (lease_asked < milliseconds(1)) {  // max_hold reached: no more renewals; it runs out
+      entry.next_renewal = Clock::time_point::max();
+      requeue(std::move(entry));
+      continue;
+    }
+    calls.push_back(lease.strategy->extend_call(lease.key, snapshot.value, lease_asked));
+    asked.push_back(lease_asked);
+    values.push_back(snapshot.value);
+    io.push_back(std::move(owner_busy));
+    sent.push_back(std::move(entry));
+  }
+  if (calls.empty()) return;
+
+  std::vector<ReplyPtr> replies;
+  try {
+    if (!connection_ || connection_->broken()) connection_ = std::make_unique<Connection>(url_, options_, round_trips_);
+    replies = run_scripts(*connection_, scripts_, calls);
+  } catch (const std::exception&) {
+    // The server is unreachable or the reply was lost: try again soon; the lease runs out (and
+    // the holder is told) if no renewal gets through in time.
+    if (connection_ && connection_->broken()) connection_.reset();
+    io.clear();
+    for (Entry& entry : sent) {
+      entry.next_renewal = Clock::now() + retry_delay(*entry.lease->renewal);
+      requeue(std::move(entry));
+    }
+    return;
+  }
+
+  std::vector<std::pair<std::shared_ptr<Lease>, Error>> lost;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    Entry& entry = sent[i];
+    Lease& lease = *entry.lease;
+    try {
+      std::optional<std::string> value =
+          lease.strategy->extend_outcome(*replies[i], lease.key, values[i]);
+      if (value) {
+        lease.renewed(std::move(*value), now + asked[i]);
+        entry.next_renewal = now + asked[i] / 3;
+        requeue(std::move(entry));
+      } else {
+        lost.emplace_back(std::move(entry.lease),
+                          Error(Errc::lease_lost, describe("renew", lease.key) +
+                                                      ": the key no longer holds our value (deleted, expired or "
+                                                      "taken over)"));
+      }
+    } catch (const Error& error) {
+      if (error.errc() == Errc::wrong_type) {
+        lost.emplace_back(std::move(entry.lease), error);  // the key was replaced by another type
+      } else {  // e.g. BUSY or OOM: the server may accept the next try
+        entry.next_renewal = Clock::now() + retry_delay(*lease.renewal);
+        requeue(std::move(entry));
+      }
+    }
+  }
+  io.clear();  // the holders' callbacks may lead to an owner thread calling unlock()
+  for (auto& [lease, why] : lost) lease->lost(why);
+}
+
+}  // namespace lockbridge::detail

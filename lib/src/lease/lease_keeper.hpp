@@ -1,0 +1,73 @@
+// One renewal thread per Client (not per lock). It keeps every lease the Client's locks hold:
+// renews those with a watchdog every lease/3, many locks per pipelined round trip, and tells the
+// holder when a lease is lost (a renewal found the key gone or taken over) or runs out (no
+// watchdog, a failing server, or the watchdog's max_hold reached).
+//
+// The thread and its connection (its own, so busy waiters cannot starve renewals of pooled
+// connections) start with the first lease tracked.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "../connection.hpp"
+#include "../script_runner.hpp"
+#include "lease.hpp"
+
+namespace lockbridge::detail {
+
+class LeaseKeeper {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Renewals per pipeline: one round trip each, bounded so one reply batch stays small.
+  static constexpr std::size_t kBatch = 1000;
+
+  LeaseKeeper(RedisUrl url, ClientOptions options, ScriptCache& scripts, std::atomic<std::uint64_t>& round_trips);
+  ~LeaseKeeper();
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+
+  // Keeps `lease` until forget() or until it is lost. Cheap: wakes the thread only when this
+  // lease needs it sooner than anything it already keeps.
+  void keep(const std::shared_ptr<Lease>& lease);
+  void forget(const Lease& lease);
+
+ private:
+  struct Entry {
+    std::shared_ptr<Lease> lease;
+    Clock::time_point next_renewal;  // time_point::max() without a watchdog
+  };
+  using Entries = std::unordered_map<const Lease*, Entry>;
+
+  void run() noexcept;
+  // With mutex_ held: the leases whose renewal is due (or nearly: batched with the due ones), and
+  // the leases past their validity, taken out of entries_.
+  void collect(Clock::time_point now, std::vector<Entry>& due, std::vector<std::shared_ptr<Lease>>& expired);
+  Clock::time_point next_event() const;  // with mutex_ held
+  // One pipelined round trip for up to kBatch leases; those not renewed are lost or retried.
+  void renew(std::vector<Entry>& batch);
+  void requeue(Entry entry);
+
+  const RedisUrl url_;
+  const ClientOptions options_;
+  ScriptCache& scripts_;
+  std::atomic<std::uint64_t>& round_trips_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Entries entries_;
+  Clock::time_point sleeping_until_ = Clock::time_point::max();
+  bool stopping_ = false;
+  std::thread thread_;
+
+  std::unique_ptr<Connection> connection_;  // the thread's alone
+};
+
+}  // namespace lockbridge::detail
