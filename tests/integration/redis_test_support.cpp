@@ -36,6 +36,14 @@ int tcp_port() {
   return port;
 }
 
+bool eventually(const std::function<bool()>& condition) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!condition() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return condition();
+}
+
 Client test_client(ClientOptions options) { return Client(unix_url(), options); }
 
 std::string unique_key(std::string_view suffix) {

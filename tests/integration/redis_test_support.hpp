@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <string>
@@ -36,6 +37,10 @@ Reply raw(std::initializer_list<std::string_view> args);
 
 // This machine's wall clock in epoch ms (what faithful legacy peers stamp with).
 std::int64_t wall_ms();
+
+// Polls `condition` every millisecond until it holds or 10 s pass; returns its last value. For
+// states another thread or the server reaches, whenever that is.
+bool eventually(const std::function<bool()>& condition);
 
 // Runs `f`, which must throw lockbridge::Error, and returns the error (a test failure otherwise).
 template <class F>

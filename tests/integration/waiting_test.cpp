@@ -36,14 +36,6 @@ std::future<void> lock_in_background(Mutex& waiter) {
   return std::async(std::launch::async, [&waiter] { waiter.lock(); });
 }
 
-// Polls `condition` every millisecond until it holds or 10 s pass; returns its last value. For
-// states another thread or the server reaches, whenever that is.
-bool eventually(const std::function<bool()>& condition) {
-  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
-  while (!condition() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
-  return condition();
-}
-
 class NotifyWakesAWaiter : public ::testing::TestWithParam<StrategyKind> {};
 
 TEST_P(NotifyWakesAWaiter, WithASixtySecondPollIntervalRightAfterTheRelease) {
