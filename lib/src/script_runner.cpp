@@ -1,8 +1,6 @@
 #include "script_runner.hpp"
 
-#include <array>
-
-#include "lockbridge/error.hpp"
+#include <vector>
 
 namespace lockbridge::detail {
 
@@ -20,25 +18,26 @@ const std::string& ScriptCache::sha_for(Connection& connection, const Script& sc
 }
 
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
-                    std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args) {
-  constexpr std::size_t kMaxArgs = 16;
-  if (keys.size() + args.size() + 3 > kMaxArgs) throw Error(Errc::bad_option, "too many script arguments");
+                    std::span<const std::string_view> keys, std::span<const std::string_view> args) {
   const std::string& sha = cache.sha_for(connection, script);
   const std::string numkeys = std::to_string(keys.size());
-  std::array<std::string_view, kMaxArgs> argv{};
-  std::size_t argc = 0;
-  argv[argc++] = "EVALSHA";
-  argv[argc++] = sha;
-  argv[argc++] = numkeys;
-  for (const auto key : keys) argv[argc++] = key;
-  for (const auto arg : args) argv[argc++] = arg;
-  ReplyPtr reply = connection.run(Args(argv.data(), argc));
+  std::vector<std::string_view> argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.insert(argv.end(), {"EVALSHA", sha, numkeys});
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  ReplyPtr reply = connection.run(Args(argv));
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("NOSCRIPT")) {
     argv[0] = "EVAL";
     argv[1] = script.body;
-    reply = connection.run(Args(argv.data(), argc));
+    reply = connection.run(Args(argv));
   }
   return reply;
+}
+
+ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
+                    std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args) {
+  return run_script(connection, cache, script, std::span(keys.begin(), keys.size()), std::span(args.begin(), args.size()));
 }
 
 }  // namespace lockbridge::detail

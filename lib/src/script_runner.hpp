@@ -2,8 +2,11 @@
 // flushed server), which also puts the script back into the server's cache.
 #pragma once
 
+#include <initializer_list>
 #include <mutex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "connection.hpp"
@@ -21,7 +24,10 @@ class ScriptCache {
   std::unordered_map<const char*, std::string> sha_by_body_;
 };
 
-// Runs `script` with `keys` then `args`. Error replies are returned (see throw_if_error).
+// Runs `script` with `keys` then `args`, any number of each. Error replies are returned (see
+// throw_if_error).
+ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
+                    std::span<const std::string_view> keys, std::span<const std::string_view> args);
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
                     std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args);
 
