@@ -1,8 +1,6 @@
 #include "script_runner.hpp"
 
-#include <array>
-
-#include "lockbridge/error.hpp"
+#include <vector>
 
 namespace lockbridge::detail {
 
@@ -20,13 +18,15 @@ const std::string& ScriptCache::sha_for(Connection& connection, const Script& sc
 }
 
 namespace {
-// EVALSHA <sha> or EVAL <body>, then numkeys, keys and args: views into `call` and `head`.
-std::vector<std::string_view> script_command(const ScriptCall& call, std::string_view verb, std::string_view script,
-                                             const std::string& numkeys) {
-  std::vector<std::string_view> command{verb, script, numkeys};
-  command.insert(command.end(), call.keys.begin(), call.keys.end());
-  command.insert(command.end(), call.args.begin(), call.args.end());
-  return command;
+// EVALSHA <sha> (or EVAL <body>), numkeys, keys, args: views into the arguments.
+template <class Keys, class Values>
+std::vector<std::string_view> script_argv(std::string_view verb, std::string_view script, const std::string& numkeys,
+                                          const Keys& keys, const Values& args) {
+  std::vector<std::string_view> argv{verb, script, numkeys};
+  argv.reserve(3 + keys.size() + args.size());
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
 }
 }  // namespace
 
@@ -37,37 +37,33 @@ std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, st
   commands.reserve(calls.size());
   for (const ScriptCall& call : calls) {
     numkeys.push_back(std::to_string(call.keys.size()));
-    commands.push_back(script_command(call, "EVALSHA", cache.sha_for(connection, *call.script), numkeys.back()));
+    commands.push_back(script_argv("EVALSHA", cache.sha_for(connection, *call.script), numkeys.back(), call.keys, call.args));
   }
   std::vector<ReplyPtr> replies = connection.pipeline(commands);
   for (std::size_t i = 0; i < replies.size(); ++i) {
     if (replies[i]->type == REDIS_REPLY_ERROR && as_view(*replies[i]).starts_with("NOSCRIPT")) {
-      replies[i] = connection.run(script_command(calls[i], "EVAL", calls[i].script->body, numkeys[i]));
+      replies[i] = connection.run(script_argv("EVAL", calls[i].script->body, numkeys[i], calls[i].keys, calls[i].args));
     }
   }
   return replies;
 }
 
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
-                    std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args) {
-  constexpr std::size_t kMaxArgs = 16;
-  if (keys.size() + args.size() + 3 > kMaxArgs) throw Error(Errc::bad_option, "too many script arguments");
-  const std::string& sha = cache.sha_for(connection, script);
+                    std::span<const std::string_view> keys, std::span<const std::string_view> args) {
   const std::string numkeys = std::to_string(keys.size());
-  std::array<std::string_view, kMaxArgs> argv{};
-  std::size_t argc = 0;
-  argv[argc++] = "EVALSHA";
-  argv[argc++] = sha;
-  argv[argc++] = numkeys;
-  for (const auto key : keys) argv[argc++] = key;
-  for (const auto arg : args) argv[argc++] = arg;
-  ReplyPtr reply = connection.run(Args(argv.data(), argc));
+  std::vector<std::string_view> argv = script_argv("EVALSHA", cache.sha_for(connection, script), numkeys, keys, args);
+  ReplyPtr reply = connection.run(Args(argv));
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("NOSCRIPT")) {
     argv[0] = "EVAL";
     argv[1] = script.body;
-    reply = connection.run(Args(argv.data(), argc));
+    reply = connection.run(Args(argv));
   }
   return reply;
+}
+
+ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
+                    std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args) {
+  return run_script(connection, cache, script, std::span(keys.begin(), keys.size()), std::span(args.begin(), args.size()));
 }
 
 }  // namespace lockbridge::detail

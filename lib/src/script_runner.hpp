@@ -2,9 +2,11 @@
 // flushed server), which also puts the script back into the server's cache.
 #pragma once
 
+#include <initializer_list>
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -34,7 +36,10 @@ struct ScriptCall {
 // NOSCRIPT, run again with EVAL). Replies in order; error replies are returned.
 std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls);
 
-// Runs `script` with `keys` then `args`. Error replies are returned (see throw_if_error).
+// Runs `script` with `keys` then `args`, any number of each. Error replies are returned (see
+// throw_if_error).
+ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
+                    std::span<const std::string_view> keys, std::span<const std::string_view> args);
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
                     std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args);
 

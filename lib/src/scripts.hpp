@@ -115,6 +115,44 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 )lua"};
 
+// All-or-nothing acquire of several keys (MultiMutex). KEYS[1..n] the locks, sorted and distinct;
+// ARGV[1] token, ARGV[2] lease ms. Every key is looked at before anything is written: a key of
+// another type anywhere is an error (waiting would never end it); otherwise, when any key exists,
+// {0, i, pttl} names the first held key (1-based) and its PTTL, and nothing is written; when all
+// are free, each is SET to the token with the lease: {1}. Atomic like every script, so no other
+// client sees a partial set. Redis Cluster: all keys must be in one slot (CROSSSLOT otherwise).
+inline constexpr Script kMultiAcquire{"multi_acquire", R"lua(
+local blocking
+for i = 1, #KEYS do
+  local t = redis.call('TYPE', KEYS[i])['ok']
+  if t ~= 'none' then
+    if t ~= 'string' then
+      return redis.error_reply('WRONGTYPE lock key ' .. i .. ' of ' .. #KEYS .. ' holds a ' .. t .. ', not a string')
+    end
+    if not blocking then blocking = i end
+  end
+end
+if blocking then return {0, blocking, redis.call('PTTL', KEYS[blocking])} end
+for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
+return {1}
+)lua"};
+
+// Owner-checked release of several keys (MultiMutex). KEYS[1..n] the locks; ARGV[1] our token;
+// ARGV[i + 1] the release channel of KEYS[i]. Each key still holding the token is deleted and its
+// deletion announced; the others (gone, someone else's value, another type) are left alone, so a
+// foreign key never stops the release of ours. Returns how many were deleted.
+inline constexpr Script kMultiRelease{"multi_release", R"lua(
+local deleted = 0
+for i = 1, #KEYS do
+  if redis.pcall('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    redis.call('SPUBLISH', ARGV[i + 1], '')
+    deleted = deleted + 1
+  end
+end
+return deleted
+)lua"};
+
 // Hardened legacy acquire, takeover and extend, judged and stamped by the server's clock.
 // KEYS[1] lock. ARGV[1] mode: 'nx' (free key only) or 'cas' (only if the value is still ARGV[6]);
 // ARGV[2] value prefix ('' or '<uuid>:'); ARGV[3] unit 'ms' or 's'; ARGV[4] lease ms;

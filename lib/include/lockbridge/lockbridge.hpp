@@ -4,6 +4,8 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/legacy_value.hpp"
+#include "lockbridge/multi_mutex.hpp"
 #include "lockbridge/mutex.hpp"
+#include "lockbridge/stripes.hpp"
 #include "lockbridge/url.hpp"
 #include "lockbridge/version.hpp"
