@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kUsage =
     "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--key K] [--check-key CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
-    "                 [--wait-mode poll|notify] [--retry MS] [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n\n"
+    "                 [--wait-mode poll|notify|fair] [--watchdog] [--fencing] [--retry MS] [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n\n"
     "Each client loops: acquire K, INCR CK (must return 1, else a violation), hold, DECR CK, release,\n"
     "think. Clients in other languages may join a run on the same K and CK.\n"
     "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error.";

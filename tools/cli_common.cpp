@@ -55,7 +55,10 @@ void add_lock_options(po::options_description& options) {
       ("format", po::value<std::string>()->default_value("ms"), "legacy value format: ms | seconds | uuid-ms")
       ("lease", po::value<long long>()->default_value(60000), "lease in ms")
       ("wait-mode", po::value<std::string>()->default_value("notify"),
-       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback)")
+       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
+       "plus a first-come first-served queue across processes; token strategy)")
+      ("watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")
+      ("fencing", "token strategy: draw a fencing token with each acquisition")
       ("retry", po::value<long long>(),
        "attempt every MS ms while waiting, counted as jedis-lock counts them (default: exponential backoff "
        "with jitter, 1-100 ms, never past the holder's lease end)");
@@ -84,8 +87,15 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   const auto wait_mode = vm["wait-mode"].as<std::string>();
   if (wait_mode == "poll") {
     options.wait_mode = WaitMode::poll;
+  } else if (wait_mode == "fair") {
+    options.wait_mode = WaitMode::fair;
   } else if (wait_mode != "notify") {
-    throw Error(Errc::bad_option, "--wait-mode must be poll or notify, got '" + wait_mode + "'");
+    throw Error(Errc::bad_option, "--wait-mode must be poll, notify or fair, got '" + wait_mode + "'");
+  }
+  options.watchdog.enabled = vm.count("watchdog") > 0;
+  if (vm.count("fencing")) {
+    if (options.strategy != StrategyKind::token) throw Error(Errc::bad_option, "--fencing needs --strategy token");
+    options.token.fencing = true;
   }
   options.validate();
   return options;

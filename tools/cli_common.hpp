@@ -48,7 +48,8 @@ class RedisTarget {
 void add_url_option(po::options_description& options);
 std::optional<std::string> url_option(const po::variables_map& vm);
 
-// --strategy, --preset, --format, --lease, --wait-mode, --retry: parsed into MutexOptions.
+// --strategy, --preset, --format, --lease, --wait-mode, --retry, --watchdog, --fencing: parsed
+// into MutexOptions.
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 

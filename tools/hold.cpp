@@ -11,8 +11,8 @@ namespace {
 
 constexpr std::string_view kUsage =
     "lockbridge hold KEY [--strategy legacy|token] [--preset faithful|hardened] [--format ms|seconds|uuid-ms]\n"
-    "                    [--lease MS] [--wait MS] [--for MS] [--wait-mode poll|notify] [--retry MS]\n"
-    "                    [--url URL] [--json]\n\n"
+    "                    [--lease MS] [--wait MS] [--for MS] [--wait-mode poll|notify|fair] [--retry MS]\n"
+    "                    [--watchdog] [--fencing] [--url URL] [--json]\n\n"
     "Acquires KEY within --wait ms (0 = one attempt), holds it for --for ms, releases it.\n"
     "Exit status: 0 acquired and released, 1 not acquired (or lost before release),\n"
     "2 bad usage or bad input, 3 Redis or connection error, 130 interrupted.";
@@ -58,6 +58,7 @@ int hold(int argc, char** argv) {
   const bool acquired = wait_ms == 0 ? mutex.try_lock() : mutex.try_lock_for(std::chrono::milliseconds(wait_ms));
   acquired_line["acquired"] = acquired;
   acquired_line["value"] = acquired ? nlohmann::ordered_json(mutex.value()) : nlohmann::ordered_json(nullptr);
+  if (acquired && mutex.fence()) acquired_line["fence"] = *mutex.fence();
   print(json, acquired_line, acquired ? "acquired " + key + " (value " + mutex.value() + ")" : "not acquired: " + key);
   if (!acquired) return kExitNotAcquired;
 

@@ -178,6 +178,24 @@ TEST(BenchFaults, PauseLetsASecondHolderInAndTheTokenReleaseRefusesToDeleteIt) {
   EXPECT_EQ(result["fault"]["victim_release"], "refused: the lease had ended, nothing was deleted") << result.dump();
 }
 
+TEST(BenchFaults, PauseWithFencingTheResourceRefusesTheStaleWrite) {
+  const CliRun run =
+      run_cli("bench --fault pause --strategy token --fencing --lease 300 --retry 10 --duration 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  ASSERT_GT(result["fault"]["second_holder_entries"].get<int>(), 0) << result.dump();
+  EXPECT_EQ(result["fault"]["stale_writes_accepted_by_fenced_resource"], 0) << result.dump();
+  EXPECT_EQ(result["fault"]["fencing"], "on; the resource refused the stale write") << result.dump();
+}
+
+TEST(Bench, FairModeServesEveryClient) {
+  const CliRun run = run_cli("bench --wait-mode fair --clients 4 --hold 1 --duration 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  EXPECT_EQ(result["violations"], 0) << result.dump();
+  EXPECT_GT(result["per_client_min"].get<int>(), 0) << result.dump();
+}
+
 TEST(BenchFaults, KillReportsHowLongTheKeyStayedUnusable) {
   const CliRun run = run_cli("bench --fault kill --strategy token --lease 300 --retry 10 --duration 1 --json");
   ASSERT_EQ(run.exit_code, 0) << run;

@@ -59,6 +59,22 @@ TEST(CliHold, HeldKeyExitsOneAndChangesNothing) {
   holder.unlock();
 }
 
+TEST(CliHold, PrintsTheFenceAndAWatchdogKeepsTheLockPastItsLease) {
+  const std::string key = unique_key();
+  const CliRun first = run_cli("hold '" + key + "' --json --fencing");
+  ASSERT_EQ(first.exit_code, 0) << first;
+  ASSERT_TRUE(first.lines.at(0).contains("fence")) << first;
+  // Held three leases long: without the watchdog the release would find the key gone (exit 1).
+  const CliRun second = run_cli("hold '" + key + "' --json --fencing --watchdog --lease 200 --for 600");
+  ASSERT_EQ(second.exit_code, 0) << second;
+  EXPECT_GT(second.lines.at(0)["fence"].get<std::uint64_t>(), first.lines.at(0)["fence"].get<std::uint64_t>());
+  EXPECT_EQ(second.lines.at(1)["released"], true) << second;
+  EXPECT_FALSE(run_cli("hold '" + key + "' --json").lines.at(0).contains("fence")) << "no fencing, no fence";
+  EXPECT_EQ(run_cli("hold '" + key + "' --fencing --strategy legacy").exit_code, 2);
+  EXPECT_EQ(run_cli("hold '" + key + "' --watchdog --strategy legacy --preset faithful").exit_code, 2);
+  EXPECT_EQ(run_cli("hold '" + key + "' --wait-mode fair --strategy legacy").exit_code, 2);
+}
+
 TEST(CliHold, BadInputExitsTwo) {
   const std::string key = unique_key();
   EXPECT_EQ(run_cli("hold", true).exit_code, 2);                                   // no key

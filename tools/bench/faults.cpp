@@ -177,8 +177,18 @@ nlohmann::ordered_json FaultInjector::report(const std::vector<HoldSample>& orde
   } else {
     out["victim_release"] = entries > 0 ? "deleted the key, which by then was another client's lock" : "released";
   }
-  out["stale_writes_accepted_by_fenced_resource"] = nullptr;
-  out["fencing"] = "not available yet: lockbridge has no fencing tokens";
+  // The victim's write after the pause is stale once another client has taken the lock.
+  if (!config_.lock.token.fencing) {
+    out["stale_writes_accepted_by_fenced_resource"] = nullptr;
+    out["fencing"] = "off (run with --strategy token --fencing)";
+  } else if (hit == ordered.end() || entries == 0 || hit->fenced_write == HoldSample::FencedWrite::none) {
+    out["stale_writes_accepted_by_fenced_resource"] = 0;
+    out["fencing"] = "on; the victim made no stale write";
+  } else {
+    const bool accepted = hit->fenced_write == HoldSample::FencedWrite::accepted;
+    out["stale_writes_accepted_by_fenced_resource"] = accepted ? 1 : 0;
+    out["fencing"] = accepted ? "on; the resource accepted the stale write" : "on; the resource refused the stale write";
+  }
   return out;
 }
 

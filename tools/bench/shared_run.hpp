@@ -24,8 +24,11 @@ std::int64_t now_ns() noexcept;
 // One acquisition, from the start of the acquire call to the end of the release call.
 struct HoldSample {
   enum class Release : std::uint8_t { released, lease_lost, failed };
+  // With --fencing, each hold ends with a write to a fenced resource (bench/worker.cpp).
+  enum class FencedWrite : std::uint8_t { none, accepted, rejected };
   std::int32_t client = 0;
   Release release = Release::released;
+  FencedWrite fenced_write = FencedWrite::none;
   std::int64_t acquire_start_ns = 0;
   std::int64_t acquire_end_ns = 0;
   std::int64_t release_start_ns = 0;

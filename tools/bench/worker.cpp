@@ -12,6 +12,15 @@ void pause_for(milliseconds duration) {
   if (duration > milliseconds::zero()) std::this_thread::sleep_for(duration);
 }
 
+// The resource a fenced lock protects, as docs/design.md shows it: it remembers the largest fence
+// it has seen and refuses a write carrying a smaller one (a holder whose lease ended meanwhile).
+constexpr std::string_view kFencedWrite = R"lua(
+local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) < seen then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+)lua";
+
 HoldSample::Release release_result(const std::error_code& error) {
   if (!error) return HoldSample::Release::released;
   return error == Errc::lease_lost ? HoldSample::Release::lease_lost : HoldSample::Release::failed;
@@ -108,6 +117,9 @@ class Worker {
     const bool entered = check_command("INCR", 1);
     if (entered) control_.holder.store(spec_.index, std::memory_order_release);
     pause_for(spec_.hold);
+    // The hold's work ends with a write to the fenced resource: a holder paused past its lease
+    // (--fault pause) writes late, with the fence of a lock that is someone else's by now.
+    if (const auto fence = mutex_.fence()) sample.fenced_write = fenced_write(*fence);
     if (entered) {
       int me = spec_.index;
       control_.holder.compare_exchange_strong(me, -1, std::memory_order_acq_rel);
@@ -120,6 +132,16 @@ class Worker {
     run_.record(spec_.index, sample);
     pause_for(spec_.think);
     return true;
+  }
+
+  HoldSample::FencedWrite fenced_write(std::uint64_t fence) {
+    try {
+      const Reply reply = check_client_.command({"EVAL", kFencedWrite, "1", spec_.check_key + ":fenced-resource", std::to_string(fence)});
+      return reply.integer == 1 ? HoldSample::FencedWrite::accepted : HoldSample::FencedWrite::rejected;
+    } catch (const std::exception& error) {
+      fail(std::string("fenced write: ") + error.what());
+      return HoldSample::FencedWrite::none;
+    }
   }
 
   // INCR or DECR of the check key. A reply other than `expected` (when given) is a violation:
