@@ -41,7 +41,7 @@ const std::vector<Workload>& workloads() {
 // Every strategy and preset, and the waiting modes side by side: legacy faithful waits as
 // jedis-lock does (poll every 100 ms); token is shown both waiting as the peers do (poll every
 // 100 ms, every thread on its own) and with lockbridge's defaults (release notifications, backoff,
-// local queue), as is legacy hardened.
+// local queue), as is legacy hardened, and in fair mode (a first-come first-served queue in Redis).
 std::vector<NamedStrategy> strategies() {
   MutexOptions faithful = MutexOptions::jedis_lock_1_0();
   MutexOptions hardened;
@@ -53,10 +53,13 @@ std::vector<NamedStrategy> strategies() {
   token_poll.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(100));
   token_poll.local_queue = false;
   const MutexOptions token;
+  MutexOptions token_fair;
+  token_fair.wait_mode = WaitMode::fair;
   std::vector<NamedStrategy> all{{"legacy faithful", "jedis-lock 1.0.0", faithful},
                                  {"legacy hardened", {}, hardened},
                                  {"token, poll (as peers)", {}, token_poll},
-                                 {"token", {}, token}};
+                                 {"token", {}, token},
+                                 {"token, fair", {}, token_fair}};
   for (auto& strategy : all) strategy.options.acquire_timeout = std::chrono::seconds(10);
   return all;
 }
