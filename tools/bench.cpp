@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "bench/renewals.hpp"
 #include "bench/report.hpp"
 #include "bench/runner.hpp"
 #include "cli_common.hpp"
@@ -14,9 +15,13 @@ namespace {
 constexpr std::string_view kUsage =
     "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--key K] [--check-key CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
-    "                 [--wait-mode poll|notify|fair] [--watchdog] [--fencing] [--retry MS] [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n\n"
+    "                 [--wait-mode poll|notify|fair] [--watchdog] [--fencing] [--retry MS]\n"
+    "                 [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n"
+    "lockbridge bench --renewals N [--lease MS] [--duration S] [--url URL] [--json]\n\n"
     "Each client loops: acquire K, INCR CK (must return 1, else a violation), hold, DECR CK, release,\n"
     "think. Clients in other languages may join a run on the same K and CK.\n"
+    "--renewals N: one client holds N locks with the watchdog on for the duration, and reports how\n"
+    "many renewals it made in how many round trips.\n"
     "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error.";
 
 std::chrono::milliseconds seconds_option(const po::variables_map& vm, const char* name) {
@@ -64,6 +69,26 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   return config;
 }
 
+int renewal_bench(const po::variables_map& vm) {
+  const int locks = vm["renewals"].as<int>();
+  if (locks < 1 || locks > 1'000'000) throw Error(Errc::bad_option, "--renewals must be between 1 and 1000000");
+  MutexOptions options = lock_options_from(vm);
+  options.watchdog.enabled = true;
+  if (vm["lease"].defaulted()) options.lease = std::chrono::milliseconds(3000);
+  options.validate();
+  install_interrupt_handlers();
+  RedisTarget target(url_option(vm));
+  const auto result = bench::run_renewal_bench(target.url(), options, locks, seconds_option(vm, "duration"));
+  const nlohmann::ordered_json json = bench::to_json(result);
+  if (vm.count("json")) {
+    std::cout << dump_line(json) << std::endl;
+  } else {
+    for (const auto& [name, value] : json.items()) std::cout << name << ": " << value.dump() << "\n";
+  }
+  if (interrupted()) return kExitInterrupted;
+  return result.still_held == result.locks ? kExitOk : kExitNotAcquired;
+}
+
 int bench_command(int argc, char** argv) {
   po::options_description options("bench options");
   add_lock_options(options);
@@ -80,9 +105,11 @@ int bench_command(int argc, char** argv) {
       ("timeout", po::value<long long>()->default_value(10000), "ms one acquire waits before it counts as a timeout")
       ("fault", po::value<std::string>(), "pause | kill | skew | restart (see README.md)")
       ("skew-ms", po::value<long long>()->default_value(5000), "--fault skew: how far client 0's clock runs ahead")
+      ("renewals", po::value<int>(), "hold this many locks with the watchdog and measure the renewals instead")
       ("json", "print one JSON object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  if (vm.count("renewals")) return renewal_bench(vm);
   const bench::BenchConfig config = config_from(vm);
   install_interrupt_handlers();
   RedisTarget target(url_option(vm));

@@ -23,7 +23,10 @@ Client::~Client() = default;
 const RedisUrl& Client::url() const noexcept { return state_->pool.url(); }
 const ClientOptions& Client::options() const noexcept { return state_->pool.options(); }
 
-ClientStats Client::stats() const noexcept { return ClientStats{state_->round_trips.load(std::memory_order_relaxed)}; }
+ClientStats Client::stats() const noexcept {
+  return ClientStats{state_->round_trips.load(std::memory_order_relaxed), state_->keeper.renewals(),
+                     state_->keeper.renewal_round_trips()};
+}
 
 Reply Client::command(std::span<const std::string> args) const {
   std::vector<std::string_view> views(args.begin(), args.end());

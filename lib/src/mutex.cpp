@@ -127,6 +127,13 @@ class MutexCore {
       }
       if (!heartbeat) due = schedule.next(Clock::now(), result.holder_remaining);
       if (!due) return false;
+      if (fair && watch && options_.retry.kind == RetryPolicy::Kind::backoff) {
+        // A fair release is announced to the waiter whose turn it is, by name: backing off sooner
+        // only spends round trips. Wait for the message, or for the holder's lease to end (a
+        // holder that died announces nothing); the heartbeat below keeps the seat alive.
+        const auto lease_end = result.holder_remaining ? Clock::now() + *result.holder_remaining : Clock::time_point::max();
+        due = std::max(*due, std::min(deadline, lease_end));
+      }
       // A release between the failed attempt and the subscription went unheard: once the server
       // confirms the subscription, bring the due attempt forward.
       if (notify && !watch && subscribe(*due)) continue;

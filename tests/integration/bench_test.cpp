@@ -188,6 +188,15 @@ TEST(BenchFaults, PauseWithFencingTheResourceRefusesTheStaleWrite) {
   EXPECT_EQ(result["fault"]["fencing"], "on; the resource refused the stale write") << result.dump();
 }
 
+TEST(Bench, RenewalsOfManyLocksShareRoundTrips) {
+  const CliRun run = run_cli("bench --renewals 500 --lease 300 --duration 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  EXPECT_EQ(result["still_held"], 500) << result.dump();
+  ASSERT_GT(result["renewals"].get<int>(), 500) << "each lock renews every lease/3: several times a second";
+  EXPECT_GT(result["renewals_per_round_trip"].get<double>(), 10.0) << result.dump();
+}
+
 TEST(Bench, FairModeServesEveryClient) {
   const CliRun run = run_cli("bench --wait-mode fair --clients 4 --hold 1 --duration 1 --json");
   ASSERT_EQ(run.exit_code, 0) << run;

@@ -45,6 +45,10 @@ struct ClientStats {
   // attempts, releases, extends, SCRIPT LOADs, commands, pings, AUTH/SELECT at connect, and the
   // release subscriber's SSUBSCRIBE/SUNSUBSCRIBE.
   std::uint64_t round_trips = 0;
+  // The watchdog's work (MutexOptions::watchdog): leases renewed, and the pipelined requests that
+  // carried them (also counted in round_trips).
+  std::uint64_t renewals = 0;
+  std::uint64_t renewal_round_trips = 0;
 };
 
 // A reply to Client::command, copied out of hiredis.

@@ -157,6 +157,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
   try {
     if (!connection_ || connection_->broken()) connection_ = std::make_unique<Connection>(url_, options_, round_trips_);
     replies = run_scripts(*connection_, scripts_, calls);
+    renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
   } catch (const std::exception&) {
     // The server is unreachable or the reply was lost: try again soon; the lease runs out (and
     // the holder is told) if no renewal gets through in time.
@@ -178,6 +179,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
           lease.strategy->extend_outcome(*replies[i], lease.key, values[i]);
       if (value) {
         lease.renewed(std::move(*value), now + asked[i]);
+        renewals_.fetch_add(1, std::memory_order_relaxed);
         entry.next_renewal = now + asked[i] / 3;
         requeue(std::move(entry));
       } else {

@@ -39,6 +39,9 @@ class LeaseKeeper {
   void keep(const std::shared_ptr<Lease>& lease);
   void forget(const Lease& lease);
 
+  std::uint64_t renewals() const noexcept { return renewals_.load(std::memory_order_relaxed); }
+  std::uint64_t renewal_round_trips() const noexcept { return renewal_round_trips_.load(std::memory_order_relaxed); }
+
  private:
   struct Entry {
     std::shared_ptr<Lease> lease;
@@ -68,6 +71,8 @@ class LeaseKeeper {
   std::thread thread_;
 
   std::unique_ptr<Connection> connection_;  // the thread's alone
+  std::atomic<std::uint64_t> renewals_{0};
+  std::atomic<std::uint64_t> renewal_round_trips_{0};
 };
 
 }  // namespace lockbridge::detail
