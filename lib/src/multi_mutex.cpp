@@ -226,6 +226,15 @@ MultiMutex::MultiMutex(Client client, std::vector<std::string> keys, MutexOption
                 "multi-key lock: only the token strategy can take several keys at once; the legacy protocol "
                 "(SETNX + GETSET) writes one key per command, and its Java peers lock one key at a time");
   }
+  // Lease-safety and fair-queue features work per key (docs/design.md §10.4, §12); a set of keys
+  // has none of them yet. Silently ignoring one would be worse than refusing it.
+  const auto refuse = [](std::string_view what) {
+    throw Error(Errc::bad_option, "multi-key lock: " + std::string(what) + " is not available for a set of keys");
+  };
+  if (options.watchdog.enabled) refuse("the watchdog");
+  if (options.wait_mode == WaitMode::fair) refuse("wait_mode fair");
+  if (options.token.fencing) refuse("fencing");
+  if (options.reentrant) refuse("reentrant");
   core_ = std::make_unique<detail::MultiMutexCore>(std::move(client), checked_keys(std::move(keys)), std::move(options));
 }
 

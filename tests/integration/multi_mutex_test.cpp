@@ -219,6 +219,18 @@ TEST(MultiMutex, RefusesTheLegacyStrategy) {
   EXPECT_THAT(error.what(), HasSubstr("token strategy"));
 }
 
+TEST(MultiMutex, RefusesPerKeyFeaturesRatherThanIgnoringThem) {
+  const auto refused = [](void (*change)(MutexOptions&)) {
+    MutexOptions options = token_options();
+    change(options);
+    return expect_error([&] { MultiMutex(test_client(), {"a", "b"}, options); }).errc();
+  };
+  EXPECT_EQ(refused([](MutexOptions& o) { o.watchdog.enabled = true; }), Errc::bad_option);
+  EXPECT_EQ(refused([](MutexOptions& o) { o.wait_mode = WaitMode::fair; }), Errc::bad_option);
+  EXPECT_EQ(refused([](MutexOptions& o) { o.token.fencing = true; }), Errc::bad_option);
+  EXPECT_EQ(refused([](MutexOptions& o) { o.reentrant = true; }), Errc::bad_option);
+}
+
 TEST(MultiMutex, RefusesAnEmptyKeyListOrAnEmptyKey) {
   EXPECT_EQ(expect_error([] { MultiMutex(test_client(), {}, token_options()); }).errc(), Errc::bad_option);
   EXPECT_EQ(expect_error([] { MultiMutex(test_client(), {"a", ""}, token_options()); }).errc(), Errc::bad_option);

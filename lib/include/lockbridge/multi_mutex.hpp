@@ -45,8 +45,9 @@ class MultiMutexCore;
 // false and zero).
 class MultiMutex {
  public:
-  // Throws Error{bad_option} for an empty key list, an empty key, the legacy strategy or invalid
-  // options. Removes duplicate keys and sorts the rest. Does no I/O.
+  // Throws Error{bad_option} for an empty key list, an empty key, the legacy strategy, invalid
+  // options, or options a set of keys does not have yet (watchdog, fair mode, fencing,
+  // reentrant). Removes duplicate keys and sorts the rest. Does no I/O.
   MultiMutex(Client client, std::vector<std::string> keys, MutexOptions options = {});
   ~MultiMutex();  // releases held keys; never throws
   MultiMutex(MultiMutex&&) noexcept;
