@@ -116,42 +116,52 @@ void FaultInjector::tick(std::int64_t now) {
 }
 
 nlohmann::ordered_json FaultInjector::report(const std::vector<HoldSample>& ordered) const {
-  using nlohmann::ordered_json;
   if (config_.fault == Fault::none) return nullptr;
-  const RunControl& control = run_.control();
   ordered_json out{{"fault", to_string(config_.fault)}, {"lease_ms", config_.lock.lease.count()}};
   if (!failure_.empty()) out["failure"] = failure_;
   if (config_.fault == Fault::skew) {
-    const bool client_clock = config_.lock.strategy == StrategyKind::legacy &&
-                              config_.lock.legacy.preset == LegacyPreset::faithful;
-    out["skewed_client"] = 0;
-    out["skew_ms"] = config_.skew.count();
-    out["clock"] = client_clock ? "each client's own (the skew applies)"
-                   : config_.lock.strategy == StrategyKind::legacy ? "Redis TIME (no client clock to skew)"
-                                                                   : "none (Redis expires the key)";
-    out["double_grants"] = control.violations.load();
-    return out;
-  }
-  if (phase_ == Phase::waiting || fault_ns_ == 0) {
+    report_skew(out);
+  } else if (phase_ == Phase::waiting || fault_ns_ == 0) {
     if (failure_.empty()) out["failure"] = "not injected: the run ended before a holder could be caught";
-    return out;
+  } else if (config_.fault == Fault::restart) {
+    report_restart(out);
+  } else {
+    report_victim(ordered, out);
   }
-  if (config_.fault == Fault::restart) {
-    out["downtime_ms"] = ms_between(fault_ns_, cleared_ns_);
-    out["data"] = "kept: SHUTDOWN SAVE, reloaded on start";
-    out["errors"] = control.errors.load();
-    std::uint64_t recoveries = 0;
-    for (int i = 0; i < run_.clients(); ++i) recoveries += run_.slot(i).recoveries.load();
-    out["recoveries"] = recoveries;
-    out["violations"] = control.violations.load();
-    return out;
-  }
+  return out;
+}
+
+void FaultInjector::report_skew(ordered_json& out) const {
+  const bool client_clock = config_.lock.strategy == StrategyKind::legacy &&
+                            config_.lock.legacy.preset == LegacyPreset::faithful;
+  out["skewed_client"] = 0;
+  out["skew_ms"] = config_.skew.count();
+  out["clock"] = client_clock ? "each client's own (the skew applies)"
+                 : config_.lock.strategy == StrategyKind::legacy ? "Redis TIME (no client clock to skew)"
+                                                                 : "none (Redis expires the key)";
+  out["double_grants"] = run_.control().violations.load();
+}
+
+void FaultInjector::report_restart(ordered_json& out) const {
+  const RunControl& control = run_.control();
+  out["downtime_ms"] = ms_between(fault_ns_, cleared_ns_);
+  out["data"] = "kept: SHUTDOWN SAVE, reloaded on start";
+  out["errors"] = control.errors.load();
+  std::uint64_t recoveries = 0;
+  for (int i = 0; i < run_.clients(); ++i) recoveries += run_.slot(i).recoveries.load();
+  out["recoveries"] = recoveries;
+  out["violations"] = control.violations.load();
+}
+
+// pause and kill: what the other clients did while the victim was stopped or dead.
+void FaultInjector::report_victim(const std::vector<HoldSample>& ordered, ordered_json& out) const {
   out["victim"] = victim_;
   // The victim's hold that the fault hit: acquired before it, not yet released.
   const auto hit = std::find_if(ordered.begin(), ordered.end(), [&](const HoldSample& s) {
     return s.client == victim_ && s.acquire_end_ns <= fault_ns_ && s.release_start_ns >= fault_ns_;
   });
-  const std::int64_t victim_gone = config_.fault == Fault::pause && hit != ordered.end() ? hit->release_end_ns : INT64_MAX;
+  const HoldSample* victim_hold = hit == ordered.end() ? nullptr : &*hit;
+  const std::int64_t victim_gone = config_.fault == Fault::pause && victim_hold ? victim_hold->release_end_ns : INT64_MAX;
   std::uint64_t entries = 0;
   std::int64_t first_other = 0;
   for (const HoldSample& s : ordered) {
@@ -162,34 +172,42 @@ nlohmann::ordered_json FaultInjector::report(const std::vector<HoldSample>& orde
   if (config_.fault == Fault::kill) {
     out["key_unusable_ms"] = first_other == 0 ? ordered_json(nullptr) : ordered_json(ms_between(fault_ns_, first_other));
     if (first_other == 0) out["failure"] = "no other client acquired the key before the run ended";
-    out["violations"] = control.violations.load();
-    return out;
+    out["violations"] = run_.control().violations.load();
+    return;
   }
   out["paused_ms"] = ms_between(fault_ns_, cleared_ns_);
   out["second_holder_entries"] = entries;
-  out["violations"] = control.violations.load();
-  if (hit == ordered.end()) {
-    out["victim_release"] = "not recorded";
-  } else if (hit->release == HoldSample::Release::lease_lost) {
-    out["victim_release"] = "refused: the lease had ended, nothing was deleted";
-  } else if (hit->release == HoldSample::Release::failed) {
-    out["victim_release"] = "failed";
-  } else {
-    out["victim_release"] = entries > 0 ? "deleted the key, which by then was another client's lock" : "released";
+  out["violations"] = run_.control().violations.load();
+  out["victim_release"] = victim_release(victim_hold, entries);
+  report_fencing(victim_hold, entries, out);
+}
+
+std::string_view FaultInjector::victim_release(const HoldSample* victim_hold, std::uint64_t entries) {
+  if (victim_hold == nullptr) return "not recorded";
+  switch (victim_hold->release) {
+    case HoldSample::Release::lease_lost:
+      return "refused: the lease had ended, nothing was deleted";
+    case HoldSample::Release::failed:
+      return "failed";
+    case HoldSample::Release::released:
+      break;
   }
-  // The victim's write after the pause is stale once another client has taken the lock.
+  return entries > 0 ? "deleted the key, which by then was another client's lock" : "released";
+}
+
+// The victim's write after the pause is stale once another client has taken the lock.
+void FaultInjector::report_fencing(const HoldSample* victim_hold, std::uint64_t entries, ordered_json& out) const {
   if (!config_.lock.token.fencing) {
     out["stale_writes_accepted_by_fenced_resource"] = nullptr;
     out["fencing"] = "off (run with --strategy token --fencing)";
-  } else if (hit == ordered.end() || entries == 0 || hit->fenced_write == HoldSample::FencedWrite::none) {
+  } else if (victim_hold == nullptr || entries == 0 || victim_hold->fenced_write == HoldSample::FencedWrite::none) {
     out["stale_writes_accepted_by_fenced_resource"] = 0;
     out["fencing"] = "on; the victim made no stale write";
   } else {
-    const bool accepted = hit->fenced_write == HoldSample::FencedWrite::accepted;
+    const bool accepted = victim_hold->fenced_write == HoldSample::FencedWrite::accepted;
     out["stale_writes_accepted_by_fenced_resource"] = accepted ? 1 : 0;
     out["fencing"] = accepted ? "on; the resource accepted the stale write" : "on; the resource refused the stale write";
   }
-  return out;
 }
 
 }  // namespace lockbridge::tools::bench
