@@ -84,14 +84,7 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   options.legacy.format = *parsed;
   options.lease = std::chrono::milliseconds(vm["lease"].as<long long>());
   if (vm.count("retry")) options.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(vm["retry"].as<long long>()));
-  const auto wait_mode = vm["wait-mode"].as<std::string>();
-  if (wait_mode == "poll") {
-    options.wait_mode = WaitMode::poll;
-  } else if (wait_mode == "fair") {
-    options.wait_mode = WaitMode::fair;
-  } else if (wait_mode != "notify") {
-    throw Error(Errc::bad_option, "--wait-mode must be poll, notify or fair, got '" + wait_mode + "'");
-  }
+  options.wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
   options.watchdog.enabled = vm.count("watchdog") > 0;
   if (vm.count("fencing")) {
     if (options.strategy != StrategyKind::token) throw Error(Errc::bad_option, "--fencing needs --strategy token");
@@ -99,6 +92,13 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   }
   options.validate();
   return options;
+}
+
+WaitMode wait_mode_from(std::string_view name) {
+  if (name == "poll") return WaitMode::poll;
+  if (name == "notify") return WaitMode::notify;
+  if (name == "fair") return WaitMode::fair;
+  throw Error(Errc::bad_option, "--wait-mode must be poll, notify or fair, got '" + std::string(name) + "'");
 }
 
 std::string waiting_label(const MutexOptions& options) {

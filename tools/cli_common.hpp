@@ -53,6 +53,9 @@ std::optional<std::string> url_option(const po::variables_map& vm);
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 
+// --wait-mode's value. Throws Error{bad_option} naming the choices.
+WaitMode wait_mode_from(std::string_view name);
+
 // How a lock waits between attempts, in a few words: "notify, backoff 1-100ms", "poll every 100ms"
 // (whether it queues locally is MutexOptions::local_queue, shown apart).
 std::string waiting_label(const MutexOptions& options);

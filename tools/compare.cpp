@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include "bench/plot.hpp"
 #include "bench/report.hpp"
@@ -15,10 +16,14 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge compare [--url URL] [--duration S] [--json FILE] [--plot FILE.svg|.png]\n\n"
-    "Runs lockbridge bench for legacy faithful, legacy hardened, token waiting as its peers do (poll)\n"
-    "and token with lockbridge's waiting (notify) over four workloads:\n"
+    "lockbridge compare [--url URL] [--duration S] [--json FILE] [--plot FILE.svg|.png]\n"
+    "                   [--wait-mode poll|notify|fair] [--watchdog]\n\n"
+    "Runs lockbridge bench for legacy faithful, legacy hardened, token waiting as its peers do (poll),\n"
+    "token with lockbridge's waiting (notify) and token in fair mode over four workloads:\n"
     "uncontended; 8 clients hold 1 ms; 32 clients hold 0 ms; 4 clients hold 1 ms think 20 ms.\n"
+    "--wait-mode sets the waiting of the lockbridge columns (legacy hardened, token; fair applies to\n"
+    "token only) instead of showing notify and fair side by side; the columns that wait as the peers\n"
+    "do keep polling. --watchdog renews every lease while held, where the strategy can.\n"
     "Exit status: 0 no violation, 1 violations seen, 2 bad usage, 3 Redis error.";
 
 struct Workload {
@@ -42,7 +47,9 @@ const std::vector<Workload>& workloads() {
 // jedis-lock does (poll every 100 ms); token is shown both waiting as the peers do (poll every
 // 100 ms, every thread on its own) and with lockbridge's defaults (release notifications, backoff,
 // local queue), as is legacy hardened, and in fair mode (a first-come first-served queue in Redis).
-std::vector<NamedStrategy> strategies() {
+// `wait_mode` (from --wait-mode) replaces the waiting of lockbridge's own columns and drops the
+// separate fair column; `watchdog` turns renewals on wherever the strategy has an extend.
+std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool watchdog) {
   MutexOptions faithful = MutexOptions::jedis_lock_1_0();
   MutexOptions hardened;
   hardened.strategy = StrategyKind::legacy;
@@ -52,16 +59,31 @@ std::vector<NamedStrategy> strategies() {
   token_poll.wait_mode = WaitMode::poll;
   token_poll.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(100));
   token_poll.local_queue = false;
-  const MutexOptions token;
+  MutexOptions token;
   MutexOptions token_fair;
   token_fair.wait_mode = WaitMode::fair;
+  if (wait_mode) {
+    token.wait_mode = *wait_mode;
+    if (*wait_mode != WaitMode::fair) hardened.wait_mode = *wait_mode;  // legacy has no fair queue
+  }
   std::vector<NamedStrategy> all{{"legacy faithful", "jedis-lock 1.0.0", faithful},
                                  {"legacy hardened", {}, hardened},
                                  {"token, poll (as peers)", {}, token_poll},
-                                 {"token", {}, token},
-                                 {"token, fair", {}, token_fair}};
-  for (auto& strategy : all) strategy.options.acquire_timeout = std::chrono::seconds(10);
+                                 {"token", {}, token}};
+  if (!wait_mode) all.push_back({"token, fair", {}, token_fair});
+  for (auto& strategy : all) {
+    strategy.options.acquire_timeout = std::chrono::seconds(10);
+    const bool can_renew = strategy.options.strategy == StrategyKind::token ||
+                           strategy.options.legacy.preset == LegacyPreset::hardened;
+    strategy.options.watchdog.enabled = watchdog && can_renew;
+  }
   return all;
+}
+
+std::string watchdog_cell(const MutexOptions& options) {
+  if (options.watchdog.enabled) return "yes, every lease/3";
+  const bool faithful = options.strategy == StrategyKind::legacy && options.legacy.preset == LegacyPreset::faithful;
+  return faithful ? "no (jedis-lock has no extend)" : "no";
 }
 
 void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results, const std::vector<NamedStrategy>& columns) {
@@ -79,6 +101,7 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
     };
     line("waiting", [](const bench::BenchResult& r) { return waiting_label(r.config.lock); });
     line("local queue", [](const bench::BenchResult& r) { return std::string(r.config.lock.local_queue ? "yes" : "no"); });
+    line("watchdog", [](const bench::BenchResult& r) { return watchdog_cell(r.config.lock); });
     line("rtt (PING p50)", [&](const bench::BenchResult& r) { return bench::fixed(r.rtt_us, 1) + " us"; });
     line("acquisitions/s", [&](const bench::BenchResult& r) { return bench::fixed(bench::acquisitions_per_s(r), 0); });
     line("cycle p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.cycle_p50_us, r.rtt_us); });
@@ -107,7 +130,9 @@ int compare_command(int argc, char** argv) {
       ("duration", po::value<double>()->default_value(3.0), "seconds per strategy and workload")
       ("json", po::value<std::string>()->default_value("lockbridge-compare.json"), "write all results here")
       ("plot", po::value<std::string>()->default_value("lockbridge-compare.svg"), "draw the chart here (.svg or .png)")
-      ("no-plot", "do not draw a chart");
+      ("no-plot", "do not draw a chart")
+      ("wait-mode", po::value<std::string>(), "poll | notify | fair: the waiting of the lockbridge columns")
+      ("watchdog", "renew every lease while held, where the strategy can");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   const double seconds = vm["duration"].as<double>();
@@ -119,7 +144,9 @@ int compare_command(int argc, char** argv) {
 
   install_interrupt_handlers();
   RedisTarget target(url_option(vm));
-  const std::vector<NamedStrategy> columns = strategies();
+  const std::vector<NamedStrategy> columns =
+      strategies(vm.count("wait-mode") ? std::optional(wait_mode_from(vm["wait-mode"].as<std::string>())) : std::nullopt,
+                 vm.count("watchdog") > 0);
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
             << seconds << " s each, on " << Client(target.url()).url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n";

@@ -241,6 +241,14 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
     EXPECT_TRUE(std::filesystem::file_size(svg) > 0);
     EXPECT_THAT(run.output, ::testing::HasSubstr("chart: " + svg));
   }
+  // --wait-mode sets the lockbridge columns' waiting (no separate fair column); --watchdog renews.
+  const CliRun fair = run_cli("compare --duration 0.05 --no-plot --wait-mode fair --watchdog --json '" + json + "'");
+  ASSERT_EQ(fair.exit_code, 0) << fair;
+  EXPECT_THAT(fair.output, ::testing::HasSubstr("fair, backoff 1-100ms"));
+  EXPECT_THAT(fair.output, ::testing::HasSubstr("yes, every lease/3"));
+  EXPECT_THAT(fair.output, ::testing::HasSubstr("no (jedis-lock has no extend)"));
+  EXPECT_THAT(fair.output, ::testing::Not(::testing::HasSubstr("token, fair")));
+  EXPECT_EQ(run_cli("compare --duration 0.05 --no-plot --wait-mode sometimes").exit_code, 2);
   // Without gnuplot on PATH it says so plainly, and still writes the JSON.
   const CliRun no_gnuplot = run_cli("compare --duration 0.05 --json '" + json + "' --plot '" + (dir / "none.svg").string() +
                                     "'", true, "LOCKBRIDGE_GNUPLOT=");
