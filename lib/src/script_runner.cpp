@@ -1,5 +1,6 @@
 #include "script_runner.hpp"
 
+#include <set>
 #include <vector>
 
 namespace lockbridge::detail {
@@ -40,11 +41,21 @@ std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, st
     commands.push_back(script_argv("EVALSHA", cache.sha_for(connection, *call.script), numkeys.back(), call.keys, call.args));
   }
   std::vector<ReplyPtr> replies = connection.pipeline(commands);
+  std::vector<std::size_t> missing;  // calls answered NOSCRIPT
   for (std::size_t i = 0; i < replies.size(); ++i) {
-    if (replies[i]->type == REDIS_REPLY_ERROR && as_view(*replies[i]).starts_with("NOSCRIPT")) {
-      replies[i] = connection.run(script_argv("EVAL", calls[i].script->body, numkeys[i], calls[i].keys, calls[i].args));
-    }
+    if (replies[i]->type == REDIS_REPLY_ERROR && as_view(*replies[i]).starts_with("NOSCRIPT")) missing.push_back(i);
   }
+  if (missing.empty()) return replies;
+  // The server lost its script cache (a restart, SCRIPT FLUSH): load each missing script once, then
+  // send the failed calls again in one pipeline. Two round trips for the batch, not one per call.
+  std::set<const Script*> reload;
+  for (const std::size_t i : missing) reload.insert(calls[i].script);
+  for (const Script* script : reload) (void)connection.run({"SCRIPT", "LOAD", script->body});
+  std::vector<std::vector<std::string_view>> again;
+  again.reserve(missing.size());
+  for (const std::size_t i : missing) again.push_back(std::move(commands[i]));
+  std::vector<ReplyPtr> retried = connection.pipeline(again);
+  for (std::size_t j = 0; j < missing.size(); ++j) replies[missing[j]] = std::move(retried[j]);
   return replies;
 }
 

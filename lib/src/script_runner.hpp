@@ -32,8 +32,9 @@ struct ScriptCall {
   std::vector<std::string> args;
 };
 
-// Runs every call in one pipelined round trip (plus one more for any call the server answered
-// NOSCRIPT, run again with EVAL). Replies in order; error replies are returned.
+// Runs every call in one pipelined round trip. If the server answers NOSCRIPT (its script cache
+// was lost), the missing scripts are loaded again and those calls resent in one more pipeline.
+// Replies in order; error replies are returned.
 std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls);
 
 // Runs `script` with `keys` then `args`, any number of each. Error replies are returned (see

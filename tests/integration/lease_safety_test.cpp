@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "companion_keys.hpp"
+#include "connection.hpp"
+#include "script_runner.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -166,6 +169,23 @@ TEST(LeaseLoss, TheWatchdogRenewsManyLocksInBatches) {
   EXPECT_GT(renewal_round_trips, 0U);
   // 12,000 renewals; one round trip each would be 12,000.
   EXPECT_LT(renewal_round_trips, static_cast<std::uint64_t>(kLocks) / 10) << renewal_round_trips;
+}
+
+// A server that lost its script cache (restart, SCRIPT FLUSH) answers a whole renewal batch with
+// NOSCRIPT: the batch is sent again in one pipeline after one SCRIPT LOAD, not call by call.
+TEST(LeaseLoss, ALostScriptCacheCostsABatchTwoRoundTripsNotOnePerCall) {
+  std::atomic<std::uint64_t> round_trips{0};
+  detail::ScriptCache cache;
+  detail::Connection connection(parse_redis_url(unix_url()), ClientOptions{}, round_trips);
+  std::vector<detail::ScriptCall> calls;
+  for (int i = 0; i < 100; ++i) calls.push_back({&detail::kCompareAndPexpire, {unique_key()}, {"not-ours", "1000"}});
+  (void)detail::run_scripts(connection, cache, calls);  // loads the script
+  raw({"SCRIPT", "FLUSH"});
+  const auto before = round_trips.load();
+  const auto replies = detail::run_scripts(connection, cache, calls);
+  EXPECT_EQ(round_trips.load() - before, 3U) << "the batch, one SCRIPT LOAD, the batch again";
+  ASSERT_EQ(replies.size(), calls.size());
+  for (const auto& reply : replies) EXPECT_EQ(reply->type, REDIS_REPLY_INTEGER);
 }
 
 TEST(Fencing, ALaterAcquisitionCarriesALargerFence) {

@@ -16,11 +16,11 @@ milliseconds retry_delay(const Lease::Renewal& renewal) {
   return std::max(milliseconds(1), renewal.period / 10);
 }
 
-Error ran_out(const Lease& lease, Lease::Clock::time_point now) {
+Error ran_out(const Lease& lease, bool max_hold_reached) {
   std::string why = "the lease ran out";
   if (!lease.renewal) {
     why += " (no watchdog renews it)";
-  } else if (now >= lease.renewal->hold_deadline) {
+  } else if (max_hold_reached) {
     why += ": held longer than watchdog.max_hold, so the watchdog stopped renewing it";
   } else {
     why += " before a renewal succeeded (is the server reachable?)";
@@ -66,15 +66,14 @@ LeaseKeeper::Clock::time_point LeaseKeeper::next_event() const {
   return next;
 }
 
-void LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due,
-                          std::vector<std::shared_ptr<Lease>>& expired) {
+void LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due, std::vector<Entry>& expired) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& entry = it->second;
     const Lease::Snapshot lease = entry.lease->snapshot();
     if (!lease.held) {
       it = entries_.erase(it);
     } else if (now >= lease.valid_until) {
-      expired.push_back(std::move(entry.lease));
+      expired.push_back(std::move(entry));
       it = entries_.erase(it);
     } else if (entry.next_renewal != Clock::time_point::max() &&
                entry.next_renewal <= now + entry.lease->renewal->period / 6) {
@@ -97,7 +96,7 @@ void LeaseKeeper::run() noexcept {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     std::vector<Entry> due;
-    std::vector<std::shared_ptr<Lease>> expired;
+    std::vector<Entry> expired;
     const auto now = Clock::now();
     collect(now, due, expired);
     if (due.empty() && expired.empty()) {
@@ -111,7 +110,7 @@ void LeaseKeeper::run() noexcept {
       continue;
     }
     lock.unlock();
-    for (const auto& lease : expired) lease->lost(ran_out(*lease, now));
+    for (const Entry& entry : expired) entry.lease->lost(ran_out(*entry.lease, entry.max_hold_reached));
     for (std::size_t first = 0; first < due.size(); first += kBatch) {
       std::vector<Entry> batch(std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(first)),
                                std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(std::min(due.size(), first + kBatch))));
@@ -140,6 +139,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
     if (!snapshot.held) continue;  // released meanwhile: drop it
     const auto until_max_hold = std::chrono::floor<milliseconds>(lease.renewal->hold_deadline - now);
     const milliseconds lease_asked = std::min(lease.renewal->period, until_max_hold);
+    entry.max_hold_reached = lease_asked < lease.renewal->period;
     if (lease_asked < milliseconds(1)) {  // max_hold reached: no more renewals; it runs out
       entry.next_renewal = Clock::time_point::max();
       requeue(std::move(entry));

@@ -46,13 +46,14 @@ class LeaseKeeper {
   struct Entry {
     std::shared_ptr<Lease> lease;
     Clock::time_point next_renewal;  // time_point::max() without a watchdog
+    bool max_hold_reached = false;   // the last renewal was cut short by watchdog.max_hold
   };
   using Entries = std::unordered_map<const Lease*, Entry>;
 
   void run() noexcept;
   // With mutex_ held: the leases whose renewal is due (or nearly: batched with the due ones), and
   // the leases past their validity, taken out of entries_.
-  void collect(Clock::time_point now, std::vector<Entry>& due, std::vector<std::shared_ptr<Lease>>& expired);
+  void collect(Clock::time_point now, std::vector<Entry>& due, std::vector<Entry>& expired);
   Clock::time_point next_event() const;  // with mutex_ held
   // One pipelined round trip for up to kBatch leases; those not renewed are lost or retried.
   void renew(std::vector<Entry>& batch);
