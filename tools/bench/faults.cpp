@@ -179,7 +179,7 @@ void FaultInjector::report_victim(const std::vector<HoldSample>& ordered, ordere
   out["second_holder_entries"] = entries;
   out["violations"] = run_.control().violations.load();
   out["victim_release"] = victim_release(victim_hold, entries);
-  report_fencing(victim_hold, entries, out);
+  report_fencing(ordered, out);
 }
 
 std::string_view FaultInjector::victim_release(const HoldSample* victim_hold, std::uint64_t entries) {
@@ -195,19 +195,28 @@ std::string_view FaultInjector::victim_release(const HoldSample* victim_hold, st
   return entries > 0 ? "deleted the key, which by then was another client's lock" : "released";
 }
 
-// The victim's write after the pause is stale once another client has taken the lock.
-void FaultInjector::report_fencing(const HoldSample* victim_hold, std::uint64_t entries, ordered_json& out) const {
+// A fenced write is stale when another client acquired the lock between the writer's acquisition
+// and its write: the writer's lease had ended (the pause) and the lock was someone else's.
+void FaultInjector::report_fencing(const std::vector<HoldSample>& ordered, ordered_json& out) const {
   if (!config_.lock.token.fencing) {
     out["stale_writes_accepted_by_fenced_resource"] = nullptr;
     out["fencing"] = "off (run with --strategy token --fencing)";
-  } else if (victim_hold == nullptr || entries == 0 || victim_hold->fenced_write == HoldSample::FencedWrite::none) {
-    out["stale_writes_accepted_by_fenced_resource"] = 0;
-    out["fencing"] = "on; the victim made no stale write";
-  } else {
-    const bool accepted = victim_hold->fenced_write == HoldSample::FencedWrite::accepted;
-    out["stale_writes_accepted_by_fenced_resource"] = accepted ? 1 : 0;
-    out["fencing"] = accepted ? "on; the resource accepted the stale write" : "on; the resource refused the stale write";
+    return;
   }
+  std::uint64_t stale = 0;
+  std::uint64_t accepted = 0;
+  for (std::size_t i = 0; i + 1 < ordered.size(); ++i) {
+    const HoldSample& writer = ordered[i];
+    if (writer.fenced_write == HoldSample::FencedWrite::none) continue;
+    if (ordered[i + 1].acquire_end_ns >= writer.fenced_write_ns) continue;  // nobody else got in first
+    ++stale;
+    if (writer.fenced_write == HoldSample::FencedWrite::accepted) ++accepted;
+  }
+  out["stale_writes"] = stale;
+  out["stale_writes_accepted_by_fenced_resource"] = accepted;
+  out["fencing"] = stale == 0       ? "on; no holder wrote after its lease had passed to another"
+                   : accepted == 0 ? "on; the resource refused every stale write"
+                                   : "on; the resource accepted a stale write";
 }
 
 }  // namespace lockbridge::tools::bench

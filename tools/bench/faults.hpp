@@ -37,7 +37,7 @@ class FaultInjector {
   void report_restart(ordered_json& out) const;
   void report_victim(const std::vector<HoldSample>& ordered, ordered_json& out) const;  // pause, kill
   static std::string_view victim_release(const HoldSample* victim_hold, std::uint64_t entries);
-  void report_fencing(const HoldSample* victim_hold, std::uint64_t entries, ordered_json& out) const;
+  void report_fencing(const std::vector<HoldSample>& ordered, ordered_json& out) const;
 
   bool catch_holder();  // suspends the current holder; false when nobody is caught holding
   void pause_check_key();  // holds INCR/DECR of the check key back until none is in flight

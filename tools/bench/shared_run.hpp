@@ -33,6 +33,7 @@ struct HoldSample {
   std::int64_t acquire_end_ns = 0;
   std::int64_t release_start_ns = 0;
   std::int64_t release_end_ns = 0;
+  std::int64_t fenced_write_ns = 0;  // when the fenced write was answered
 };
 
 // The conductor's signals and the run-wide counters.

@@ -119,7 +119,10 @@ class Worker {
     pause_for(spec_.hold);
     // The hold's work ends with a write to the fenced resource: a holder paused past its lease
     // (--fault pause) writes late, with the fence of a lock that is someone else's by now.
-    if (const auto fence = mutex_.fence()) sample.fenced_write = fenced_write(*fence);
+    if (const auto fence = mutex_.fence()) {
+      sample.fenced_write = fenced_write(*fence);
+      sample.fenced_write_ns = now_ns();
+    }
     if (entered) {
       int me = spec_.index;
       control_.holder.compare_exchange_strong(me, -1, std::memory_order_acq_rel);
