@@ -154,7 +154,7 @@ class MutexCore {
     if (hold_count_ == 0 || --hold_count_ > 0) return;  // reentrant: an inner unlock
     state_->keeper.forget(*lease_);
     try {
-      std::lock_guard io(lease_->io);  // a renewal in flight finishes first; then none starts
+      const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
       const std::string value = lease_->snapshot().value;
       lease_->released();
       auto connection = state_->pool.borrow();
@@ -177,7 +177,7 @@ class MutexCore {
     const auto started = Clock::now();
     std::optional<std::string> value;
     {
-      std::lock_guard io(lease_->io);
+      const Lease::IoClaim io = lease_->claim_io();
       auto connection = state_->pool.borrow();
       value = strategy_->extend(*connection, key_, lease_->snapshot().value, lease);
       if (value) lease_->renewed(*value, started + lease);

@@ -15,6 +15,40 @@ Lease::Lease(std::shared_ptr<const LockStrategy> strategy_, std::string key_, st
       value_(std::move(value)),
       valid_until_(valid_until) {}
 
+Lease::IoClaim Lease::claim_io() {
+  std::unique_lock lock(mutex_);
+  io_released_.wait(lock, [this] { return !io_claimed_; });
+  io_claimed_ = true;
+  return IoClaim(this);
+}
+
+Lease::IoClaim Lease::try_claim_io() {
+  std::lock_guard lock(mutex_);
+  if (io_claimed_) return {};
+  io_claimed_ = true;
+  return IoClaim(this);
+}
+
+void Lease::release_io() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    io_claimed_ = false;
+  }
+  io_released_.notify_all();
+}
+
+Lease::IoClaim& Lease::IoClaim::operator=(IoClaim&& other) noexcept {
+  if (this != &other) {
+    if (lease_) lease_->release_io();
+    lease_ = std::exchange(other.lease_, nullptr);
+  }
+  return *this;
+}
+
+Lease::IoClaim::~IoClaim() {
+  if (lease_) lease_->release_io();
+}
+
 Lease::Snapshot Lease::snapshot() const {
   std::lock_guard lock(mutex_);
   return Snapshot{value_, valid_until_, state_ == State::held};

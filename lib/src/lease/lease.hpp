@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <utility>
 
 #include "lockbridge/error.hpp"
 
@@ -39,9 +41,26 @@ class Lease {
   const std::optional<Renewal> renewal;
 
   // Whoever talks to Redis about this lease (the owner's extend and release, the watchdog's
-  // renewal) holds `io` for the round trip, so a renewal never races an extend or a release with
-  // a stale value. The owner blocks on it; the watchdog only try_locks and comes back later.
-  std::mutex io;
+  // renewal) claims its I/O for the round trip, so a renewal never races an extend or a release
+  // with a stale value. The owner waits for a claim; the watchdog only tries, and comes back
+  // later. A claim, not a held mutex: the watchdog claims a whole batch of leases at once.
+  class IoClaim {
+   public:
+    IoClaim() = default;
+    IoClaim(IoClaim&& other) noexcept : lease_(std::exchange(other.lease_, nullptr)) {}
+    IoClaim& operator=(IoClaim&& other) noexcept;
+    IoClaim(const IoClaim&) = delete;
+    IoClaim& operator=(const IoClaim&) = delete;
+    ~IoClaim();
+    explicit operator bool() const noexcept { return lease_ != nullptr; }
+
+   private:
+    friend class Lease;
+    explicit IoClaim(Lease* lease) noexcept : lease_(lease) {}
+    Lease* lease_ = nullptr;
+  };
+  IoClaim claim_io();      // waits while the watchdog renews
+  IoClaim try_claim_io();  // empty when someone else has the claim
 
   struct Snapshot {
     std::string value;
@@ -64,7 +83,11 @@ class Lease {
   const std::function<void(const Error&)> on_lost_;
   std::stop_source stop_;  // requested when the lease is released or lost
 
+  void release_io() noexcept;
+
   mutable std::mutex mutex_;
+  std::condition_variable io_released_;
+  bool io_claimed_ = false;
   std::string value_;
   Clock::time_point valid_until_;
   enum class State { held, released, lost } state_ = State::held;

@@ -122,15 +122,15 @@ void LeaseKeeper::run() noexcept {
 
 void LeaseKeeper::renew(std::vector<Entry>& batch) {
   const auto now = Clock::now();
-  std::vector<std::unique_lock<std::mutex>> io;  // held until the replies are read
+  std::vector<Lease::IoClaim> io;  // held until the replies are read
   std::vector<Entry> sent;
   std::vector<ScriptCall> calls;
   std::vector<milliseconds> asked;
   std::vector<std::string> values;  // the value each renewal expects to find
   for (Entry& entry : batch) {
     Lease& lease = *entry.lease;
-    std::unique_lock owner_busy(lease.io, std::try_to_lock);
-    if (!owner_busy) {  // the owner is extending or releasing: come back shortly
+    Lease::IoClaim claim = lease.try_claim_io();
+    if (!claim) {  // the owner is extending or releasing: come back shortly
       entry.next_renewal = now + retry_delay(*lease.renewal);
       requeue(std::move(entry));
       continue;
@@ -148,7 +148,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
     calls.push_back(lease.strategy->extend_call(lease.key, snapshot.value, lease_asked));
     asked.push_back(lease_asked);
     values.push_back(snapshot.value);
-    io.push_back(std::move(owner_busy));
+    io.push_back(std::move(claim));
     sent.push_back(std::move(entry));
   }
   if (calls.empty()) return;
