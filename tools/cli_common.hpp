@@ -24,6 +24,7 @@ enum ExitCode : int {
   kExitNotAcquired = 1,  // not acquired, or the lease was lost before release
   kExitUsage = 2,        // bad usage or bad input (options, URL, key, wrong type, unparsable value)
   kExitRedis = 3,        // Redis or connection error
+  kExitFindings = 4,     // audit: something named by --fail-on was found
   kExitInterrupted = 130,
 };
 

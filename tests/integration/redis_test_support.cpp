@@ -36,6 +36,11 @@ int tcp_port() {
   return port;
 }
 
+std::int64_t server_ms() {
+  const Reply time = raw({"TIME"});
+  return std::stoll(time.elements[0].str) * 1000 + std::stoll(time.elements[1].str) / 1000;
+}
+
 bool eventually(const std::function<bool()>& condition) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!condition() && std::chrono::steady_clock::now() < give_up) {

@@ -1,0 +1,134 @@
+// lockbridge audit against the fixture's redis-server: a mixed keyspace with every class and flag,
+// binary key names, wrong types and garbage values, counted exactly; the details file reads back
+// every key; nothing in Redis changes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "key_text.hpp"
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+constexpr char kUuid[] = "f47ac10b-58cc-4372-a567-0e02b2c3d479";
+
+
+// Every key of the keyspace holds `tag`, so MATCH *tag* finds exactly these.
+struct MixedKeyspace {
+  std::string tag = unique_key("audit");
+  std::vector<std::string> keys;
+
+  std::string key(const std::string& name) {
+    keys.push_back(name + ":" + tag);
+    return keys.back();
+  }
+
+  MixedKeyspace() {
+    const std::int64_t now = server_ms();
+    raw({"SET", key("ms-live"), std::to_string(now + 60000)});
+    raw({"SET", key("ms-stale"), std::to_string(now - 60000)});
+    raw({"SET", key("ms-stale-too"), std::to_string(now - 5000)});
+    raw({"SET", key("ms-far"), std::to_string(now + 30LL * 24 * 3600 * 1000)});
+    raw({"SET", key("seconds"), std::to_string(now / 1000 + 60)});
+    raw({"SET", key("uuid"), std::string(kUuid) + ":" + std::to_string(now + 60000)});
+    raw({"SET", key("uuid-garbage"), std::string(kUuid) + ":later"});
+    raw({"SET", key("forever"), "2147483649"});
+    raw({"SET", key("token"), "0123456789abcdef0123456789abcdef", "PX", "60000"});
+    raw({"SET", key("token-no-ttl"), "0123456789abcdef0123456789abcdef"});
+    raw({"HSET", key("redisson"), std::string(kUuid) + ":57", "1"});
+    raw({"PEXPIRE", keys.back(), "30000"});
+    // python-redis-lock: lock:<name> and lock-signal:<name>.
+    raw({"SET", key("lock:python"), "AbCdEfGhIjKlMnOpQrStUvWx"});
+    raw({"RPUSH", key("lock-signal:python"), "1"});
+    raw({"SET", key("counter"), "42"});
+    raw({"SADD", key("a-set"), "member"});
+    // Binary names: a newline, a space, invalid UTF-8.
+    raw({"SET", key("bin\nary \xff\xfe"), std::to_string(now + 60000)});
+  }
+  ~MixedKeyspace() {
+    for (const std::string& name : keys) raw({"DEL", name});
+  }
+};
+
+TEST(Audit, CountsEveryClassAndFlagOfAMixedKeyspaceExactly) {
+  MixedKeyspace space;
+  const CliRun run = run_cli("audit --json --batch 7 --match '*" + space.tag + "*'");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
+  const nlohmann::json& summary = run.lines[0];
+  EXPECT_EQ(summary["total"], space.keys.size()) << summary.dump();
+  const nlohmann::json expected_classes = {{"legacy_ms", 5},  {"legacy_seconds", 1}, {"legacy_uuid_ms", 2},
+                                           {"legacy_forever", 1}, {"token", 2},     {"redisson", 1},
+                                           {"python_redis_lock", 2}, {"other", 2}};
+  EXPECT_EQ(summary["by_class"], expected_classes) << summary.dump();
+  const nlohmann::json expected_flags = {{"stale", 2}, {"no_ttl", 3}, {"far_future", 1}, {"bad_value", 1}, {"wrong_type", 0}};
+  EXPECT_EQ(summary["by_flag"], expected_flags) << summary.dump();
+  EXPECT_EQ(summary["oldest_stale"]["key"], "ms-stale:" + space.tag);
+  EXPECT_EQ(summary["longest_lease"]["key"], "ms-far:" + space.tag);
+}
+
+TEST(Audit, ATypeHintReportsWrongTypesAndBadValues) {
+  const std::string tag = unique_key("hint");
+  const std::int64_t now = server_ms();
+  const std::vector<std::string> keys{"good:" + tag, "garbage:" + tag, "hash:" + tag, "seconds:" + tag};
+  raw({"SET", keys[0], std::to_string(now + 60000)});
+  raw({"SET", keys[1], "not-a-stamp"});
+  raw({"HSET", keys[2], "f", "v"});
+  raw({"SET", keys[3], std::to_string(now / 1000 + 60)});  // seconds, where ms are expected
+  const CliRun run = run_cli("audit --json --type-hint legacy-ms --match '*" + tag + "*' --fail-on bad-value");
+  EXPECT_EQ(run.exit_code, 4) << run;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
+  EXPECT_EQ(run.lines[0]["by_class"]["legacy_ms"], 4);
+  EXPECT_EQ(run.lines[0]["by_flag"]["bad_value"], 2);
+  EXPECT_EQ(run.lines[0]["by_flag"]["wrong_type"], 1);
+  for (const std::string& key : keys) raw({"DEL", key});
+}
+
+TEST(Audit, DetailsHoldOneLinePerLockKeyAndEveryKeyReadsBackExactly) {
+  MixedKeyspace space;
+  const std::filesystem::path file = std::filesystem::path(test_dir()) / ("details-" + space.tag + ".jsonl");
+  const CliRun run = run_cli("audit --match '*" + space.tag + "*' --details '" + file.string() + "'");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  EXPECT_THAT(run.output, ::testing::HasSubstr("legacy_ms"));
+  std::ifstream in(file);
+  std::set<std::string> seen;
+  std::map<std::string, std::string> class_of;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json entry = nlohmann::json::parse(line);
+    const auto key = tools::read_key(entry);
+    ASSERT_TRUE(key.has_value()) << line;
+    seen.insert(*key);
+    class_of[*key] = entry["class"];
+    for (const char* field : {"class", "flags", "value", "pttl_ms", "expiry_ms"}) EXPECT_TRUE(entry.contains(field)) << line;
+  }
+  // Every key but the two that are not locks, binary names included.
+  EXPECT_EQ(seen.size(), space.keys.size() - 2);
+  EXPECT_TRUE(seen.contains("bin\nary \xff\xfe:" + space.tag));
+  EXPECT_EQ(class_of["bin\nary \xff\xfe:" + space.tag], "legacy_ms");
+  EXPECT_FALSE(seen.contains("counter:" + space.tag));
+  std::filesystem::remove(file);
+}
+
+TEST(Audit, ChangesNothingAndFailOnSaysWhatWasFound) {
+  MixedKeyspace space;
+  std::map<std::string, std::string> before;
+  for (const std::string& key : space.keys) before[key] = raw({"DUMP", key}).str;
+  const std::string match = " --match '*" + space.tag + "*'";
+  EXPECT_EQ(run_cli("audit --json --fail-on stale" + match).exit_code, 4);
+  EXPECT_EQ(run_cli("audit --json --fail-on wrong-type" + match).exit_code, 0);
+  EXPECT_EQ(run_cli("audit --json --fail-on no-ttl,far-future" + match).exit_code, 4);
+  for (const std::string& key : space.keys) EXPECT_EQ(raw({"DUMP", key}).str, before[key]) << key;
+  EXPECT_EQ(run_cli("audit --fail-on stael" + match).exit_code, 2);
+  EXPECT_EQ(run_cli("audit --type-hint jedis" + match).exit_code, 2);
+  EXPECT_EQ(run_cli("audit --batch 0" + match).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace lockbridge::testing

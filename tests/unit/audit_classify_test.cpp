@@ -1,0 +1,143 @@
+// audit's classifier and the key escaping every JSON output uses: pure functions, no server.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "audit/classify.hpp"
+#include "key_text.hpp"
+
+namespace lockbridge::tools {
+namespace {
+
+using audit::Classification;
+using audit::ClassifyOptions;
+using audit::Flag;
+using audit::KeySample;
+using audit::LockClass;
+
+constexpr std::int64_t kNow = 1'800'000'000'000;  // Redis TIME of the batch, epoch ms
+constexpr char kUuid[] = "f47ac10b-58cc-4372-a567-0e02b2c3d479";
+
+KeySample string_key(std::string key, std::string value, std::int64_t pttl = -1) {
+  KeySample sample;
+  sample.key = std::move(key);
+  sample.type = "string";
+  sample.value = std::move(value);
+  sample.pttl_ms = pttl;
+  return sample;
+}
+
+Classification of(const KeySample& sample, ClassifyOptions options = {}) { return audit::classify(sample, kNow, options); }
+
+TEST(AuditClassify, TimestampLocksByFormatWithStaleAndFarFuture) {
+  EXPECT_EQ(of(string_key("k", std::to_string(kNow + 60000))).lock_class, LockClass::legacy_ms);
+  EXPECT_EQ(of(string_key("k", std::to_string(kNow / 1000 + 60))).lock_class, LockClass::legacy_seconds);
+  EXPECT_EQ(of(string_key("k", std::string(kUuid) + ":" + std::to_string(kNow + 1))).lock_class, LockClass::legacy_uuid_ms);
+  const Classification forever = of(string_key("k", "2147483649"));
+  EXPECT_EQ(forever.lock_class, LockClass::legacy_forever);
+  EXPECT_TRUE(forever.has(Flag::no_ttl)) << "held until someone deletes it";
+  const Classification stale = of(string_key("k", std::to_string(kNow - 1)));
+  EXPECT_TRUE(stale.has(Flag::stale));
+  EXPECT_EQ(stale.expiry_ms, kNow - 1);
+  EXPECT_FALSE(of(string_key("k", std::to_string(kNow))).has(Flag::stale)) << "jedis-lock: expired only when before now";
+  EXPECT_TRUE(of(string_key("k", std::to_string(kNow + 8LL * 24 * 3600 * 1000))).has(Flag::far_future));
+  EXPECT_FALSE(of(string_key("k", std::to_string(kNow + 6LL * 24 * 3600 * 1000))).has(Flag::far_future));
+}
+
+TEST(AuditClassify, TokensPythonLocksAndRedisson) {
+  const Classification token = of(string_key("k", "0123456789abcdef0123456789abcdef", 5000));
+  EXPECT_EQ(token.lock_class, LockClass::token);
+  EXPECT_EQ(token.flags, 0U);
+  EXPECT_TRUE(of(string_key("k", "0123456789abcdef0123456789abcdef")).has(Flag::no_ttl));
+  EXPECT_EQ(of(string_key("lock:job", "AbCdEfGhIjKlMnOpQrStUvWx", 1000)).lock_class, LockClass::python_redis_lock);
+  KeySample signal;
+  signal.key = "lock-signal:job";
+  signal.type = "list";
+  EXPECT_EQ(of(signal).lock_class, LockClass::python_redis_lock);
+  signal.type = "set";
+  EXPECT_TRUE(of(signal).has(Flag::wrong_type));
+  KeySample redisson;
+  redisson.key = "orders";
+  redisson.type = "hash";
+  redisson.pttl_ms = 30000;
+  redisson.fields = {{std::string(kUuid) + ":57", "2"}};
+  EXPECT_EQ(of(redisson).lock_class, LockClass::redisson);
+  redisson.fields = {{std::string(kUuid) + ":57", "x"}};
+  EXPECT_TRUE(of(redisson).has(Flag::bad_value));
+  redisson.fields = {{"name", "value"}};
+  EXPECT_EQ(of(redisson).lock_class, LockClass::other);
+}
+
+TEST(AuditClassify, WhatIsNotALockIsOther) {
+  EXPECT_EQ(of(string_key("k", "42")).lock_class, LockClass::other) << "a counter";
+  EXPECT_EQ(of(string_key("k", "{\"cached\": true}")).lock_class, LockClass::other);
+  EXPECT_EQ(of(string_key("k", "")).lock_class, LockClass::other);
+  KeySample gone;
+  gone.type = "none";
+  EXPECT_EQ(of(gone).lock_class, LockClass::other);
+  KeySample list;
+  list.key = "queue";
+  list.type = "list";
+  EXPECT_EQ(of(list).lock_class, LockClass::other);
+  KeySample truncated = string_key("k", std::string(256, '7'));
+  truncated.truncated = true;
+  EXPECT_EQ(of(truncated).lock_class, LockClass::other);
+  const Classification broken = of(string_key("k", std::string(kUuid) + ":soon"));
+  EXPECT_EQ(broken.lock_class, LockClass::legacy_uuid_ms);
+  EXPECT_TRUE(broken.has(Flag::bad_value));
+}
+
+TEST(AuditClassify, ATypeHintTurnsWhatDoesNotParseIntoBadValueAndOtherTypesIntoWrongType) {
+  ClassifyOptions legacy_ms;
+  legacy_ms.hint = audit::TypeHint::legacy_ms;
+  const Classification garbage = of(string_key("k", "not a stamp"), legacy_ms);
+  EXPECT_EQ(garbage.lock_class, LockClass::legacy_ms);
+  EXPECT_TRUE(garbage.has(Flag::bad_value));
+  EXPECT_TRUE(of(string_key("k", std::to_string(kNow / 1000)), legacy_ms).has(Flag::bad_value)) << "seconds, not ms";
+  KeySample hash;
+  hash.type = "hash";
+  EXPECT_TRUE(of(hash, legacy_ms).has(Flag::wrong_type));
+  EXPECT_EQ(of(string_key("k", std::to_string(kNow + 5)), legacy_ms).flags, 0U);
+}
+
+TEST(AuditClassify, FlagAndHintNames) {
+  EXPECT_EQ(audit::flag_from_string("no-ttl"), Flag::no_ttl);
+  EXPECT_EQ(audit::flag_from_string("bad_value"), Flag::bad_value);
+  EXPECT_FALSE(audit::flag_from_string("stael").has_value());
+  EXPECT_EQ(audit::type_hint_from_string("legacy-uuid-ms"), audit::TypeHint::legacy_uuid_ms);
+  EXPECT_FALSE(audit::type_hint_from_string("jedis").has_value());
+}
+
+TEST(KeyText, Base64RoundTripsEveryByteAndRefusesNonCanonicalText) {
+  std::string every_byte;
+  for (int i = 0; i < 256; ++i) every_byte.push_back(static_cast<char>(i));
+  for (std::size_t length = 0; length < 6; ++length) {
+    EXPECT_EQ(base64_decode(base64_encode(every_byte.substr(0, length))), every_byte.substr(0, length));
+  }
+  EXPECT_EQ(base64_decode(base64_encode(every_byte)), every_byte);
+  EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64_encode("fo"), "Zm8=");
+  EXPECT_FALSE(base64_decode("Zm9=").has_value()) << "stray bits under the padding";
+  EXPECT_FALSE(base64_decode("Zm8").has_value());
+  EXPECT_FALSE(base64_decode("Z!8=").has_value());
+}
+
+TEST(KeyText, KeysComeOutEscapedAndReadBackExactly) {
+  for (const std::string& key : {std::string("orders:42"), std::string("with space\nand newline"),
+                                std::string("caf\xc3\xa9"), std::string("bad\xff\xfe utf8"), std::string("\xc0\x80"),
+                                std::string("nul\0inside", 10), std::string("\xed\xa0\x80")}) {
+    nlohmann::ordered_json out;
+    put_key(out, key);
+    const nlohmann::json parsed = nlohmann::json::parse(out.dump());  // throws on invalid UTF-8
+    EXPECT_EQ(read_key(parsed), key);
+    EXPECT_EQ(parsed.contains("key_base64"), !is_valid_utf8(key)) << out.dump();
+  }
+  nlohmann::ordered_json out;
+  put_key(out, "a\xff");
+  EXPECT_EQ(out["key"], "a\\xff");
+}
+
+}  // namespace
+}  // namespace lockbridge::tools

@@ -1,0 +1,137 @@
+// lockbridge audit: what lock keys sit in a live Redis (docs/audit.md). Read-only: it never
+// changes a key.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "audit/scanner.hpp"
+#include "audit/tally.hpp"
+#include "cli_common.hpp"
+#include "subcommands.hpp"
+
+namespace lockbridge::tools {
+namespace {
+
+constexpr std::string_view kUsage =
+    "lockbridge audit [--url URL] [--match PATTERN] [--type-hint none|legacy-ms|legacy-seconds|legacy-uuid-ms|token|redisson]\n"
+    "                 [--batch N] [--far-future MS] [--json] [--details FILE] [--fail-on stale,no-ttl,bad-value,...]\n\n"
+    "Walks the keys matching PATTERN with SCAN and classifies each: legacy_ms, legacy_seconds,\n"
+    "legacy_uuid_ms, legacy_forever, token, redisson, python_redis_lock or other; flags stale, no_ttl,\n"
+    "far_future, bad_value, wrong_type. Changes nothing. Progress goes to stderr.\n"
+    "Exit status: 0 nothing named by --fail-on found, 4 something was, 2 bad usage, 3 Redis error.";
+
+using Clock = std::chrono::steady_clock;
+
+unsigned flags_from(const std::string& list) {
+  unsigned flags = 0;
+  std::stringstream in(list);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    if (name.empty()) continue;
+    const auto flag = audit::flag_from_string(name);
+    if (!flag) {
+      throw Error(Errc::bad_option, "--fail-on: unknown flag '" + name + "' (stale, no-ttl, far-future, bad-value, wrong-type)");
+    }
+    flags |= static_cast<unsigned>(*flag);
+  }
+  return flags;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Once a second on stderr: keys scanned, rate and, from DBSIZE, a rough ETA (DBSIZE counts every
+// key, MATCH or not, so the ETA is an upper bound).
+class Progress {
+ public:
+  explicit Progress(long long dbsize) : dbsize_(dbsize) {}
+  void update(std::uint64_t scanned) {
+    const auto now = Clock::now();
+    if (now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    const double rate = static_cast<double>(scanned) / seconds_since(start_);
+    std::cerr << "audit: " << scanned << " keys scanned (" << static_cast<long long>(rate) << "/s)";
+    if (rate > 0 && dbsize_ > static_cast<long long>(scanned)) {
+      std::cerr << ", at most " << static_cast<long long>((static_cast<double>(dbsize_) - static_cast<double>(scanned)) / rate) + 1
+                << " s left";
+    }
+    std::cerr << std::endl;
+  }
+
+ private:
+  const long long dbsize_;
+  const Clock::time_point start_ = Clock::now();
+  Clock::time_point last_ = Clock::now();
+};
+
+int audit_command(int argc, char** argv) {
+  po::options_description options("audit options");
+  add_url_option(options);
+  options.add_options()
+      ("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")
+      ("type-hint", po::value<std::string>()->default_value("none"),
+       "the keys matched are locks of this kind: a value that does not parse is bad_value, another type wrong_type")
+      ("batch", po::value<int>()->default_value(1000), "SCAN COUNT: keys per batch (one script call each)")
+      ("far-future", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
+       "ms: an expiry further ahead than this is flagged far_future")
+      ("json", "print one JSON summary object")
+      ("details", po::value<std::string>(), "write one JSON line per lock key to FILE")
+      ("fail-on", po::value<std::string>()->default_value(""), "comma-separated flags that make the exit status 4");
+  po::variables_map vm;
+  if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  audit::ClassifyOptions classify_options;
+  const auto hint = audit::type_hint_from_string(vm["type-hint"].as<std::string>());
+  if (!hint) throw Error(Errc::bad_option, "--type-hint: unknown kind '" + vm["type-hint"].as<std::string>() + "'");
+  classify_options.hint = *hint;
+  const long long far_future = vm["far-future"].as<long long>();
+  if (far_future < 1) throw Error(Errc::bad_option, "--far-future must be at least 1 ms");
+  classify_options.far_future = std::chrono::milliseconds(far_future);
+  const unsigned fail_on = flags_from(vm["fail-on"].as<std::string>());
+  std::ofstream details;
+  if (vm.count("details")) {
+    details.open(vm["details"].as<std::string>());
+    if (!details) throw Error(Errc::bad_option, "cannot write --details file '" + vm["details"].as<std::string>() + "'");
+  }
+
+  install_interrupt_handlers();
+  const RedisTarget target(url_option(vm));
+  const Client client(target.url());
+  audit::KeyScanner scanner(client, vm["match"].as<std::string>(), vm["batch"].as<int>());
+  Progress progress(client.command({"DBSIZE"}).integer);
+  audit::Tally tally;
+  const auto start = Clock::now();
+  std::vector<audit::KeySample> batch;
+  std::int64_t server_now_ms = 0;
+  while (!interrupted() && scanner.next(batch, server_now_ms)) {
+    for (const audit::KeySample& sample : batch) {
+      const audit::Classification found = audit::classify(sample, server_now_ms, classify_options);
+      tally.add(sample, found, server_now_ms);
+      if (details.is_open() && found.lock_class != audit::LockClass::other) {
+        details << dump_line(audit::details_line(sample, found)) << '\n';
+      }
+    }
+    progress.update(tally.total());
+  }
+  const double seconds = seconds_since(start);
+  if (details.is_open()) {
+    details.flush();
+    if (!details) throw Error(Errc::io, "writing the --details file failed");
+  }
+  if (vm.count("json")) {
+    std::cout << dump_line(tally.to_json(seconds)) << std::endl;
+  } else {
+    tally.print(std::cout, seconds);
+  }
+  if (interrupted()) return kExitInterrupted;
+  return tally.any(fail_on) ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+int run_audit(int argc, char** argv) {
+  return guarded("audit", [&] { return audit_command(argc, argv); });
+}
+
+}  // namespace lockbridge::tools

@@ -1,0 +1,262 @@
+#include "classify.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "lockbridge/legacy_value.hpp"
+
+namespace lockbridge::tools::audit {
+
+namespace {
+
+void add(Classification& result, Flag flag) { result.flags |= static_cast<unsigned>(flag); }
+
+bool all_of(std::string_view text, bool (*accept)(char)) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), accept);
+}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_token_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '+' || c == '/' ||
+         c == '=' || c == '-' || c == '_' || c == ':' || c == '.';
+}
+
+// A canonical 8-4-4-4-12 UUID, as Java writes it.
+bool is_uuid(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  }
+  return true;
+}
+
+// python-redis-lock's id: 18 random bytes, base64 (24 characters).
+bool is_python_lock_id(std::string_view value) {
+  return value.size() == 24 && all_of(value, [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '+' ||
+                  c == '/' || c == '=';
+         });
+}
+
+// What a random token looks like: 16-128 characters of the usual token alphabets, not a number
+// (a number is a counter or a timestamp).
+bool looks_like_token(std::string_view value) {
+  return value.size() >= 16 && value.size() <= 128 && all_of(value, is_token_char) && !all_of(value, is_digit);
+}
+
+// Stale and far_future for a timestamp lock.
+void judge_expiry(Classification& result, const LegacyStamp& stamp, std::int64_t now_ms,
+                  const ClassifyOptions& options) {
+  if (stamp.forever) return;
+  result.expiry_ms = stamp.expiry_ms;
+  if (stamp.expiry_ms < now_ms) add(result, Flag::stale);
+  if (stamp.expiry_ms > now_ms + options.far_future.count()) add(result, Flag::far_future);
+}
+
+// A string value in a legacy format: the class it is, or nullopt.
+std::optional<Classification> as_legacy(std::string_view value, std::int64_t now_ms, const ClassifyOptions& options,
+                                        std::optional<LegacyFormat> only) {
+  const auto try_format = [&](LegacyFormat format, LockClass lock_class) -> std::optional<Classification> {
+    if (only && *only != format) return std::nullopt;
+    const auto stamp = parse_legacy_value(value, format);
+    if (!stamp || !is_plausible(*stamp, format)) return std::nullopt;
+    Classification result;
+    result.lock_class = stamp->forever ? LockClass::legacy_forever : lock_class;
+    judge_expiry(result, *stamp, now_ms, options);
+    return result;
+  };
+  if (auto uuid = try_format(LegacyFormat::uuid_ms, LockClass::legacy_uuid_ms)) return uuid;
+  if (auto ms = try_format(LegacyFormat::epoch_ms, LockClass::legacy_ms)) return ms;
+  return try_format(LegacyFormat::epoch_seconds, LockClass::legacy_seconds);
+}
+
+Classification classify_string(const KeySample& sample, std::int64_t now_ms, const ClassifyOptions& options) {
+  const std::string_view value = sample.value;
+  Classification result;
+  if (sample.key.starts_with("lock:")) {
+    if (is_python_lock_id(value)) {
+      result.lock_class = LockClass::python_redis_lock;
+      if (sample.pttl_ms == -1) add(result, Flag::no_ttl);  // its default: no expire
+      return result;
+    }
+  }
+  if (!sample.truncated) {
+    if (auto legacy = as_legacy(value, now_ms, options, std::nullopt)) {
+      result = *legacy;
+      // The forever sentinel without a TTL is held until someone deletes it.
+      if (result.lock_class == LockClass::legacy_forever && sample.pttl_ms == -1) add(result, Flag::no_ttl);
+      return result;
+    }
+    // The shape of jedis-lock master's value with a number that does not parse: a broken lock.
+    if (value.size() > 37 && is_uuid(value.substr(0, 36)) && value[36] == ':') {
+      result.lock_class = LockClass::legacy_uuid_ms;
+      add(result, Flag::bad_value);
+      return result;
+    }
+    if (looks_like_token(value)) {
+      result.lock_class = LockClass::token;
+      if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
+      return result;
+    }
+  }
+  return result;  // other
+}
+
+// Redisson: every field <uuid>:<thread id>, every value a positive count.
+Classification classify_hash(const KeySample& sample) {
+  Classification result;
+  if (sample.fields.empty()) return result;
+  bool all_fields = true;
+  bool all_counts = true;
+  for (const auto& [field, count] : sample.fields) {
+    const std::string_view name = field;
+    all_fields = all_fields && name.size() > 37 && is_uuid(name.substr(0, 36)) && name[36] == ':' &&
+                 all_of(name.substr(37), is_digit);
+    all_counts = all_counts && all_of(count, is_digit) && count != "0";
+  }
+  if (!all_fields) return result;
+  result.lock_class = LockClass::redisson;
+  if (!all_counts) add(result, Flag::bad_value);
+  if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
+  return result;
+}
+
+LockClass hinted_class(TypeHint hint) {
+  switch (hint) {
+    case TypeHint::legacy_ms:
+      return LockClass::legacy_ms;
+    case TypeHint::legacy_seconds:
+      return LockClass::legacy_seconds;
+    case TypeHint::legacy_uuid_ms:
+      return LockClass::legacy_uuid_ms;
+    case TypeHint::token:
+      return LockClass::token;
+    case TypeHint::redisson:
+      return LockClass::redisson;
+    case TypeHint::none:
+      break;
+  }
+  return LockClass::other;
+}
+
+std::optional<LegacyFormat> hinted_format(TypeHint hint) {
+  switch (hint) {
+    case TypeHint::legacy_ms:
+      return LegacyFormat::epoch_ms;
+    case TypeHint::legacy_seconds:
+      return LegacyFormat::epoch_seconds;
+    case TypeHint::legacy_uuid_ms:
+      return LegacyFormat::uuid_ms;
+    default:
+      return std::nullopt;
+  }
+}
+
+// With a type hint every key matched is taken to be a lock of that kind.
+Classification classify_hinted(const KeySample& sample, std::int64_t now_ms, const ClassifyOptions& options) {
+  Classification result;
+  result.lock_class = hinted_class(options.hint);
+  const std::string_view wanted = options.hint == TypeHint::redisson ? "hash" : "string";
+  if (sample.type != wanted) {
+    add(result, Flag::wrong_type);
+    return result;
+  }
+  if (options.hint == TypeHint::redisson) {
+    Classification hash = classify_hash(sample);
+    if (hash.lock_class != LockClass::redisson) add(hash, Flag::bad_value);
+    hash.lock_class = LockClass::redisson;
+    return hash;
+  }
+  if (options.hint == TypeHint::token) {
+    if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
+    return result;
+  }
+  if (auto legacy = sample.truncated ? std::nullopt : as_legacy(sample.value, now_ms, options, hinted_format(options.hint))) {
+    if (legacy->lock_class == LockClass::legacy_forever && sample.pttl_ms == -1) add(*legacy, Flag::no_ttl);
+    return *legacy;
+  }
+  add(result, Flag::bad_value);
+  return result;
+}
+
+}  // namespace
+
+Classification classify(const KeySample& sample, std::int64_t server_now_ms, const ClassifyOptions& options) {
+  if (sample.type == "none") return {};  // deleted between SCAN and the read
+  if (options.hint != TypeHint::none) return classify_hinted(sample, server_now_ms, options);
+  if (sample.type == "string") return classify_string(sample, server_now_ms, options);
+  if (sample.type == "hash") return classify_hash(sample);
+  Classification result;
+  if (sample.key.starts_with("lock-signal:")) {
+    result.lock_class = LockClass::python_redis_lock;
+    if (sample.type != "list") add(result, Flag::wrong_type);
+  } else if (sample.key.starts_with("lock:")) {
+    // python-redis-lock's lock name, holding something else than its string id.
+    result.lock_class = LockClass::python_redis_lock;
+    add(result, Flag::wrong_type);
+  }
+  return result;
+}
+
+std::string_view to_string(LockClass value) noexcept {
+  switch (value) {
+    case LockClass::legacy_ms:
+      return "legacy_ms";
+    case LockClass::legacy_seconds:
+      return "legacy_seconds";
+    case LockClass::legacy_uuid_ms:
+      return "legacy_uuid_ms";
+    case LockClass::legacy_forever:
+      return "legacy_forever";
+    case LockClass::token:
+      return "token";
+    case LockClass::redisson:
+      return "redisson";
+    case LockClass::python_redis_lock:
+      return "python_redis_lock";
+    case LockClass::other:
+      return "other";
+  }
+  return "other";
+}
+
+std::string_view to_string(Flag flag) noexcept {
+  switch (flag) {
+    case Flag::stale:
+      return "stale";
+    case Flag::no_ttl:
+      return "no_ttl";
+    case Flag::far_future:
+      return "far_future";
+    case Flag::bad_value:
+      return "bad_value";
+    case Flag::wrong_type:
+      return "wrong_type";
+  }
+  return "unknown";
+}
+
+std::optional<Flag> flag_from_string(std::string_view name) noexcept {
+  for (const Flag flag : kEveryFlag) {
+    std::string dashed(to_string(flag));
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    if (name == to_string(flag) || name == dashed) return flag;
+  }
+  return std::nullopt;
+}
+
+std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept {
+  static constexpr std::array<std::pair<std::string_view, TypeHint>, 6> kNames{{{"none", TypeHint::none},
+                                                                                {"legacy-ms", TypeHint::legacy_ms},
+                                                                                {"legacy-seconds", TypeHint::legacy_seconds},
+                                                                                {"legacy-uuid-ms", TypeHint::legacy_uuid_ms},
+                                                                                {"token", TypeHint::token},
+                                                                                {"redisson", TypeHint::redisson}}};
+  for (const auto& [text, hint] : kNames) {
+    if (name == text) return hint;
+  }
+  return std::nullopt;
+}
+
+}  // namespace lockbridge::tools::audit

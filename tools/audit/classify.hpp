@@ -1,0 +1,78 @@
+// What a key in Redis is, as far as locks go: the class of lock it holds (or `other`) and what is
+// wrong with it. Pure functions over what one read of the key returned (audit.cpp reads a batch
+// of keys in one script call); the formats are those of ../shared/reference/wire-formats.md and
+// docs/design.md §4.1. docs/audit.md gives every rule.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lockbridge::tools::audit {
+
+enum class LockClass {
+  legacy_ms,          // jedis-lock 1.0.0: epoch ms expiry
+  legacy_seconds,     // redis-py <= 2.9, the Redis SETNX doc: epoch seconds expiry
+  legacy_uuid_ms,     // jedis-lock master: <uuid>:<epoch ms>
+  legacy_forever,     // redis-py's 2^31+1 seconds: held until deleted
+  token,              // an opaque random string with a TTL (lockbridge token, SET NX PX locks)
+  redisson,           // a hash of <uuid>:<thread id> -> reentrant count
+  python_redis_lock,  // lock:<name> (24 base64 chars) and its lock-signal:<name> list
+  other,              // not a lock: counted, never touched
+};
+inline constexpr LockClass kEveryClass[] = {LockClass::legacy_ms,      LockClass::legacy_seconds, LockClass::legacy_uuid_ms,
+                                            LockClass::legacy_forever, LockClass::token,          LockClass::redisson,
+                                            LockClass::python_redis_lock, LockClass::other};
+
+enum class Flag : unsigned {
+  stale = 1,        // a timestamp lock whose expiry has passed (by Redis TIME): legacy peers take it over
+  no_ttl = 2,       // a lock with neither a Redis TTL nor an expiry in its value: it never frees itself
+  far_future = 4,   // an expiry further ahead than any sane lease: clock skew or a unit mix-up
+  bad_value = 8,    // a value that is not a valid lock of its class
+  wrong_type = 16,  // a key of another Redis type than its class (or the type hint) needs
+};
+inline constexpr Flag kEveryFlag[] = {Flag::stale, Flag::no_ttl, Flag::far_future, Flag::bad_value, Flag::wrong_type};
+
+std::string_view to_string(LockClass value) noexcept;
+std::string_view to_string(Flag flag) noexcept;
+std::optional<Flag> flag_from_string(std::string_view name) noexcept;
+
+// --type-hint: the keys matched are locks of this kind, so a value that does not parse is
+// bad_value (not `other`) and a key of another type is wrong_type.
+enum class TypeHint { none, legacy_ms, legacy_seconds, legacy_uuid_ms, token, redisson };
+std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept;
+
+// One key as read: its Redis type ("string", "hash", "list", ..., "none" if it vanished), PTTL
+// (-1 no TTL, -2 gone), for strings the value (at most kValueSample bytes; `truncated` when
+// longer), for hashes up to kHashSample field/value pairs.
+struct KeySample {
+  static constexpr std::size_t kValueSample = 256;
+  static constexpr std::size_t kHashSample = 4;
+  std::string key;
+  std::string type;
+  std::int64_t pttl_ms = -2;
+  std::string value;
+  bool truncated = false;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+struct Classification {
+  LockClass lock_class = LockClass::other;
+  unsigned flags = 0;                    // Flag bits
+  std::optional<std::int64_t> expiry_ms;  // timestamp locks: the expiry in the value (epoch ms)
+  bool has(Flag flag) const noexcept { return (flags & static_cast<unsigned>(flag)) != 0; }
+};
+
+struct ClassifyOptions {
+  TypeHint hint = TypeHint::none;
+  std::chrono::milliseconds far_future{7LL * 24 * 3600 * 1000};  // beyond this ahead: far_future
+};
+
+// `server_now_ms` is Redis TIME, read with the batch.
+Classification classify(const KeySample& sample, std::int64_t server_now_ms, const ClassifyOptions& options);
+
+}  // namespace lockbridge::tools::audit

@@ -1,0 +1,32 @@
+// Walks the keyspace with SCAN (never KEYS) and reads each batch of keys in one script call: type,
+// PTTL and a bounded sample of the value, plus Redis TIME once per batch (staleness is judged by
+// the server's clock, never ours). Memory is one batch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "classify.hpp"
+#include "lockbridge/client.hpp"
+
+namespace lockbridge::tools::audit {
+
+class KeyScanner {
+ public:
+  // `pattern` is SCAN's MATCH; `batch` its COUNT (1 - 100000).
+  KeyScanner(const Client& client, std::string pattern, int batch);
+
+  // The next batch (possibly empty: SCAN may return no keys for a cursor step). false once the
+  // scan is complete. `server_now_ms` is Redis TIME, read in the same call as the keys.
+  bool next(std::vector<KeySample>& samples, std::int64_t& server_now_ms);
+
+ private:
+  const Client& client_;
+  const std::string pattern_;
+  const std::string count_;
+  std::string cursor_ = "0";
+  bool done_ = false;
+};
+
+}  // namespace lockbridge::tools::audit
