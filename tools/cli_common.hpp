@@ -87,7 +87,8 @@ std::string_view version() noexcept;
 // usage errors 2, lockbridge::Error by its code, anything else (e.g. no redis-server) 3.
 int guarded(std::string_view command, const std::function<int()>& body);
 
-// One line of JSON. Keys are binary-safe, so invalid UTF-8 is replaced (U+FFFD), never thrown on.
+// One line of JSON. Redis keys go in through put_key() (key_text.hpp), which keeps them exact;
+// any other invalid UTF-8 is replaced (U+FFFD), never thrown on.
 std::string dump_line(const nlohmann::ordered_json& value);
 
 }  // namespace lockbridge::tools

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "key_text.hpp"
 #include "subcommands.hpp"
 
 namespace lockbridge::tools {
@@ -50,7 +51,9 @@ int hold(int argc, char** argv) {
   const RedisTarget target(url_option(vm));
   Mutex mutex(Client(target.url()), key, lock_options);
 
-  nlohmann::ordered_json acquired_line{{"acquired", false}, {"key", key}, {"strategy", to_string(lock_options.strategy)}};
+  nlohmann::ordered_json acquired_line{{"acquired", false}};
+  put_key(acquired_line, key);  // any bytes: escaped, with key_base64 when not UTF-8
+  acquired_line["strategy"] = to_string(lock_options.strategy);
   if (lock_options.strategy == StrategyKind::legacy) {
     acquired_line["preset"] = to_string(lock_options.legacy.preset);
     acquired_line["format"] = to_string(lock_options.legacy.format);

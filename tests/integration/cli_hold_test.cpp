@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "key_text.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -73,6 +74,16 @@ TEST(CliHold, PrintsTheFenceAndAWatchdogKeepsTheLockPastItsLease) {
   EXPECT_EQ(run_cli("hold '" + key + "' --fencing --strategy legacy").exit_code, 2);
   EXPECT_EQ(run_cli("hold '" + key + "' --watchdog --strategy legacy --preset faithful").exit_code, 2);
   EXPECT_EQ(run_cli("hold '" + key + "' --wait-mode fair --strategy legacy").exit_code, 2);
+}
+
+TEST(CliHold, ABinaryKeyComesOutEscapedAndReadsBackExactly) {
+  const std::string plain = unique_key();
+  // The shell (popen's /bin/sh) writes the two invalid bytes with printf's octal escapes.
+  const CliRun run = run_cli("hold \"$(printf '" + plain + "\\377\\376')\" --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  ASSERT_FALSE(run.lines.empty()) << run;
+  EXPECT_EQ(tools::read_key(run.lines[0]), plain + "\xff\xfe") << run;
+  EXPECT_EQ(run.lines[0]["key"], plain + "\\xff\\xfe") << run;
 }
 
 TEST(CliHold, BadInputExitsTwo) {
