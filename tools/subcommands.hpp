@@ -9,5 +9,6 @@ int run_demo(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_compare(int argc, char** argv);
 int run_audit(int argc, char** argv);
+int run_inspect(int argc, char** argv);
 
 }  // namespace lockbridge::tools

@@ -130,5 +130,39 @@ TEST(Audit, ChangesNothingAndFailOnSaysWhatWasFound) {
   EXPECT_EQ(run_cli("audit --batch 0" + match).exit_code, 2);
 }
 
+TEST(Inspect, ShowsClassHolderAndRemainingLeaseByBothClocks) {
+  const std::string key = unique_key() + "\n\xff";  // any bytes
+  const std::int64_t expiry = server_ms() + 60000;
+  raw({"SET", key, std::string(kUuid) + ":" + std::to_string(expiry)});
+  const CliRun run = run_cli("inspect \"$(printf '" + key.substr(0, key.size() - 2) + "\\n\\377')\" --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
+  const nlohmann::json& out = run.lines[0];
+  EXPECT_EQ(tools::read_key(out), key);
+  EXPECT_EQ(out["class"], "legacy_uuid_ms");
+  EXPECT_EQ(out["holder"], kUuid);
+  EXPECT_EQ(out["expiry_ms"], expiry);
+  EXPECT_GT(out["remaining_ms_by_redis_time"].get<std::int64_t>(), 0);
+  EXPECT_LE(out["remaining_ms_by_redis_time"].get<std::int64_t>(), 60000);
+  EXPECT_TRUE(out["remaining_ms_by_local_clock"].is_number());
+  EXPECT_TRUE(out["local_clock_ahead_ms"].is_number());
+  raw({"DEL", key});
+}
+
+TEST(Inspect, NamesRedissonHoldersAndSaysWhenTheKeyIsMissing) {
+  const std::string key = unique_key();
+  raw({"HSET", key, std::string(kUuid) + ":57", "2"});
+  raw({"PEXPIRE", key, "30000"});
+  const CliRun run = run_cli("inspect '" + key + "' --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  EXPECT_EQ(run.lines.at(0)["class"], "redisson");
+  EXPECT_EQ(run.lines.at(0)["holder"][0]["client_thread"], std::string(kUuid) + ":57");
+  EXPECT_GT(run.lines.at(0)["remaining_ms_by_redis_time"].get<std::int64_t>(), 0);
+  raw({"DEL", key});
+  const CliRun missing = run_cli("inspect '" + key + "' --json");
+  EXPECT_EQ(missing.exit_code, 1) << missing;
+  EXPECT_EQ(missing.lines.at(0)["exists"], false);
+}
+
 }  // namespace
 }  // namespace lockbridge::testing

@@ -58,6 +58,21 @@ KeySample sample_from(std::string key, const Reply& entry) {
 
 }  // namespace
 
+std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms) {
+  std::vector<std::string> args{"EVAL", std::string(kReadBatch), std::to_string(keys.size())};
+  args.reserve(3 + keys.size());
+  args.insert(args.end(), keys.begin(), keys.end());
+  const Reply read = client.command(args);
+  if (read.kind != Reply::Kind::array || read.elements.size() != keys.size() + 1) {
+    throw Error(Errc::protocol, "audit: unexpected reply to the batch read");
+  }
+  server_now_ms = read.elements[0].integer;
+  std::vector<KeySample> samples;
+  samples.reserve(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) samples.push_back(sample_from(keys[i], read.elements[i + 1]));
+  return samples;
+}
+
 KeyScanner::KeyScanner(const Client& client, std::string pattern, int batch)
     : client_(client), pattern_(std::move(pattern)), count_(std::to_string(batch)) {
   if (batch < 1 || batch > 100000) throw Error(Errc::bad_option, "--batch must be between 1 and 100000");
@@ -70,18 +85,10 @@ bool KeyScanner::next(std::vector<KeySample>& samples, std::int64_t& server_now_
   if (scan.kind != Reply::Kind::array || scan.elements.size() != 2) throw Error(Errc::protocol, "audit: unexpected SCAN reply");
   cursor_ = as_string(scan.elements[0], "the SCAN cursor");
   done_ = cursor_ == "0";
-  const auto& keys = scan.elements[1].elements;
-  if (keys.empty()) return true;
-  std::vector<std::string> args{"EVAL", std::string(kReadBatch), std::to_string(keys.size())};
-  args.reserve(3 + keys.size());
-  for (const Reply& key : keys) args.push_back(key.str);
-  const Reply read = client_.command(args);
-  if (read.kind != Reply::Kind::array || read.elements.size() != keys.size() + 1) {
-    throw Error(Errc::protocol, "audit: unexpected reply to the batch read");
-  }
-  server_now_ms = read.elements[0].integer;
-  samples.reserve(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) samples.push_back(sample_from(keys[i].str, read.elements[i + 1]));
+  std::vector<std::string> keys;
+  keys.reserve(scan.elements[1].elements.size());
+  for (const Reply& key : scan.elements[1].elements) keys.push_back(key.str);
+  if (!keys.empty()) samples = read_keys(client_, keys, server_now_ms);
   return true;
 }
 

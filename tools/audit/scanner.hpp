@@ -12,6 +12,10 @@
 
 namespace lockbridge::tools::audit {
 
+// Reads `keys` in one script call: each key's sample, and Redis TIME (epoch ms) into
+// `server_now_ms`. Throws Error.
+std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms);
+
 class KeyScanner {
  public:
   // `pattern` is SCAN's MATCH; `batch` its COUNT (1 - 100000).

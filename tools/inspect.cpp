@@ -1,0 +1,96 @@
+// lockbridge inspect KEY: one key as audit sees it, plus who holds it and how long its lease runs,
+// by Redis TIME and by this machine's clock (their difference is the skew a faithful legacy peer
+// on this machine would judge with). Read-only.
+#include <chrono>
+#include <iostream>
+
+#include "audit/classify.hpp"
+#include "audit/scanner.hpp"
+#include "audit/tally.hpp"
+#include "cli_common.hpp"
+#include "key_text.hpp"
+#include "subcommands.hpp"
+
+namespace lockbridge::tools {
+namespace {
+
+constexpr std::string_view kUsage =
+    "lockbridge inspect KEY [--url URL] [--type-hint ...] [--json]\n\n"
+    "Shows KEY's lock class and flags (as lockbridge audit judges them), the holder's identity when\n"
+    "the format has one, and the remaining lease by Redis TIME and by this machine's clock.\n"
+    "Exit status: 0 the key exists, 1 it does not, 2 bad usage, 3 Redis error.";
+
+std::int64_t local_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Who holds it, where the format says: a UUID, a token, Redisson's <client uuid>:<thread id>.
+nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Classification& found) {
+  switch (found.lock_class) {
+    case audit::LockClass::legacy_uuid_ms:
+      return sample.value.substr(0, sample.value.find(':'));
+    case audit::LockClass::token:
+    case audit::LockClass::python_redis_lock:
+      return sample.type == "string" ? nlohmann::ordered_json(sample.value) : nlohmann::ordered_json(nullptr);
+    case audit::LockClass::redisson: {
+      nlohmann::ordered_json holders = nlohmann::ordered_json::array();
+      for (const auto& [field, count] : sample.fields) holders.push_back({{"client_thread", field}, {"count", count}});
+      return holders;
+    }
+    default:
+      return nullptr;  // legacy timestamps carry no owner
+  }
+}
+
+int inspect_command(int argc, char** argv) {
+  po::options_description options("inspect options");
+  add_url_option(options);
+  options.add_options()
+      ("key", po::value<std::string>(), "the key (positional)")
+      ("type-hint", po::value<std::string>()->default_value("none"), "as for audit")
+      ("json", "print one JSON object");
+  po::positional_options_description positional;
+  positional.add("key", 1);
+  po::variables_map vm;
+  if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
+  if (!vm.count("key")) throw po::error("missing KEY");
+  audit::ClassifyOptions classify_options;
+  const auto hint = audit::type_hint_from_string(vm["type-hint"].as<std::string>());
+  if (!hint) throw Error(Errc::bad_option, "--type-hint: unknown kind '" + vm["type-hint"].as<std::string>() + "'");
+  classify_options.hint = *hint;
+
+  const RedisTarget target(url_option(vm));
+  const Client client(target.url());
+  std::int64_t server_now = 0;
+  const auto samples = audit::read_keys(client, {vm["key"].as<std::string>()}, server_now);
+  const std::int64_t local_now = local_ms();
+  const audit::KeySample& sample = samples.front();
+  const audit::Classification found = audit::classify(sample, server_now, classify_options);
+
+  nlohmann::ordered_json out = audit::details_line(sample, found);
+  const bool exists = sample.type != "none";
+  out["exists"] = exists;
+  out["holder"] = holder_of(sample, found);
+  std::optional<std::int64_t> expiry = found.expiry_ms;
+  if (!expiry && sample.pttl_ms >= 0) expiry = server_now + sample.pttl_ms;
+  out["expiry_ms"] = expiry ? nlohmann::ordered_json(*expiry) : nlohmann::ordered_json(nullptr);
+  out["remaining_ms_by_redis_time"] = expiry ? nlohmann::ordered_json(*expiry - server_now) : nlohmann::ordered_json(nullptr);
+  out["remaining_ms_by_local_clock"] = expiry ? nlohmann::ordered_json(*expiry - local_now) : nlohmann::ordered_json(nullptr);
+  out["local_clock_ahead_ms"] = local_now - server_now;
+
+  if (vm.count("json")) {
+    std::cout << dump_line(out) << std::endl;
+  } else {
+    for (const auto& [name, value] : out.items()) std::cout << name << ": " << value.dump() << "\n";
+  }
+  return exists ? kExitOk : kExitNotAcquired;
+}
+
+}  // namespace
+
+int run_inspect(int argc, char** argv) {
+  return guarded("inspect", [&] { return inspect_command(argc, argv); });
+}
+
+}  // namespace lockbridge::tools
