@@ -45,6 +45,22 @@ Reply Client::command_views(std::span<const std::string_view> args) const {
   return detail::to_public_reply(*reply);
 }
 
+std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> commands) const {
+  std::vector<std::vector<std::string_view>> views;
+  views.reserve(commands.size());
+  for (const auto& command : commands) {
+    if (command.empty()) throw Error(Errc::bad_option, "empty command in a pipeline");
+    views.emplace_back(command.begin(), command.end());
+  }
+  if (views.empty()) return {};
+  auto connection = state_->pool.borrow();
+  const std::vector<detail::ReplyPtr> replies = connection->pipeline(views);
+  std::vector<Reply> out;
+  out.reserve(replies.size());
+  for (const detail::ReplyPtr& reply : replies) out.push_back(detail::to_public_reply(*reply));
+  return out;
+}
+
 void Client::ping() const {
   const Reply reply = command({"PING"});
   if (reply.kind != Reply::Kind::status || reply.str != "PONG") {

@@ -229,6 +229,10 @@ Reply to_public_reply(const redisReply& reply) {
       out.kind = Reply::Kind::status;
       out.str.assign(reply.str, reply.len);
       break;
+    case REDIS_REPLY_ERROR:
+      out.kind = Reply::Kind::error;
+      out.str.assign(reply.str, reply.len);
+      break;
     case REDIS_REPLY_INTEGER:
       out.kind = Reply::Kind::integer;
       out.integer = reply.integer;

@@ -1,6 +1,7 @@
-// Walks the keyspace with SCAN (never KEYS) and reads each batch of keys in one script call: type,
-// PTTL and a bounded sample of the value, plus Redis TIME once per batch (staleness is judged by
-// the server's clock, never ours). Memory is one batch.
+// Walks the keyspace with SCAN (never KEYS) and reads each batch of keys in one pipelined round
+// trip (one more for keys that are not strings): type, PTTL and a bounded sample of the value, plus
+// Redis TIME once per batch (staleness is judged by the server's clock, never ours). Memory is one
+// batch.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,7 @@
 
 namespace lockbridge::tools::audit {
 
-// Reads `keys` in one script call: each key's sample, and Redis TIME (epoch ms) into
-// `server_now_ms`. Throws Error.
+// Reads `keys`: each key's sample, and Redis TIME (epoch ms) into `server_now_ms`. Throws Error.
 std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms);
 
 class KeyScanner {

@@ -53,9 +53,10 @@ struct ClientStats {
 
 // A reply to Client::command, copied out of hiredis.
 struct Reply {
-  enum class Kind { nil, string, status, integer, array };
+  // error: only inside Client::pipeline's replies (command() throws instead) and nested arrays.
+  enum class Kind { nil, string, status, integer, array, error };
   Kind kind = Kind::nil;
-  std::string str;          // string and status
+  std::string str;          // string, status and error
   std::int64_t integer = 0;  // integer
   std::vector<Reply> elements;  // array
   bool is_nil() const noexcept { return kind == Kind::nil; }
@@ -80,6 +81,11 @@ class Client {
   // Throws Error: io, timeout, protocol, wrong_type or server_reply (an error reply).
   Reply command(std::span<const std::string> args) const;
   Reply command(std::initializer_list<std::string_view> args) const;
+
+  // Several commands in one round trip on one connection; replies in order. An error reply is
+  // returned (Reply::Kind::error), not thrown: one failing command does not hide the others'
+  // replies. Throws Error for transport failures, like command().
+  std::vector<Reply> pipeline(std::span<const std::vector<std::string>> commands) const;
 
   // One PING round trip. Throws like command().
   void ping() const;
