@@ -119,6 +119,25 @@ TEST(BadInput, WrongPasswordIsAServerReplyErrorNamingAuth) {
   raw({"ACL", "DELUSER", user});
 }
 
+TEST(Connections, APipelineAnswersInOrderAndReturnsErrorRepliesInPlace) {
+  const std::string key = unique_key();
+  const std::string hash = unique_key("hash");
+  raw({"HSET", hash, "f", "v"});
+  Client client = test_client();
+  const auto before = client.stats().round_trips;
+  const std::vector<Reply> replies =
+      client.pipeline(std::vector<std::vector<std::string>>{{"SET", key, "v"}, {"GETRANGE", hash, "0", "1"}, {"GET", key}});
+  EXPECT_EQ(client.stats().round_trips - before, 1U);
+  ASSERT_EQ(replies.size(), 3U);
+  EXPECT_EQ(replies[0].kind, Reply::Kind::status);
+  EXPECT_EQ(replies[1].kind, Reply::Kind::error);
+  EXPECT_THAT(replies[1].str, ::testing::StartsWith("WRONGTYPE"));
+  EXPECT_EQ(replies[2].str, "v");
+  EXPECT_TRUE(client.pipeline({}).empty());
+  EXPECT_EQ(expect_error([&] { (void)client.pipeline(std::vector<std::vector<std::string>>{{}}); }).errc(), Errc::bad_option);
+  raw({"DEL", key, hash});
+}
+
 TEST(Connections, AuthenticatesAndSelectsTheDatabaseFromTheUrl) {
   const std::string user = "lbtest-" + unique_key().substr(unique_key().size() - 8);
   raw({"ACL", "SETUSER", user, "on", ">p@ss word", "~*", "&*", "+@all"});
