@@ -83,7 +83,7 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
 std::string watchdog_cell(const MutexOptions& options) {
   if (options.watchdog.enabled) return "yes, every lease/3";
   const bool faithful = options.strategy == StrategyKind::legacy && options.legacy.preset == LegacyPreset::faithful;
-  return faithful ? "no (jedis-lock has no extend)" : "no";
+  return faithful ? "n/a (no extend)" : "no";
 }
 
 void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results, const std::vector<NamedStrategy>& columns) {

@@ -248,7 +248,7 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   ASSERT_EQ(fair.exit_code, 0) << fair;
   EXPECT_THAT(fair.output, ::testing::HasSubstr("fair, backoff 1-100ms"));
   EXPECT_THAT(fair.output, ::testing::HasSubstr("yes, every lease/3"));
-  EXPECT_THAT(fair.output, ::testing::HasSubstr("no (jedis-lock has no extend)"));
+  EXPECT_THAT(fair.output, ::testing::HasSubstr("n/a (no extend)"));
   EXPECT_THAT(fair.output, ::testing::Not(::testing::HasSubstr("token, fair")));
   EXPECT_EQ(run_cli("compare --duration 0.05 --no-plot --wait-mode sometimes").exit_code, 2);
   // Without gnuplot on PATH it says so plainly, and still writes the JSON.
