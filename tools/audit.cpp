@@ -8,6 +8,7 @@
 #include "audit/scanner.hpp"
 #include "audit/tally.hpp"
 #include "cli_common.hpp"
+#include "scan_progress.hpp"
 #include "subcommands.hpp"
 
 namespace lockbridge::tools {
@@ -20,8 +21,6 @@ constexpr std::string_view kUsage =
     "legacy_uuid_ms, legacy_forever, token, redisson, python_redis_lock or other; flags stale, no_ttl,\n"
     "far_future, bad_value, wrong_type. Changes nothing. Progress goes to stderr.\n"
     "Exit status: 0 nothing named by --fail-on found, 4 something was, 2 bad usage, 3 Redis error.";
-
-using Clock = std::chrono::steady_clock;
 
 unsigned flags_from(const std::string& list) {
   unsigned flags = 0;
@@ -37,34 +36,6 @@ unsigned flags_from(const std::string& list) {
   }
   return flags;
 }
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Once a second on stderr: keys scanned, rate and, from DBSIZE, a rough ETA (DBSIZE counts every
-// key, MATCH or not, so the ETA is an upper bound).
-class Progress {
- public:
-  explicit Progress(long long dbsize) : dbsize_(dbsize) {}
-  void update(std::uint64_t scanned) {
-    const auto now = Clock::now();
-    if (now - last_ < std::chrono::seconds(1)) return;
-    last_ = now;
-    const double rate = static_cast<double>(scanned) / seconds_since(start_);
-    std::cerr << "audit: " << scanned << " keys scanned (" << static_cast<long long>(rate) << "/s)";
-    if (rate > 0 && dbsize_ > static_cast<long long>(scanned)) {
-      std::cerr << ", at most " << static_cast<long long>((static_cast<double>(dbsize_) - static_cast<double>(scanned)) / rate) + 1
-                << " s left";
-    }
-    std::cerr << std::endl;
-  }
-
- private:
-  const long long dbsize_;
-  const Clock::time_point start_ = Clock::now();
-  Clock::time_point last_ = Clock::now();
-};
 
 int audit_command(int argc, char** argv) {
   po::options_description options("audit options");
@@ -99,9 +70,8 @@ int audit_command(int argc, char** argv) {
   const RedisTarget target(url_option(vm));
   const Client client(target.url());
   audit::KeyScanner scanner(client, vm["match"].as<std::string>(), vm["batch"].as<int>());
-  Progress progress(client.command({"DBSIZE"}).integer);
+  ScanProgress progress("audit", client.command({"DBSIZE"}).integer);
   audit::Tally tally;
-  const auto start = Clock::now();
   std::vector<audit::KeySample> batch;
   std::int64_t server_now_ms = 0;
   while (!interrupted() && scanner.next(batch, server_now_ms)) {
@@ -114,7 +84,7 @@ int audit_command(int argc, char** argv) {
     }
     progress.update(tally.total());
   }
-  const double seconds = seconds_since(start);
+  const double seconds = progress.seconds();
   if (details.is_open()) {
     details.flush();
     if (!details) throw Error(Errc::io, "writing the --details file failed");

@@ -118,4 +118,10 @@ std::optional<std::string> read_key(const nlohmann::json& in, const std::string&
   return std::nullopt;
 }
 
+std::string quoted_key(std::string_view key) {
+  nlohmann::ordered_json shown;
+  put_key(shown, key);
+  return shown["key"].dump();
+}
+
 }  // namespace lockbridge::tools

@@ -23,4 +23,7 @@ std::optional<std::string> base64_decode(std::string_view text);
 void put_key(nlohmann::ordered_json& out, std::string_view key, const std::string& field = "key");
 std::optional<std::string> read_key(const nlohmann::json& in, const std::string& field = "key");
 
+// The key as a quoted JSON string, for messages: "lock:a b", "lock:\\xff".
+std::string quoted_key(std::string_view key);
+
 }  // namespace lockbridge::tools

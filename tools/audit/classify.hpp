@@ -55,6 +55,7 @@ struct KeySample {
   std::string key;
   std::string type;
   std::int64_t pttl_ms = -2;
+  std::int64_t expire_at_ms = -2;  // PEXPIRETIME (epoch ms; -1 no TTL), read only when asked for (convert)
   std::string value;
   bool truncated = false;
   std::vector<std::pair<std::string, std::string>> fields;

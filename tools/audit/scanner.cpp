@@ -29,13 +29,16 @@ void keep_value(KeySample& sample, std::string value) {
 // and PTTL of every key. Nearly every lock is a string; GETRANGE answers WRONGTYPE for the others,
 // which round trip 2 reads with TYPE and HRANDFIELD (4 random fields with their values: enough to
 // recognise Redisson's <uuid>:<thread> fields). A missing key reads as '' with PTTL -2.
-std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms) {
+std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms,
+                                 bool expire_time) {
+  const std::size_t per_key = expire_time ? 3 : 2;
   std::vector<std::vector<std::string>> commands;
-  commands.reserve(1 + 2 * keys.size());
+  commands.reserve(1 + per_key * keys.size());
   commands.push_back({"TIME"});
   for (const std::string& key : keys) {
     commands.push_back({"GETRANGE", key, "0", "256"});
     commands.push_back({"PTTL", key});
+    if (expire_time) commands.push_back({"PEXPIRETIME", key});
   }
   std::vector<Reply> replies = client.pipeline(commands);
   const Reply& time = replies.at(0);
@@ -47,8 +50,9 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
   for (std::size_t i = 0; i < keys.size(); ++i) {
     KeySample& sample = samples[i];
     sample.key = keys[i];
-    Reply& value = replies[1 + 2 * i];
-    sample.pttl_ms = replies[2 + 2 * i].integer;
+    Reply& value = replies[1 + per_key * i];
+    sample.pttl_ms = replies[2 + per_key * i].integer;
+    if (expire_time) sample.expire_at_ms = replies[3 + per_key * i].integer;
     if (sample.pttl_ms == -2) {
       sample.type = "none";
     } else if (value.kind == Reply::Kind::string) {
@@ -77,8 +81,8 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
   return samples;
 }
 
-KeyScanner::KeyScanner(const Client& client, std::string pattern, int batch)
-    : client_(client), pattern_(std::move(pattern)), count_(std::to_string(batch)) {
+KeyScanner::KeyScanner(const Client& client, std::string pattern, int batch, bool expire_time)
+    : client_(client), pattern_(std::move(pattern)), count_(std::to_string(batch)), expire_time_(expire_time) {
   if (batch < 1 || batch > 100000) throw Error(Errc::bad_option, "--batch must be between 1 and 100000");
 }
 
@@ -92,7 +96,7 @@ bool KeyScanner::next(std::vector<KeySample>& samples, std::int64_t& server_now_
   std::vector<std::string> keys;
   keys.reserve(scan.elements[1].elements.size());
   for (const Reply& key : scan.elements[1].elements) keys.push_back(key.str);
-  if (!keys.empty()) samples = read_keys(client_, keys, server_now_ms);
+  if (!keys.empty()) samples = read_keys(client_, keys, server_now_ms, expire_time_);
   return true;
 }
 

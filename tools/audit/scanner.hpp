@@ -13,13 +13,16 @@
 
 namespace lockbridge::tools::audit {
 
-// Reads `keys`: each key's sample, and Redis TIME (epoch ms) into `server_now_ms`. Throws Error.
-std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms);
+// Reads `keys`: each key's sample, and Redis TIME (epoch ms) into `server_now_ms`. With
+// `expire_time`, also each key's PEXPIRETIME (convert compares it exactly before it writes; audit
+// does without the extra command). Throws Error.
+std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms,
+                                 bool expire_time = false);
 
 class KeyScanner {
  public:
   // `pattern` is SCAN's MATCH; `batch` its COUNT (1 - 100000).
-  KeyScanner(const Client& client, std::string pattern, int batch);
+  KeyScanner(const Client& client, std::string pattern, int batch, bool expire_time = false);
 
   // The next batch (possibly empty: SCAN may return no keys for a cursor step). false once the
   // scan is complete. `server_now_ms` is Redis TIME, read in the same call as the keys.
@@ -29,6 +32,7 @@ class KeyScanner {
   const Client& client_;
   const std::string pattern_;
   const std::string count_;
+  const bool expire_time_;
   std::string cursor_ = "0";
   bool done_ = false;
 };

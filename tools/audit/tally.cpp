@@ -82,9 +82,7 @@ void Tally::print(std::ostream& out, double seconds) const {
       out << "none";
       return;
     }
-    nlohmann::ordered_json shown;
-    put_key(shown, extreme->key);
-    out << shown["key"].dump() << " (" << extreme->ms << " ms " << unit << ")";
+    out << quoted_key(extreme->key) << " (" << extreme->ms << " ms " << unit << ")";
   };
   line("oldest stale lock", oldest_stale_, "past its expiry");
   line("longest remaining lease", longest_lease_, "left");

@@ -1,0 +1,217 @@
+#include "converter.hpp"
+
+#include <iomanip>
+#include <ostream>
+
+#include "audit/tally.hpp"
+#include "cli_common.hpp"
+#include "key_text.hpp"
+#include "lockbridge/error.hpp"
+#include "scripts.hpp"
+
+namespace lockbridge::tools::convert {
+
+namespace {
+
+// What a script reply says, or the error it carries.
+std::string outcome_of(const Reply& reply, std::string& error) {
+  if (reply.kind == Reply::Kind::string || reply.kind == Reply::Kind::status) return reply.str;
+  error = reply.kind == Reply::Kind::error ? reply.str : "unexpected reply";
+  return "error";
+}
+
+void print_counts(std::ostream& out, const std::map<std::string, std::uint64_t>& counts) {
+  for (const auto& [name, count] : counts) out << "  " << std::left << std::setw(18) << name << std::right << std::setw(10) << count << "\n";
+}
+
+}  // namespace
+
+// ---- tallies ------------------------------------------------------------------------------------
+
+bool ConvertTally::any_reported() const noexcept {
+  for (const auto& [reason, count] : skipped) {
+    if (reason != Reason::already_target && count > 0) return true;
+  }
+  return false;
+}
+
+nlohmann::ordered_json ConvertTally::to_json(double seconds) const {
+  nlohmann::ordered_json by_reason = nlohmann::ordered_json::object();
+  for (const Reason reason : kEveryReason) {
+    if (reason == Reason::already_target) continue;
+    const auto found = skipped.find(reason);
+    by_reason[std::string(to_string(reason))] = found == skipped.end() ? 0 : found->second;
+  }
+  const auto already = skipped.find(Reason::already_target);
+  return {{"scanned", scanned},
+          {"converted", converted},
+          {"deleted", deleted},
+          {"already_target", already == skipped.end() ? 0 : already->second},
+          {"skipped", by_reason},
+          {"other", other},
+          {"seconds", seconds}};
+}
+
+void ConvertTally::print(std::ostream& out, double seconds) const {
+  const nlohmann::ordered_json summary = to_json(seconds);
+  out << "keys scanned: " << scanned << " in " << std::fixed << std::setprecision(2) << seconds << " s\n"
+      << "converted: " << converted << "\ndeleted (stale): " << deleted
+      << "\nalready in the target format: " << summary["already_target"].get<std::uint64_t>()
+      << "\nnot locks (untouched): " << other << "\nskipped and reported:\n";
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& [name, count] : summary["skipped"].items()) counts[name] = count.get<std::uint64_t>();
+  print_counts(out, counts);
+}
+
+namespace {
+constexpr const char* kRollbackOutcomes[] = {"restored", "expired", "not_restored", "not_written"};
+}  // namespace
+
+nlohmann::ordered_json RollbackTally::to_json(double seconds) const {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const char* name : kRollbackOutcomes) {
+    const auto found = outcomes.find(name);
+    out[name] = found == outcomes.end() ? 0 : found->second;
+  }
+  out["seconds"] = seconds;
+  return out;
+}
+
+void RollbackTally::print(std::ostream& out, double seconds) const {
+  out << "rollback in " << std::fixed << std::setprecision(2) << seconds << " s\n";
+  std::map<std::string, std::uint64_t> counts;
+  for (const char* name : kRollbackOutcomes) counts[name] = outcomes.contains(name) ? outcomes.at(name) : 0;
+  print_counts(out, counts);
+}
+
+// ---- convert ------------------------------------------------------------------------------------
+
+Converter::Converter(const Client& client, ConvertOptions options, JournalWriter* journal, std::ostream* details,
+                     FreshIdentities fresh)
+    : client_(client),
+      options_(options),
+      journal_(journal),
+      details_(details),
+      fresh_(std::move(fresh)),
+      classify_options_(),
+      script_(client, kConvertKey) {}
+
+void Converter::count(const Plan& plan, std::string_view outcome) {
+  if (plan.action == Action::skip) {
+    ++tally_.skipped[plan.reason];
+  } else if (outcome == "changed") {
+    ++tally_.skipped[Reason::changed];
+  } else if (outcome == "stale") {
+    ++tally_.skipped[Reason::stale];
+  } else if (outcome == "deleted" || (outcome == "dry_run" && plan.action == Action::remove)) {
+    ++tally_.deleted;
+  } else if (outcome == "written" || outcome == "dry_run") {
+    ++tally_.converted;
+  }
+}
+
+void Converter::report(const audit::KeySample& sample, const audit::Classification& found, const Plan& plan,
+                       std::string_view outcome) {
+  count(plan, outcome);
+  if (details_ == nullptr) return;
+  nlohmann::ordered_json line = audit::details_line(sample, found);
+  line["action"] = to_string(plan.action);
+  if (plan.action == Action::skip) line["reason"] = to_string(plan.reason);
+  if (plan.action == Action::to_token || plan.action == Action::to_legacy) {
+    put_key(line, plan.new_value, "new_value");
+    line["new_expire_at_ms"] = plan.new_expire_at_ms;
+  }
+  if (plan.action != Action::skip) line["outcome"] = outcome;
+  *details_ << dump_line(line) << '\n';
+}
+
+void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std::int64_t server_now_ms) {
+  struct Pending {
+    const audit::KeySample* sample;
+    audit::Classification found;
+    Plan plan;
+  };
+  std::vector<Pending> writes;
+  std::vector<JournalEntry> entries;
+  std::vector<KeyCall> calls;
+  for (const audit::KeySample& sample : samples) {
+    ++tally_.scanned;
+    const audit::Classification found = audit::classify(sample, server_now_ms, classify_options_);
+    Plan plan = plan_key(sample, found, options_, fresh_);
+    if (plan.reason == Reason::not_a_lock) {
+      ++tally_.other;
+      continue;
+    }
+    if (plan.action == Action::skip || journal_ == nullptr) {
+      report(sample, found, plan, plan.action == Action::skip ? "" : "dry_run");
+      continue;
+    }
+    JournalEntry entry{next_number_++, sample.key,        plan.action,     sample.value, sample.pttl_ms,
+                       sample.expire_at_ms, plan.new_value, plan.new_expire_at_ms};
+    calls.push_back({sample.key,
+                     {sample.value, std::to_string(sample.expire_at_ms), std::string(to_string(plan.action)), plan.new_value,
+                      std::to_string(plan.new_expire_at_ms)}});
+    entries.push_back(std::move(entry));
+    writes.push_back({&sample, found, std::move(plan)});
+  }
+  if (calls.empty()) return;
+
+  journal_->write_intents(entries);  // on disk before any write is sent
+  const std::vector<Reply> replies = script_.run(calls);
+  std::vector<std::pair<const JournalEntry*, std::string>> outcomes;
+  std::string first_error;
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    std::string error;
+    outcomes.emplace_back(&entries[i], outcome_of(replies[i], error));
+    if (!error.empty() && first_error.empty()) first_error = quoted_key(entries[i].key) + ": " + error;
+  }
+  journal_->write_outcomes(outcomes);
+  for (std::size_t i = 0; i < writes.size(); ++i) report(*writes[i].sample, writes[i].found, writes[i].plan, outcomes[i].second);
+  if (!first_error.empty()) throw Error(Errc::server_reply, "convert: the script failed for " + first_error);
+}
+
+// ---- rollback -----------------------------------------------------------------------------------
+
+RollbackTally rollback(const Client& client, JournalReader& journal, std::ostream* details) {
+  ScriptBatch script(client, kRollbackKey);
+  RollbackTally tally;
+  const auto report = [&](const JournalEntry& entry, const std::string& outcome) {
+    ++tally.outcomes[outcome];
+    if (details == nullptr) return;
+    nlohmann::ordered_json line;
+    put_key(line, entry.key);
+    line["action"] = to_string(entry.action);
+    line["outcome"] = outcome;
+    *details << dump_line(line) << '\n';
+  };
+  std::vector<JournalRecord> batch;
+  while (journal.next_batch(batch)) {
+    std::vector<const JournalEntry*> sent;
+    std::vector<KeyCall> calls;
+    for (const JournalRecord& record : batch) {
+      // A write convert skipped (changed, stale) left the key alone: there is nothing to undo.
+      // No outcome at all means the run stopped after sending it: it may have happened.
+      if (record.outcome && *record.outcome != "written" && *record.outcome != "deleted") {
+        report(record.entry, "not_written");
+        continue;
+      }
+      const JournalEntry& entry = record.entry;
+      calls.push_back({entry.key,
+                       {std::string(to_string(entry.action)), entry.new_value, entry.old_value,
+                        std::to_string(entry.old_expire_at_ms)}});
+      sent.push_back(&entry);
+    }
+    if (calls.empty()) continue;
+    const std::vector<Reply> replies = script.run(calls);
+    std::string first_error;
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      std::string error;
+      report(*sent[i], outcome_of(replies[i], error));
+      if (!error.empty() && first_error.empty()) first_error = quoted_key(sent[i]->key) + ": " + error;
+    }
+    if (!first_error.empty()) throw Error(Errc::server_reply, "rollback: the script failed for " + first_error);
+  }
+  return tally;
+}
+
+}  // namespace lockbridge::tools::convert

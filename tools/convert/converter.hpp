@@ -1,0 +1,75 @@
+// Carries out convert's plans (plan.hpp) one batch at a time: journal the planned writes (on disk
+// before anything is sent), run one compare-and-set script per key in one pipelined round trip,
+// journal the outcomes. Also --rollback, which walks a journal back the same way.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/classify.hpp"
+#include "journal.hpp"
+#include "lockbridge/client.hpp"
+#include "plan.hpp"
+#include "script_batch.hpp"
+
+namespace lockbridge::tools::convert {
+
+struct ConvertTally {
+  std::uint64_t scanned = 0;
+  std::uint64_t converted = 0;  // written (or, on a dry run, would be)
+  std::uint64_t deleted = 0;    // stale locks deleted (--delete-stale)
+  std::uint64_t other = 0;      // not locks: never touched
+  std::map<Reason, std::uint64_t> skipped;
+
+  // Whether a lock key was left unconverted for a reason worth reporting (anything but being in
+  // the target format already).
+  bool any_reported() const noexcept;
+  nlohmann::ordered_json to_json(double seconds) const;
+  void print(std::ostream& out, double seconds) const;
+};
+
+class Converter {
+ public:
+  // `journal` null means a dry run: plans are made and reported, nothing is written anywhere but
+  // `details` (one JSON line per lock key; may be null).
+  Converter(const Client& client, ConvertOptions options, JournalWriter* journal, std::ostream* details,
+            FreshIdentities fresh);
+
+  // `samples` as read by read_keys(..., expire_time = true) with Redis TIME `server_now_ms`. Keys
+  // that changed since that read are skipped (Reason::changed), never overwritten. Throws Error;
+  // a script error reply is thrown after the batch's outcomes are journalled.
+  void convert_batch(const std::vector<audit::KeySample>& samples, std::int64_t server_now_ms);
+
+  const ConvertTally& tally() const noexcept { return tally_; }
+
+ private:
+  void report(const audit::KeySample& sample, const audit::Classification& found, const Plan& plan,
+              std::string_view outcome);
+  void count(const Plan& plan, std::string_view outcome);
+
+  const Client& client_;
+  const ConvertOptions options_;
+  JournalWriter* const journal_;
+  std::ostream* const details_;
+  const FreshIdentities fresh_;
+  const audit::ClassifyOptions classify_options_;
+  ScriptBatch script_;
+  std::uint64_t next_number_ = 1;
+  ConvertTally tally_;
+};
+
+struct RollbackTally {
+  std::map<std::string, std::uint64_t> outcomes;  // restored, not_restored, expired, not_written
+  nlohmann::ordered_json to_json(double seconds) const;
+  void print(std::ostream& out, double seconds) const;
+};
+
+// Restores every key in the journal that still holds what convert wrote (docs/migration.md).
+// `details` (may be null) gets one JSON line per journalled write with its outcome.
+RollbackTally rollback(const Client& client, JournalReader& journal, std::ostream* details);
+
+}  // namespace lockbridge::tools::convert

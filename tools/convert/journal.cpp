@@ -1,0 +1,176 @@
+#include "journal.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cli_common.hpp"
+#include "key_text.hpp"
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::tools::convert {
+
+namespace {
+
+constexpr std::string_view kMagic = "lockbridge_convert_journal";
+
+[[noreturn]] void throw_io(const std::string& what, const std::string& path) {
+  throw Error(Errc::io, what + " '" + path + "': " + std::strerror(errno));
+}
+
+nlohmann::ordered_json intent_line(const JournalEntry& entry) {
+  nlohmann::ordered_json line;
+  line["n"] = entry.number;
+  put_key(line, entry.key);
+  line["action"] = to_string(entry.action);
+  put_key(line, entry.old_value, "old_value");
+  line["old_pttl_ms"] = entry.old_pttl_ms;
+  line["old_expire_at_ms"] = entry.old_expire_at_ms;
+  if (entry.action != Action::remove) {
+    put_key(line, entry.new_value, "new_value");
+    line["new_expire_at_ms"] = entry.new_expire_at_ms;
+  }
+  return line;
+}
+
+template <typename T>
+T field(const nlohmann::json& line, const char* name) {
+  if (!line.contains(name)) throw std::invalid_argument(std::string("no \"") + name + "\"");
+  return line.at(name).get<T>();
+}
+
+std::string bytes_field(const nlohmann::json& line, const std::string& name) {
+  auto bytes = read_key(line, name);
+  if (!bytes) throw std::invalid_argument("no valid \"" + name + "\"");
+  return std::move(*bytes);
+}
+
+JournalEntry entry_from(const nlohmann::json& line) {
+  JournalEntry entry;
+  entry.number = field<std::uint64_t>(line, "n");
+  entry.key = bytes_field(line, "key");
+  const auto action = action_from_string(field<std::string>(line, "action"));
+  if (!action || *action == Action::skip) throw std::invalid_argument("unknown \"action\"");
+  entry.action = *action;
+  entry.old_value = bytes_field(line, "old_value");
+  entry.old_pttl_ms = field<std::int64_t>(line, "old_pttl_ms");
+  entry.old_expire_at_ms = field<std::int64_t>(line, "old_expire_at_ms");
+  if (entry.action != Action::remove) {
+    entry.new_value = bytes_field(line, "new_value");
+    entry.new_expire_at_ms = field<std::int64_t>(line, "new_expire_at_ms");
+  }
+  return entry;
+}
+
+}  // namespace
+
+// ---- writing ------------------------------------------------------------------------------------
+
+JournalWriter::JournalWriter(const std::string& path, nlohmann::ordered_json header) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+  if (fd_ < 0) {
+    if (errno == EEXIST) {
+      throw Error(Errc::bad_option, "the journal '" + path + "' already exists; convert never overwrites a journal " +
+                                        "(it may be needed for --rollback): name a new file");
+    }
+    throw_io("cannot create the journal", path);
+  }
+  nlohmann::ordered_json first;
+  first[std::string(kMagic)] = 1;
+  first.update(header);
+  append(dump_line(first) + '\n');
+}
+
+JournalWriter::~JournalWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void JournalWriter::append(const std::string& lines) {
+  std::size_t written = 0;
+  while (written < lines.size()) {
+    const ssize_t n = ::write(fd_, lines.data() + written, lines.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_io("writing the journal", path_);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) throw_io("syncing the journal", path_);
+}
+
+void JournalWriter::write_intents(const std::vector<JournalEntry>& entries) {
+  if (entries.empty()) return;
+  std::string lines;
+  for (const JournalEntry& entry : entries) lines += dump_line(intent_line(entry)) + '\n';
+  append(lines);
+}
+
+void JournalWriter::write_outcomes(const std::vector<std::pair<const JournalEntry*, std::string>>& outcomes) {
+  if (outcomes.empty()) return;
+  std::string lines;
+  for (const auto& [entry, outcome] : outcomes) {
+    nlohmann::ordered_json line;
+    line["n"] = entry->number;
+    put_key(line, entry->key);
+    line["outcome"] = outcome;
+    lines += dump_line(line) + '\n';
+  }
+  append(lines);
+}
+
+// ---- reading ------------------------------------------------------------------------------------
+
+JournalReader::JournalReader(const std::string& path) : in_(path), path_(path) {
+  if (!in_) throw Error(Errc::bad_option, "cannot read the journal '" + path + "'");
+  auto first = next_line();
+  if (!first || !first->is_object() || !first->contains(kMagic)) {
+    throw Error(Errc::bad_option, "'" + path + "' is not a lockbridge convert journal");
+  }
+  header_ = std::move(*first);
+}
+
+std::optional<nlohmann::json> JournalReader::next_line() {
+  if (pushed_back_) return std::exchange(pushed_back_, std::nullopt);
+  std::string text;
+  while (std::getline(in_, text)) {
+    ++line_number_;
+    if (text.empty()) continue;
+    try {
+      return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+      // getline stopped at the end of the file without a newline: a line torn by a crash.
+      if (in_.eof()) return std::nullopt;
+      throw Error(Errc::bad_option, "journal '" + path_ + "' line " + std::to_string(line_number_) + " is not JSON");
+    }
+  }
+  return std::nullopt;
+}
+
+bool JournalReader::next_batch(std::vector<JournalRecord>& batch) {
+  batch.clear();
+  bool seen_outcome = false;
+  while (auto line = next_line()) {
+    try {
+      if (line->contains("outcome")) {
+        seen_outcome = true;
+        const auto number = field<std::uint64_t>(*line, "n");
+        for (JournalRecord& record : batch) {
+          if (record.entry.number == number) record.outcome = field<std::string>(*line, "outcome");
+        }
+        continue;
+      }
+      if (seen_outcome) {  // the next batch's first planned write
+        pushed_back_ = std::move(line);
+        break;
+      }
+      batch.push_back({entry_from(*line), std::nullopt});
+    } catch (const std::exception& error) {
+      if (dynamic_cast<const Error*>(&error)) throw;
+      throw Error(Errc::bad_option, "journal '" + path_ + "' line " + std::to_string(line_number_) + ": " + error.what());
+    }
+  }
+  return !batch.empty();
+}
+
+}  // namespace lockbridge::tools::convert

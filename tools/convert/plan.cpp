@@ -1,0 +1,122 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace lockbridge::tools::convert {
+
+namespace {
+
+using audit::Flag;
+using audit::LockClass;
+
+Plan skipped(Reason reason) {
+  Plan plan;
+  plan.reason = reason;
+  return plan;
+}
+
+bool is_timestamp_class(LockClass lock_class) {
+  return lock_class == LockClass::legacy_ms || lock_class == LockClass::legacy_seconds ||
+         lock_class == LockClass::legacy_uuid_ms;
+}
+
+// A live stamp becomes a fresh token that vanishes at the first millisecond a legacy peer would
+// call the lock expired (`expiry < now`, so expiry + 1), and never later than a TTL the key
+// already had (a hardened writer's safety TTL): the lease is neither shortened nor extended.
+Plan to_token(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
+              const FreshIdentities& fresh) {
+  if (found.lock_class == LockClass::token) return skipped(Reason::already_target);
+  if (found.lock_class == LockClass::legacy_forever) return skipped(Reason::forever);
+  if (found.has(Flag::far_future)) return skipped(Reason::far_future);
+  if (found.has(Flag::stale)) {
+    if (!options.delete_stale) return skipped(Reason::stale);
+    Plan plan;
+    plan.action = Action::remove;
+    return plan;
+  }
+  Plan plan;
+  plan.action = Action::to_token;
+  plan.new_value = fresh.token();
+  plan.new_expire_at_ms = *found.expiry_ms + 1;
+  if (sample.expire_at_ms >= 0) plan.new_expire_at_ms = std::min(plan.new_expire_at_ms, sample.expire_at_ms);
+  return plan;
+}
+
+// A token's expiry is its TTL; the stamp says the same moment (its last millisecond held, since
+// peers take over when `expiry < now`), and the TTL stays as the safety net.
+Plan to_legacy(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
+               const FreshIdentities& fresh) {
+  if (found.lock_class != LockClass::token) return skipped(Reason::already_target);
+  if (sample.expire_at_ms < 0) return skipped(Reason::no_ttl);
+  Plan plan;
+  plan.action = Action::to_legacy;
+  const std::string owner = options.format == LegacyFormat::uuid_ms ? fresh.uuid() : std::string();
+  plan.new_value = format_legacy_value(options.format, sample.expire_at_ms - 1, owner);
+  plan.new_expire_at_ms = sample.expire_at_ms;
+  return plan;
+}
+
+}  // namespace
+
+Plan plan_key(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
+              const FreshIdentities& fresh) {
+  if (found.lock_class == LockClass::other) return skipped(Reason::not_a_lock);
+  if (found.lock_class == LockClass::redisson || found.lock_class == LockClass::python_redis_lock) {
+    return skipped(Reason::foreign);
+  }
+  if (found.has(Flag::wrong_type) || sample.type != "string") return skipped(Reason::wrong_type);
+  if (found.has(Flag::bad_value) || sample.truncated) return skipped(Reason::bad_value);
+  if (is_timestamp_class(found.lock_class) && !found.expiry_ms) return skipped(Reason::bad_value);
+  return options.to == Target::token ? to_token(sample, found, options, fresh) : to_legacy(sample, found, options, fresh);
+}
+
+namespace {
+constexpr std::array<std::pair<Action, std::string_view>, 4> kActionNames{
+    {{Action::to_token, "to_token"}, {Action::to_legacy, "to_legacy"}, {Action::remove, "delete"}, {Action::skip, "skip"}}};
+}  // namespace
+
+std::string_view to_string(Action action) noexcept {
+  for (const auto& [value, name] : kActionNames) {
+    if (value == action) return name;
+  }
+  return "skip";
+}
+
+std::optional<Action> action_from_string(std::string_view name) noexcept {
+  for (const auto& [value, text] : kActionNames) {
+    if (text == name) return value;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(Reason reason) noexcept {
+  switch (reason) {
+    case Reason::none:
+      return "none";
+    case Reason::already_target:
+      return "already_target";
+    case Reason::changed:
+      return "changed";
+    case Reason::stale:
+      return "stale";
+    case Reason::no_ttl:
+      return "no_ttl";
+    case Reason::forever:
+      return "forever";
+    case Reason::far_future:
+      return "far_future";
+    case Reason::bad_value:
+      return "bad_value";
+    case Reason::wrong_type:
+      return "wrong_type";
+    case Reason::foreign:
+      return "foreign";
+    case Reason::not_a_lock:
+      return "not_a_lock";
+  }
+  return "none";
+}
+
+}  // namespace lockbridge::tools::convert

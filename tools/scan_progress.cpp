@@ -1,0 +1,22 @@
+#include "scan_progress.hpp"
+
+#include <iostream>
+
+namespace lockbridge::tools {
+
+double ScanProgress::seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+void ScanProgress::update(std::uint64_t scanned) {
+  const auto now = Clock::now();
+  if (now - last_ < std::chrono::seconds(1)) return;
+  last_ = now;
+  const double rate = static_cast<double>(scanned) / seconds();
+  std::cerr << command_ << ": " << scanned << " keys scanned (" << static_cast<long long>(rate) << "/s)";
+  if (rate > 0 && dbsize_ > static_cast<long long>(scanned)) {
+    std::cerr << ", at most " << static_cast<long long>((static_cast<double>(dbsize_) - static_cast<double>(scanned)) / rate) + 1
+              << " s left";
+  }
+  std::cerr << std::endl;
+}
+
+}  // namespace lockbridge::tools
