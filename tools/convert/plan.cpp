@@ -22,9 +22,10 @@ bool is_timestamp_class(LockClass lock_class) {
          lock_class == LockClass::legacy_uuid_ms;
 }
 
-// A live stamp becomes a fresh token that vanishes at the first millisecond a legacy peer would
-// call the lock expired (`expiry < now`, so expiry + 1), and never later than a TTL the key
-// already had (a hardened writer's safety TTL): the lease is neither shortened nor extended.
+// A live stamp becomes a fresh token whose key lives exactly as long as a legacy peer would call
+// the lock held, and never longer than a TTL the key already had (a hardened writer's safety TTL):
+// the lease is neither shortened nor extended. Peers call a stamp expired when `expiry < now`, and
+// Redis removes a key when `now > PEXPIRETIME`, so the expiry times are the same number.
 Plan to_token(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
               const FreshIdentities& fresh) {
   if (found.lock_class == LockClass::token) return skipped(Reason::already_target);
@@ -39,13 +40,13 @@ Plan to_token(const audit::KeySample& sample, const audit::Classification& found
   Plan plan;
   plan.action = Action::to_token;
   plan.new_value = fresh.token();
-  plan.new_expire_at_ms = *found.expiry_ms + 1;
+  plan.new_expire_at_ms = *found.expiry_ms;
   if (sample.expire_at_ms >= 0) plan.new_expire_at_ms = std::min(plan.new_expire_at_ms, sample.expire_at_ms);
   return plan;
 }
 
-// A token's expiry is its TTL; the stamp says the same moment (its last millisecond held, since
-// peers take over when `expiry < now`), and the TTL stays as the safety net.
+// A token's expiry is its TTL; the stamp says the same moment (see to_token), and the TTL stays
+// as the safety net.
 Plan to_legacy(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
                const FreshIdentities& fresh) {
   if (found.lock_class != LockClass::token) return skipped(Reason::already_target);
@@ -53,7 +54,7 @@ Plan to_legacy(const audit::KeySample& sample, const audit::Classification& foun
   Plan plan;
   plan.action = Action::to_legacy;
   const std::string owner = options.format == LegacyFormat::uuid_ms ? fresh.uuid() : std::string();
-  plan.new_value = format_legacy_value(options.format, sample.expire_at_ms - 1, owner);
+  plan.new_value = format_legacy_value(options.format, sample.expire_at_ms, owner);
   plan.new_expire_at_ms = sample.expire_at_ms;
   return plan;
 }

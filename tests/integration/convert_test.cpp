@@ -1,0 +1,308 @@
+// lockbridge convert against the fixture's redis-server: a legacy -> token -> legacy round trip of a
+// mixed keyspace keeps every lock (same expiry) and touches nothing else; a dry run changes no
+// byte; rollback restores the original values; keys changed between the read and the write are
+// skipped, never clobbered; lockers running throughout see no overlap.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include "audit/scanner.hpp"
+#include "convert/converter.hpp"
+#include "key_text.hpp"
+#include "lockbridge/legacy_value.hpp"
+#include "mixed_keyspace.hpp"
+#include "random.hpp"
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using tools::convert::Converter;
+using tools::convert::JournalReader;
+using tools::convert::JournalWriter;
+
+// Every byte of a key and its expiry.
+struct KeyState {
+  std::string dump;
+  std::int64_t expire_at_ms = -2;
+  bool operator==(const KeyState&) const = default;
+};
+
+KeyState state_of(const std::string& key) { return {raw({"DUMP", key}).str, raw({"PEXPIRETIME", key}).integer}; }
+
+std::map<std::string, KeyState> snapshot(const std::vector<std::string>& keys) {
+  std::map<std::string, KeyState> states;
+  for (const std::string& key : keys) states[key] = state_of(key);
+  return states;
+}
+
+std::string journal_path(const std::string& tag, const std::string& name) {
+  return (std::filesystem::path(test_dir()) / ("journal-" + name + "-" + tag + ".jsonl")).string();
+}
+
+bool is_token(const std::string& value) { return std::regex_match(value, std::regex("[0-9a-f]{32}")); }
+
+const nlohmann::json& summary_of(const CliRun& run) { return run.lines.back(); }
+
+// The MixedKeyspace keys convert rewrites, with the expiry (epoch ms) each one's lock has.
+std::map<std::string, std::int64_t> live_legacy_expiries(const MixedKeyspace& space) {
+  std::map<std::string, std::int64_t> expiries;
+  for (const char* name : {"ms-live:", "seconds:", "uuid:", "bin\nary \xff\xfe:"}) {
+    const std::string key = name + space.tag;
+    const std::string value = raw({"GET", key}).str;
+    for (const LegacyFormat format : {LegacyFormat::uuid_ms, LegacyFormat::epoch_ms, LegacyFormat::epoch_seconds}) {
+      const auto stamp = parse_legacy_value(value, format);
+      if (stamp && is_plausible(*stamp, format)) {
+        expiries[key] = stamp->expiry_ms;
+        break;
+      }
+    }
+  }
+  return expiries;
+}
+
+TEST(Convert, LegacyToTokenToLegacyKeepsEveryLockAndTouchesNothingElse) {
+  MixedKeyspace space;
+  const std::map<std::string, std::int64_t> legacy = live_legacy_expiries(space);
+  ASSERT_EQ(legacy.size(), 4U);
+  const std::string token_key = "token:" + space.tag;
+  const std::int64_t token_expiry = raw({"PEXPIRETIME", token_key}).integer;
+  std::map<std::string, KeyState> untouched = snapshot(space.keys);
+  for (const auto& [key, expiry] : legacy) untouched.erase(key);
+  untouched.erase(token_key);
+  const std::string match = " --match '*" + space.tag + "*'";
+
+  const std::string to_token_journal = journal_path(space.tag, "to-token");
+  const CliRun to_token = run_cli("convert --to token --json --journal '" + to_token_journal + "'" + match);
+  EXPECT_EQ(to_token.exit_code, 4) << to_token;  // stale, far-future, forever, ... were reported
+  const nlohmann::json expected_to_token = {
+      {"scanned", 16},
+      {"converted", 4},
+      {"deleted", 0},
+      {"already_target", 2},
+      {"skipped",
+       {{"changed", 0}, {"stale", 2}, {"no_ttl", 0}, {"forever", 1}, {"far_future", 1}, {"bad_value", 1}, {"wrong_type", 0}, {"foreign", 3}}},
+      {"other", 2}};
+  nlohmann::json got = summary_of(to_token);
+  got.erase("seconds");
+  got.erase("dry_run");
+  EXPECT_EQ(got, expected_to_token) << to_token;
+  for (const auto& [key, expiry] : legacy) {
+    EXPECT_TRUE(is_token(raw({"GET", key}).str)) << key;
+    // Redis keeps the key while now <= PEXPIRETIME; peers hold the stamp while now <= expiry.
+    EXPECT_EQ(raw({"PEXPIRETIME", key}).integer, expiry) << key;
+  }
+
+  const std::string to_legacy_journal = journal_path(space.tag, "to-legacy");
+  const CliRun to_legacy = run_cli("convert --to legacy --format ms --json --journal '" + to_legacy_journal + "'" + match);
+  EXPECT_EQ(to_legacy.exit_code, 4) << to_legacy;  // token-no-ttl, garbage and foreign keys reported
+  EXPECT_EQ(summary_of(to_legacy)["converted"], 5) << to_legacy;
+  EXPECT_EQ(summary_of(to_legacy)["skipped"]["no_ttl"], 1) << to_legacy;
+  for (const auto& [key, expiry] : legacy) {
+    const auto stamp = parse_legacy_value(raw({"GET", key}).str, LegacyFormat::epoch_ms);
+    ASSERT_TRUE(stamp.has_value()) << key;
+    EXPECT_EQ(stamp->expiry_ms, expiry) << key;  // the same lease, to the millisecond (within 1 s asked)
+    EXPECT_EQ(raw({"PEXPIRETIME", key}).integer, expiry) << key;  // and the TTL stays
+  }
+  const auto token_stamp = parse_legacy_value(raw({"GET", token_key}).str, LegacyFormat::epoch_ms);
+  ASSERT_TRUE(token_stamp.has_value());
+  EXPECT_EQ(token_stamp->expiry_ms, token_expiry);
+  EXPECT_EQ(raw({"PEXPIRETIME", token_key}).integer, token_expiry);
+
+  for (const auto& [key, state] : untouched) EXPECT_EQ(state_of(key), state) << key;
+  for (const std::string& key : space.keys) EXPECT_EQ(raw({"EXISTS", key}).integer, 1) << key;
+  std::filesystem::remove(to_token_journal);
+  std::filesystem::remove(to_legacy_journal);
+}
+
+TEST(Convert, DryRunChangesNoByteAndPrintsWhatItWouldDo) {
+  MixedKeyspace space;
+  const std::map<std::string, KeyState> before = snapshot(space.keys);
+  const std::string match = " --match '*" + space.tag + "*'";
+  for (const std::string options : {"--to token --delete-stale", "--to legacy --format uuid-ms"}) {
+    SCOPED_TRACE(options);
+    const CliRun run = run_cli("convert --dry-run --json " + options + match);
+    EXPECT_EQ(run.exit_code, 4) << run;
+    ASSERT_EQ(run.lines.size(), 14U + 1) << run;  // one line per lock key, then the summary
+    EXPECT_EQ(summary_of(run)["dry_run"], true);
+    std::set<std::string> planned;
+    for (std::size_t i = 0; i + 1 < run.lines.size(); ++i) {
+      planned.insert(*tools::read_key(run.lines[i]));
+      EXPECT_TRUE(run.lines[i].contains("action")) << run.lines[i];
+    }
+    EXPECT_TRUE(planned.contains("bin\nary \xff\xfe:" + space.tag));
+    EXPECT_FALSE(planned.contains("counter:" + space.tag));
+  }
+  EXPECT_EQ(snapshot(space.keys), before);
+}
+
+TEST(Convert, RollbackRestoresTheOriginalValuesOnlyWhereConvertsWriteStillStands) {
+  MixedKeyspace space;
+  const std::map<std::string, KeyState> before = snapshot(space.keys);
+  const std::string journal = journal_path(space.tag, "rollback");
+  const CliRun convert =
+      run_cli("convert --to token --delete-stale --json --journal '" + journal + "' --match '*" + space.tag + "*'");
+  ASSERT_EQ(convert.exit_code, 4) << convert;
+  EXPECT_EQ(summary_of(convert)["converted"], 4) << convert;
+  EXPECT_EQ(summary_of(convert)["deleted"], 2) << convert;
+  EXPECT_EQ(raw({"EXISTS", "ms-stale:" + space.tag}).integer, 0);
+  // A journal is never overwritten.
+  EXPECT_EQ(run_cli("convert --to token --journal '" + journal + "' --match '*" + space.tag + "*'").exit_code, 2);
+
+  // One converted key has since been taken by a new holder: rollback must leave it alone.
+  const std::string retaken = "ms-live:" + space.tag;
+  raw({"SET", retaken, "ffffffffffffffffffffffffffffffff", "PX", "60000"});
+  const KeyState retaken_state = state_of(retaken);
+
+  const CliRun rollback = run_cli("convert --json --rollback '" + journal + "'");
+  ASSERT_EQ(rollback.exit_code, 0) << rollback;
+  EXPECT_EQ(summary_of(rollback)["restored"], 5) << rollback;  // 3 converted + 2 deleted
+  EXPECT_EQ(summary_of(rollback)["not_restored"], 1) << rollback;
+  for (const std::string& key : space.keys) {
+    if (key == retaken) continue;
+    EXPECT_EQ(state_of(key), before.at(key)) << key;
+  }
+  EXPECT_EQ(state_of(retaken), retaken_state);
+
+  // Twice is harmless: nothing holds what convert wrote any more.
+  const CliRun again = run_cli("convert --json --rollback '" + journal + "'");
+  EXPECT_EQ(summary_of(again)["restored"], 0) << again;
+  EXPECT_EQ(summary_of(again)["not_restored"], 6) << again;
+  std::filesystem::remove(journal);
+}
+
+TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
+  const std::string tag = unique_key("changed");
+  const std::int64_t now = server_ms();
+  const std::vector<std::string> keys{"restamped:" + tag, "released:" + tag, "extended:" + tag, "retyped:" + tag,
+                                      "quiet-legacy:" + tag, "quiet-token:" + tag};
+  for (std::size_t i = 0; i < 2; ++i) raw({"SET", keys[i], std::to_string(now + 60000)});
+  raw({"SET", keys[2], "0123456789abcdef0123456789abcdef", "PX", "60000"});
+  raw({"SET", keys[3], "0123456789abcdef0123456789abcdef", "PX", "60000"});
+  raw({"SET", keys[4], std::to_string(now + 60000)});
+  raw({"SET", keys[5], "abcdef0123456789abcdef0123456789", "PX", "60000"});
+
+  const Client client = test_client();
+  std::int64_t read_at = 0;
+  const std::vector<tools::audit::KeySample> samples = tools::audit::read_keys(client, keys, read_at, true);
+
+  // Between the read and the write, other clients act.
+  raw({"SET", keys[0], std::to_string(now + 90000)});                                 // a new holder's stamp
+  raw({"DEL", keys[1]});                                                              // released
+  raw({"PEXPIRE", keys[2], "120000"});                                                // extended: same value
+  raw({"DEL", keys[3]});
+  raw({"HSET", keys[3], std::string(kUuid) + ":1", "1"});                             // now a Redisson lock
+  std::map<std::string, KeyState> changed = snapshot({keys[0], keys[1], keys[2], keys[3]});
+
+  const std::string journal = journal_path(tag, "changed");
+  {
+    JournalWriter writer(journal, {{"test", true}});
+    const tools::convert::FreshIdentities fresh{detail::random_token, detail::random_uuid};
+    Converter to_token(client, {tools::convert::Target::token}, &writer, nullptr, fresh);
+    Converter to_legacy(client, {tools::convert::Target::legacy}, &writer, nullptr, fresh);
+    to_token.convert_batch(samples, read_at);
+    to_legacy.convert_batch(samples, read_at);
+    EXPECT_EQ(to_token.tally().converted, 1U);   // quiet-legacy
+    EXPECT_EQ(to_legacy.tally().converted, 1U);  // quiet-token
+    EXPECT_EQ(to_token.tally().skipped.at(tools::convert::Reason::changed), 2U);
+    EXPECT_EQ(to_legacy.tally().skipped.at(tools::convert::Reason::changed), 2U);
+  }
+  for (const auto& [key, state] : changed) EXPECT_EQ(state_of(key), state) << key;
+  EXPECT_TRUE(is_token(raw({"GET", keys[4]}).str));
+  EXPECT_TRUE(parse_legacy_value(raw({"GET", keys[5]}).str, LegacyFormat::epoch_ms).has_value());
+
+  // The journal says which writes did not happen; rollback undoes only the two that did.
+  JournalReader reader(journal);
+  const tools::convert::RollbackTally undone = tools::convert::rollback(client, reader, nullptr);
+  EXPECT_EQ(undone.outcomes.at("restored"), 2U);
+  EXPECT_EQ(undone.outcomes.at("not_written"), 4U);
+  for (const auto& [key, state] : changed) EXPECT_EQ(state_of(key), state) << key;
+  EXPECT_EQ(raw({"GET", keys[4]}).str, std::to_string(now + 60000));
+  for (const std::string& key : keys) raw({"DEL", key});
+  std::filesystem::remove(journal);
+}
+
+// Token lockers (each its own Client, no local queue: they meet only in Redis) hammer a few keys,
+// some starting as Java-style stamps without TTL (which token lockers alone could never take), while
+// convert runs both ways over and over. Holding is recorded in memory: two holders at once is a
+// violation, whatever convert did to the keys.
+TEST(Convert, LockersRunningThroughoutSeeNoOverlap) {
+  const std::string tag = unique_key("lockers");
+  constexpr int kKeys = 6;
+  std::vector<std::string> keys;
+  const std::int64_t now = server_ms();
+  for (int i = 0; i < kKeys; ++i) keys.push_back("k" + std::to_string(i) + ":" + tag);
+  raw({"SET", keys[0], std::to_string(now + 300)});  // live legacy stamps, no TTL
+  raw({"SET", keys[1], std::to_string(now + 300)});
+  raw({"SET", keys[2], std::to_string(now - 1000)});  // stale leftovers, no TTL
+  raw({"SET", keys[3], std::to_string(now - 1000)});
+
+  std::array<std::atomic<int>, kKeys> holders{};
+  std::array<std::atomic<int>, kKeys> acquired{};
+  std::atomic<int> violations{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> lockers;
+  for (int t = 0; t < 4; ++t) {
+    lockers.emplace_back([&, t] {
+      MutexOptions options = token_options();
+      options.lease = std::chrono::milliseconds(800);
+      options.local_queue = false;
+      const Client client = test_client();
+      for (int round = 0; !stop && round < 100000; ++round) {
+        const int i = (t + round) % kKeys;
+        Mutex mutex(client, keys[i], options);
+        if (!mutex.try_lock_for(std::chrono::milliseconds(20))) continue;
+        if (holders[i].fetch_add(1) != 0) ++violations;
+        ++acquired[i];
+        // Holds of 0.3 to 9 ms: long enough for convert to read and write a key while it is held.
+        std::this_thread::sleep_for(std::chrono::microseconds(300 + 1000 * (round % 9)));
+        holders[i].fetch_sub(1);
+        mutex.unlock();  // may find convert rewrote it: lease_lost, the key frees at its lease end
+      }
+    });
+  }
+  const std::string match = " --match '*" + tag + "*'";
+  for (int round = 0; round < 6; ++round) {
+    const bool to_token = round % 2 == 0;
+    const std::string journal = journal_path(tag, std::to_string(round));
+    const CliRun run = run_cli(std::string("convert --json --journal '") + journal + "'" +
+                               (to_token ? " --to token --delete-stale" : " --to legacy") + match);
+    EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 4) << run;
+    std::filesystem::remove(journal);
+  }
+  // Long enough for every lease convert left (800 ms at most) to run out and be taken again.
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& count : acquired) {
+      if (count == 0) return false;
+    }
+    return true;
+  }));
+  stop = true;
+  for (std::thread& locker : lockers) locker.join();
+  EXPECT_EQ(violations, 0);
+  for (const std::string& key : keys) raw({"DEL", key});
+}
+
+TEST(Convert, RefusesBadUsage) {
+  const std::string tag = unique_key("usage");
+  const std::string journal = journal_path(tag, "usage");
+  EXPECT_EQ(run_cli("convert --match '*" + tag + "*'").exit_code, 2);                        // no --to
+  EXPECT_EQ(run_cli("convert --to token --match '*" + tag + "*'").exit_code, 2);             // no --journal
+  EXPECT_EQ(run_cli("convert --to redisson --dry-run").exit_code, 2);
+  EXPECT_EQ(run_cli("convert --to token --format seconds --dry-run").exit_code, 2);
+  EXPECT_EQ(run_cli("convert --to legacy --format minutes --dry-run").exit_code, 2);
+  EXPECT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 2);                   // no such file
+  std::ofstream(journal) << "{\"not\":\"a journal\"}\n";
+  EXPECT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 2);
+  EXPECT_EQ(run_cli("convert --to token --rollback '" + journal + "'").exit_code, 2);
+  std::filesystem::remove(journal);
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
