@@ -78,7 +78,7 @@ JournalWriter::JournalWriter(const std::string& path, nlohmann::ordered_json hea
   }
   nlohmann::ordered_json first;
   first[std::string(kMagic)] = 1;
-  first.update(header);
+  if (header.is_object()) first.update(header);
   append(dump_line(first) + '\n');
 }
 
