@@ -172,8 +172,8 @@ if ARGV[1] == 'nx' then
 elseif redis.call('GET', KEYS[1]) == ARGV[6] then
   written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5])
 end
-if written then return {1, value, now_ms} end
-return {0, redis.call('GET', KEYS[1]), now_ms}
+if written then return {1, value, now_ms, -1} end
+return {0, redis.call('GET', KEYS[1]), now_ms, redis.call('PTTL', KEYS[1])}
 )lua"};
 
 }  // namespace lockbridge::detail

@@ -228,9 +228,9 @@ TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
   std::filesystem::remove(journal);
 }
 
-// Token lockers (each its own Client, no local queue: they meet only in Redis) hammer a few keys,
-// some starting as Java-style stamps without TTL (which token lockers alone could never take), while
-// convert runs both ways over and over. Holding is recorded in memory: two holders at once is a
+// Token and hardened legacy lockers (each its own Client, no local queue: they meet only in Redis)
+// hammer a few keys, some starting as Java-style stamps without TTL (which token lockers alone could
+// never take), while convert runs both ways over and over. Holding is recorded in memory: two holders at once is a
 // violation, whatever convert did to the keys.
 TEST(Convert, LockersRunningThroughoutSeeNoOverlap) {
   const std::string tag = unique_key("lockers");
@@ -247,17 +247,26 @@ TEST(Convert, LockersRunningThroughoutSeeNoOverlap) {
   std::array<std::atomic<int>, kKeys> acquired{};
   std::atomic<int> violations{0};
   std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
   std::vector<std::thread> lockers;
-  for (int t = 0; t < 4; ++t) {
+  for (int t = 0; t < 6; ++t) {
     lockers.emplace_back([&, t] {
-      MutexOptions options = token_options();
+      // Mid-migration: four token lockers and two hardened legacy ones on the same keys.
+      MutexOptions options = t < 4 ? token_options() : hardened_options();
       options.lease = std::chrono::milliseconds(800);
       options.local_queue = false;
       const Client client = test_client();
       for (int round = 0; !stop && round < 100000; ++round) {
         const int i = (t + round) % kKeys;
         Mutex mutex(client, keys[i], options);
-        if (!mutex.try_lock_for(std::chrono::milliseconds(20))) continue;
+        bool locked = false;
+        try {
+          locked = mutex.try_lock_for(std::chrono::milliseconds(20));
+        } catch (const Error& error) {
+          ADD_FAILURE() << "locker " << t << ": " << error.what();
+          ++errors;
+        }
+        if (!locked) continue;
         if (holders[i].fetch_add(1) != 0) ++violations;
         ++acquired[i];
         // Holds of 0.3 to 9 ms: long enough for convert to read and write a key while it is held.
@@ -286,6 +295,7 @@ TEST(Convert, LockersRunningThroughoutSeeNoOverlap) {
   stop = true;
   for (std::thread& locker : lockers) locker.join();
   EXPECT_EQ(violations, 0);
+  EXPECT_EQ(errors, 0);
   for (const std::string& key : keys) raw({"DEL", key});
 }
 

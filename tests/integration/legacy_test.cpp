@@ -225,6 +225,25 @@ TEST(LegacyHardened, ReleaseLeavesAJavaPeersTakeoverInPlace) {
   EXPECT_EQ(raw({"GET", key}).str, java_value);
 }
 
+TEST(LegacyHardened, WaitsOnATokenLockUntilItIsReleasedAndNeverTouchesIt) {
+  // Mid-migration a token client holds the key: hardened reads a value no stamp format reads, but
+  // with a TTL, and treats it as held (the faithful preset, like jedis-lock, fails on it instead).
+  const std::string key = unique_key();
+  Mutex token(test_client(), key, token_options());
+  ASSERT_TRUE(token.try_lock());
+  const std::string token_value = raw({"GET", key}).str;
+  MutexOptions options = hardened_options();
+  options.local_queue = false;
+  Mutex hardened(test_client(), key, options);
+  EXPECT_FALSE(hardened.try_lock());
+  EXPECT_FALSE(hardened.try_lock_for(std::chrono::milliseconds(30)));
+  EXPECT_EQ(raw({"GET", key}).str, token_value);
+  EXPECT_EQ(expect_error([&] { (void)Mutex(test_client(), key, faithful_options()).try_lock(); }).errc(), Errc::bad_value);
+  token.unlock();
+  EXPECT_TRUE(hardened.try_lock());
+  hardened.unlock();
+}
+
 TEST(LegacyHardened, RefusesToJudgeAStampInTheWrongUnit) {
   // A live seconds stamp read as milliseconds looks expired since 1970: never steal it.
   const std::string key = unique_key();

@@ -131,11 +131,12 @@ ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milli
 
 LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply& reply, std::string_view context) {
   throw_if_error(reply, context);
-  const redisReply& result = expect_array(reply, 3, context);
+  const redisReply& result = expect_array(reply, 4, context);
   ScriptResult out;
   out.written = expect_integer(*result.element[0], context) == 1;
   out.value = string_or_nil(*result.element[1], context);
   out.server_now_ms = expect_integer(*result.element[2], context);
+  out.pttl_ms = expect_integer(*result.element[3], context);
   return out;
 }
 
@@ -154,6 +155,12 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
   ScriptResult result = run_acquire_script(connection, key, lease, {});
   if (!result.written && result.value) {
     const auto stamp = parse_legacy_value(*result.value, options_.format);
+    // A value no stamp reads but with a TTL is a lock of another kind (a token lock, while a fleet
+    // moves to token: docs/migration.md): held until its TTL ends, as a token client judges it.
+    if (!stamp && result.pttl_ms > 0) {
+      attempt.holder_remaining = std::chrono::milliseconds(result.pttl_ms);
+      return attempt;
+    }
     // Never steal what cannot be judged: garbage, negative stamps, or a unit mix-up (a seconds
     // stamp read as milliseconds would look expired since 1970).
     if (!stamp) throw_bad_value(key, *result.value, options_.format);

@@ -42,6 +42,7 @@ class LegacyHardened final : public LockStrategy {
     bool written = false;
     std::optional<std::string> value;  // written: ours; otherwise the key's current value
     std::int64_t server_now_ms = 0;
+    std::int64_t pttl_ms = -1;  // not written: the key's PTTL (-1 no TTL, -2 gone)
   };
   // The acquire script: a new stamp if the key is free (`expected` empty) or still holds `expected`.
   ScriptCall acquire_call(std::string_view key, std::chrono::milliseconds lease, std::string_view expected) const;
