@@ -44,7 +44,7 @@ int audit_command(int argc, char** argv) {
       ("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")
       ("type-hint", po::value<std::string>()->default_value("none"),
        "the keys matched are locks of this kind: a value that does not parse is bad_value, another type wrong_type")
-      ("batch", po::value<int>()->default_value(1000), "SCAN COUNT: keys per batch (one script call each)")
+      ("batch", po::value<int>()->default_value(1000), "SCAN COUNT: keys per batch (one pipelined round trip each)")
       ("far-future", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
        "ms: an expiry further ahead than this is flagged far_future")
       ("json", "print one JSON summary object")
