@@ -40,13 +40,12 @@ unsigned flags_from(const std::string& list) {
 int audit_command(int argc, char** argv) {
   po::options_description options("audit options");
   add_url_option(options);
+  add_far_future_option(options);
   options.add_options()
       ("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")
       ("type-hint", po::value<std::string>()->default_value("none"),
        "the keys matched are locks of this kind: a value that does not parse is bad_value, another type wrong_type")
       ("batch", po::value<int>()->default_value(1000), "SCAN COUNT: keys per batch (one pipelined round trip each)")
-      ("far-future", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
-       "ms: an expiry further ahead than this is flagged far_future")
       ("json", "print one JSON summary object")
       ("details", po::value<std::string>(), "write one JSON line per lock key to FILE")
       ("fail-on", po::value<std::string>()->default_value(""), "comma-separated flags that make the exit status 4");
@@ -56,9 +55,7 @@ int audit_command(int argc, char** argv) {
   const auto hint = audit::type_hint_from_string(vm["type-hint"].as<std::string>());
   if (!hint) throw Error(Errc::bad_option, "--type-hint: unknown kind '" + vm["type-hint"].as<std::string>() + "'");
   classify_options.hint = *hint;
-  const long long far_future = vm["far-future"].as<long long>();
-  if (far_future < 1) throw Error(Errc::bad_option, "--far-future must be at least 1 ms");
-  classify_options.far_future = std::chrono::milliseconds(far_future);
+  classify_options.far_future = far_future_option(vm);
   const unsigned fail_on = flags_from(vm["fail-on"].as<std::string>());
   std::ofstream details;
   if (vm.count("details")) {

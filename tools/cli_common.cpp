@@ -185,4 +185,15 @@ std::string dump_line(const nlohmann::ordered_json& value) {
   return value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+void add_far_future_option(po::options_description& options) {
+  options.add_options()("far-future", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
+                        "ms: an expiry further ahead than this is flagged far_future");
+}
+
+std::chrono::milliseconds far_future_option(const po::variables_map& vm) {
+  const long long far_future = vm["far-future"].as<long long>();
+  if (far_future < 1) throw Error(Errc::bad_option, "--far-future must be at least 1 ms");
+  return std::chrono::milliseconds(far_future);
+}
+
 }  // namespace lockbridge::tools

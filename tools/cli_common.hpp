@@ -54,6 +54,10 @@ std::optional<std::string> url_option(const po::variables_map& vm);
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 
+// --far-future MS (audit, convert): an expiry further ahead than this is flagged far_future.
+void add_far_future_option(po::options_description& options);
+std::chrono::milliseconds far_future_option(const po::variables_map& vm);
+
 // --wait-mode's value. Throws Error{bad_option} naming the choices.
 WaitMode wait_mode_from(std::string_view name);
 

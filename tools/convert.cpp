@@ -15,7 +15,7 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge convert --to token|legacy [--format ms|seconds|uuid-ms] [--match PATTERN] [--batch N]\n"
+    "lockbridge convert --to token|legacy [--format ms|seconds|uuid-ms] [--match PATTERN] [--batch N] [--far-future MS]\n"
     "                   [--dry-run] [--delete-stale] [--details FILE] [--json] --journal FILE [--url URL]\n"
     "lockbridge convert --rollback JOURNAL [--details FILE] [--json] [--url URL]\n\n"
     "Rewrites the lock keys matching PATTERN: live legacy timestamp locks become token locks expiring\n"
@@ -44,6 +44,7 @@ convert::ConvertOptions convert_options_from(const po::variables_map& vm) {
   if (!format) throw Error(Errc::bad_option, "--format must be ms, seconds or uuid-ms");
   options.format = *format;
   options.delete_stale = vm.count("delete-stale") > 0;
+  options.classify.far_future = far_future_option(vm);
   return options;
 }
 
@@ -123,6 +124,7 @@ int run_convert(const po::variables_map& vm, const Client& client) {
 int convert_command(int argc, char** argv) {
   po::options_description options("convert options");
   add_url_option(options);
+  add_far_future_option(options);
   options.add_options()
       ("to", po::value<std::string>(), "token or legacy: the format to convert lock keys to")
       ("format", po::value<std::string>()->default_value("ms"), "--to legacy: the stamp written (ms, seconds, uuid-ms)")

@@ -204,8 +204,12 @@ TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
   {
     JournalWriter writer(journal, {{"test", true}});
     const tools::convert::FreshIdentities fresh{detail::random_token, detail::random_uuid};
-    Converter to_token(client, {tools::convert::Target::token}, &writer, nullptr, fresh);
-    Converter to_legacy(client, {tools::convert::Target::legacy}, &writer, nullptr, fresh);
+    tools::convert::ConvertOptions token_options;
+    token_options.to = tools::convert::Target::token;
+    tools::convert::ConvertOptions legacy_options;
+    legacy_options.to = tools::convert::Target::legacy;
+    Converter to_token(client, token_options, &writer, nullptr, fresh);
+    Converter to_legacy(client, legacy_options, &writer, nullptr, fresh);
     to_token.convert_batch(samples, read_at);
     to_legacy.convert_batch(samples, read_at);
     EXPECT_EQ(to_token.tally().converted, 1U);   // quiet-legacy

@@ -36,7 +36,7 @@ Plan plan_for(const audit::KeySample& sample, const ConvertOptions& options) {
 }
 
 ConvertOptions to(Target target, LegacyFormat format = LegacyFormat::epoch_ms, bool delete_stale = false) {
-  return {target, format, delete_stale};
+  return {target, format, delete_stale, {}};
 }
 
 TEST(ConvertPlan, ALiveStampBecomesATokenExpiringWhenTheStampDoes) {

@@ -52,7 +52,13 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     sample.key = keys[i];
     Reply& value = replies[1 + per_key * i];
     sample.pttl_ms = replies[2 + per_key * i].integer;
-    if (expire_time) sample.expire_at_ms = replies[3 + per_key * i].integer;
+    if (expire_time) {
+      const Reply& expire_at = replies[3 + per_key * i];
+      if (expire_at.kind == Reply::Kind::error) {
+        throw Error(Errc::server_reply, "PEXPIRETIME failed (" + expire_at.str + "): convert needs Redis 7.0 or later");
+      }
+      sample.expire_at_ms = expire_at.integer;
+    }
     if (sample.pttl_ms == -2) {
       sample.type = "none";
     } else if (value.kind == Reply::Kind::string) {

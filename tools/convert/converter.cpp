@@ -93,7 +93,6 @@ Converter::Converter(const Client& client, ConvertOptions options, JournalWriter
       journal_(journal),
       details_(details),
       fresh_(std::move(fresh)),
-      classify_options_(),
       script_(client, kConvertKey) {}
 
 void Converter::count(const Plan& plan, std::string_view outcome) {
@@ -136,7 +135,7 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
   std::vector<KeyCall> calls;
   for (const audit::KeySample& sample : samples) {
     ++tally_.scanned;
-    const audit::Classification found = audit::classify(sample, server_now_ms, classify_options_);
+    const audit::Classification found = audit::classify(sample, server_now_ms, options_.classify);
     Plan plan = plan_key(sample, found, options_, fresh_);
     if (plan.reason == Reason::not_a_lock) {
       ++tally_.other;

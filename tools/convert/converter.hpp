@@ -56,7 +56,6 @@ class Converter {
   JournalWriter* const journal_;
   std::ostream* const details_;
   const FreshIdentities fresh_;
-  const audit::ClassifyOptions classify_options_;
   ScriptBatch script_;
   std::uint64_t next_number_ = 1;
   ConvertTally tally_;

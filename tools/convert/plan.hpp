@@ -49,6 +49,7 @@ struct ConvertOptions {
   Target to = Target::token;
   LegacyFormat format = LegacyFormat::epoch_ms;  // --to legacy: the stamp written
   bool delete_stale = false;
+  audit::ClassifyOptions classify;  // what counts as far_future (no type hint: convert judges by shape)
 };
 
 // Where fresh identities come from (tests pass fixed ones): the token strategy's token format, and
