@@ -130,6 +130,15 @@ std::string format_legacy_value(LegacyFormat format, std::int64_t expiry_ms, std
   return {};
 }
 
+bool jedis_lock_master_may_take(std::optional<std::string_view> value, std::string_view my_uuid, std::int64_t now_ms) {
+  if (!value) return true;
+  // Java's split(":") keeps only the first two parts for master: "<uuid>:<ms>:junk" still reads.
+  const auto first = value->find(':');
+  const auto second = first == std::string_view::npos ? first : value->find(':', first + 1);
+  const auto stamp = parse_legacy_value(value->substr(0, second), LegacyFormat::uuid_ms);
+  return !stamp || is_expired(*stamp, now_ms) || stamp->owner == my_uuid;
+}
+
 std::string_view to_string(LegacyFormat format) noexcept {
   switch (format) {
     case LegacyFormat::epoch_ms: return "ms";

@@ -172,6 +172,17 @@ class MutexCore {
     if (line_) line_->released_here();
   }
 
+  // The hold passes to another Mutex of the same identity: end it here, leaving the key alone.
+  void abandon() noexcept {
+    if (hold_count_ == 0) return;
+    try {
+      const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first
+      lease_->released();
+    } catch (...) {  // the claim cannot fail short of a broken std::mutex; the hold ends regardless
+    }
+    end_hold();
+  }
+
   bool extend(std::chrono::milliseconds lease) {
     if (!holds()) throw Error(Errc::bad_option, describe("extend", key_) + ": this Mutex does not hold it");
     const auto started = Clock::now();
@@ -325,6 +336,16 @@ void MutexOptions::validate() const {
     throw Error(Errc::bad_option, "wait_mode fair needs the token strategy: legacy peers know no queue and would "
                                   "take the lock out of turn");
   }
+  if (!legacy.owner.empty()) {
+    const auto parsed = parse_legacy_value(legacy.owner + ":0", LegacyFormat::uuid_ms);
+    if (legacy.format != LegacyFormat::uuid_ms || !parsed || parsed->owner != legacy.owner) {
+      throw Error(Errc::bad_option, "legacy.owner must be a lowercase 8-4-4-4-12 UUID, and only with the uuid_ms format");
+    }
+  }
+  if (legacy.jedis_lock_master && !(faithful && legacy.format == LegacyFormat::uuid_ms)) {
+    throw Error(Errc::bad_option, "legacy.jedis_lock_master needs the legacy strategy, the faithful preset and the "
+                                  "uuid_ms format (it copies jedis-lock master exactly)");
+  }
   if (legacy.clock_offset < -kMaxDuration || legacy.clock_offset > kMaxDuration) {
     throw Error(Errc::bad_option, "legacy.clock_offset must be within +-365 days, got " +
                                       std::to_string(legacy.clock_offset.count()) + " ms");
@@ -429,6 +450,10 @@ bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline
 
 void Mutex::unlock() noexcept {
   if (core_) core_->release();
+}
+
+void Mutex::abandon() noexcept {
+  if (core_) core_->abandon();
 }
 
 bool Mutex::extend(std::chrono::milliseconds lease) {

@@ -447,4 +447,28 @@ TEST(LegacyFormatName, RejectsUnknownNames) {
   }
 }
 
+// jedis-lock master's Lock.fromString + isExpiredOrMine (wire-formats.md 1.3): what it cannot read
+// is NO_LOCK, expired, so it may take it (hazard 1, LegacyOptions::jedis_lock_master).
+TEST(JedisLockMasterMayTake, TakesWhatItCannotReadAndWhatIsExpiredOrMine) {
+  using lockbridge::jedis_lock_master_may_take;
+  const std::string mine = "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b";
+  const std::string other = "f47ac10b-58cc-4372-a567-0e02b2c3d479";
+  const std::int64_t now = 1'436'950'000'000;
+  EXPECT_TRUE(jedis_lock_master_may_take(std::nullopt, mine, now)) << "a missing key";
+  for (const std::string_view unreadable : {"", "1436950060001", "d77d35b6b3da96da86da6422474258d8", "garbage",
+                                            "f47ac10b-58cc-4372-a567-0e02b2c3d479:", ":1436950060001",
+                                            "f47ac10b-58cc-4372-a567-0e02b2c3d479::1436950060001",
+                                            "f47ac10b-58cc-4372-a567-0e02b2c3d479:12x"}) {
+    SCOPED_TRACE(unreadable);
+    EXPECT_TRUE(jedis_lock_master_may_take(unreadable, mine, now));
+  }
+  EXPECT_FALSE(jedis_lock_master_may_take(other + ":1436950060001", mine, now)) << "live, another owner";
+  EXPECT_FALSE(jedis_lock_master_may_take(other + ":1436950060001:junk", mine, now)) << "split(\":\") ignores the rest";
+  EXPECT_FALSE(jedis_lock_master_may_take(other + ":" + std::to_string(now), mine, now)) << "expiry == now is live";
+  EXPECT_TRUE(jedis_lock_master_may_take(other + ":" + std::to_string(now - 1), mine, now)) << "expired";
+  EXPECT_TRUE(jedis_lock_master_may_take(mine + ":1436950060001", mine, now)) << "mine";
+  EXPECT_TRUE(jedis_lock_master_may_take("0B6F0A2C-3C4D-4E5F-8A9B-0C1D2E3F4A5B:1436950060001", mine, now))
+      << "java.util.UUID compares values, not spellings";
+}
+
 }  // namespace

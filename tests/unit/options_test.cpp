@@ -136,6 +136,34 @@ TEST(MutexOptions, JedisLock10PresetMatchesJedisLockDefaults) {
   EXPECT_NO_THROW(options.validate());
 }
 
+TEST(MutexOptions, LegacyOwnerMustBeALowercaseUuidInTheUuidMsFormat) {
+  MutexOptions options = MutexOptions::jedis_lock_1_0();
+  options.legacy.format = lockbridge::LegacyFormat::uuid_ms;
+  options.legacy.owner = "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b";
+  EXPECT_NO_THROW(options.validate());
+  for (const char* bad : {"0B6F0A2C-3C4D-4E5F-8A9B-0C1D2E3F4A5B", "0b6f0a2c", "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b:1"}) {
+    SCOPED_TRACE(bad);
+    options.legacy.owner = bad;
+    EXPECT_THROW(options.validate(), lockbridge::Error);
+  }
+  options.legacy.owner = "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b";
+  options.legacy.format = lockbridge::LegacyFormat::epoch_ms;
+  EXPECT_THROW(options.validate(), lockbridge::Error) << "epoch_ms values carry no owner";
+}
+
+TEST(MutexOptions, JedisLockMasterRulesNeedFaithfulUuidMs) {
+  MutexOptions options = MutexOptions::jedis_lock_1_0();
+  options.legacy.jedis_lock_master = true;
+  EXPECT_THROW(options.validate(), lockbridge::Error) << "epoch_ms";
+  options.legacy.format = lockbridge::LegacyFormat::uuid_ms;
+  EXPECT_NO_THROW(options.validate());
+  options.legacy.preset = LegacyPreset::hardened;
+  EXPECT_THROW(options.validate(), lockbridge::Error) << "the hardened preset never steals";
+  options.legacy.preset = LegacyPreset::faithful;
+  options.strategy = StrategyKind::token;
+  EXPECT_THROW(options.validate(), lockbridge::Error);
+}
+
 // ---- ClientOptions ---------------------------------------------------------------------------
 
 TEST(ClientOptions, DefaultsAreValid) { EXPECT_NO_THROW(ClientOptions().validate()); }

@@ -22,6 +22,17 @@ TEST(RetrySchedule, JedisLockCountsTimeoutOverResolutionPlusOneAttempts) {
   EXPECT_EQ(retries, 3);  // 4 attempts: 350 / 100 + 1
 }
 
+TEST(RetrySchedule, JedisLockKeepsTheLastAttemptWhenTheDeadlineWasSetJustBefore) {
+  // try_lock_for(10000ms) sets its deadline a moment before the schedule starts: jedis-lock's
+  // default still makes 10000 / 100 + 1 = 101 attempts.
+  const auto deadline_set = Clock::now();
+  const auto start = deadline_set + std::chrono::microseconds(20);
+  RetrySchedule schedule(RetryPolicy::jedis_lock_resolution(milliseconds(100)), start, deadline_set + milliseconds(10000));
+  int retries = 0;
+  while (schedule.next(start, std::nullopt)) ++retries;
+  EXPECT_EQ(retries, 100);
+}
+
 TEST(RetrySchedule, FixedRetriesStopAfterTheCountAndAtTheDeadline) {
   const auto start = Clock::now();
   RetrySchedule counted(RetryPolicy::fixed_retries(10, milliseconds(2000)), start, Clock::time_point::max());

@@ -47,6 +47,14 @@ inline bool is_expired(const LegacyStamp& stamp, std::int64_t now_ms) {
   return !stamp.forever && stamp.expiry_ms < now_ms;
 }
 
+// jedis-lock master's takeover test (its Lock.fromString, then isExpiredOrMine): may the holder
+// with UUID `my_uuid` take `value` (nullopt: the key is gone) over at `now_ms`? Master reads a
+// missing or unreadable value as NO_LOCK, expired since 1970, so the answer is yes for anything
+// that is not "<uuid>:<long>[:...]" (it splits on ':' and reads the first two parts): a bare
+// jedis-lock 1.0.0 stamp, a token, garbage. That is wire-formats.md hazard 1, kept only where a
+// peer must be copied exactly (LegacyOptions::jedis_lock_master).
+bool jedis_lock_master_may_take(std::optional<std::string_view> value, std::string_view my_uuid, std::int64_t now_ms);
+
 // "ms", "seconds", "uuid-ms": the names used by the CLI and JSON output.
 std::string_view to_string(LegacyFormat format) noexcept;
 std::optional<LegacyFormat> legacy_format_from_string(std::string_view name) noexcept;

@@ -53,6 +53,17 @@ struct LegacyOptions {
   // `lockbridge bench --fault skew`) what a skewed client clock does. The hardened preset reads the
   // server's TIME and has no client clock to skew. Within +-365 days.
   std::chrono::milliseconds clock_offset{0};
+  // uuid_ms: the UUID in the values this Mutex writes, and the one it recognises as "mine"; a
+  // canonical lowercase UUID, or empty for a random one per Mutex. Mutex objects given the same
+  // UUID are one owner to each other and to jedis-lock master peers, as jedis-lock master objects
+  // built with one UUID are (its five-argument constructor; wire-formats.md hazard 12).
+  std::string owner;
+  // Faithful uuid_ms only: read values as jedis-lock master does (lockbridge::compat::
+  // JedisLockMaster). DANGEROUS: a value master cannot read (a bare stamp, a token, garbage) is its
+  // NO_LOCK, "expired", and is taken over by GETSET at once, while its real holder still runs
+  // (wire-formats.md hazard 1); a GET that finds the key gone is followed by a GETSET too. Off, the
+  // faithful preset throws bad_value for such values and leaves them alone (docs/design.md 5.3).
+  bool jedis_lock_master = false;
 };
 
 struct TokenOptions {
@@ -60,6 +71,11 @@ struct TokenOptions {
   // next to the lock (same hash slot), drawn in the acquiring script, so a later acquisition always
   // has a larger fence. The acquire becomes a script instead of SET NX (docs/design.md 4.4).
   bool fencing = false;
+  // Written by every acquisition instead of a fresh random token; empty = a fresh token per
+  // attempt. Only for peers that lock with one fixed identity (the seed's RedisLocker writes one
+  // UUID per process: lockbridge::compat::RedisLocker). Every Mutex given the same value is one
+  // owner: its release or extend acts on a lock any of them took.
+  std::string fixed_value;
 };
 
 // The watchdog renews a held lock every lease/3 on the Client's renewal thread (one per Client,
@@ -148,6 +164,11 @@ class Mutex {
   // throws: a failed or refused release is recorded in last_error() (lease_lost when the key no
   // longer held our value) and passed to the release-error handler.
   void unlock() noexcept;
+  // Ends the hold here without releasing it in Redis: no I/O, and the key keeps its value until
+  // the lease ends or someone takes it over. For holders that share one identity (the same
+  // LegacyOptions::owner or TokenOptions::fixed_value), once another Mutex of that identity has
+  // taken the hold over: this one's release would delete the new hold. Harmless when not held.
+  void abandon() noexcept;
 
   // Resets the lease of a held lock to `lease` from now. false (and last_error() = lease_lost,
   // and the loss notice) when the lock is no longer ours. Throws Error on failures, and bad_option

@@ -35,6 +35,13 @@ std::optional<std::chrono::milliseconds> remaining(const LegacyStamp& stamp, std
   return std::chrono::milliseconds(stamp.expiry_ms - now_ms);
 }
 
+// uuid_ms: the UUID given (LegacyOptions::owner), else a fresh one for this lock object, as
+// jedis-lock master keeps one per object. Other formats carry no owner.
+std::string owner_uuid(const LegacyOptions& options) {
+  if (options.format != LegacyFormat::uuid_ms) return {};
+  return options.owner.empty() ? random_uuid() : options.owner;
+}
+
 LockInfo inspect_legacy(Connection& connection, std::string_view key, std::string_view my_value, LegacyFormat format) {
   LockInfo info = read_lock_info(connection, key, my_value);
   if (info.exists) info.stamp = parse_legacy_value(info.value, format);
@@ -46,8 +53,7 @@ LockInfo inspect_legacy(Connection& connection, std::string_view key, std::strin
 // ---- faithful: jedis-lock 1.0.0 --------------------------------------------------------------
 
 LegacyFaithful::LegacyFaithful(const LegacyOptions& options, ScriptCache& scripts)
-    : LockStrategy(scripts),
-      options_(options), owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
+    : LockStrategy(scripts), options_(options), owner_(owner_uuid(options)) {}
 
 AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_view key,
                                            const AttemptRequest& request) {  // learns remaining always
@@ -64,18 +70,27 @@ AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_v
     return attempt;
   }
   const std::optional<std::string> current = string_or_nil(*connection.run({"GET", key}), context);
-  if (!current) return attempt;  // released between SETNX and GET: jedis-lock just sleeps and retries
-  const auto stamp = parse_legacy_value(*current, options_.format);
-  if (!stamp) throw_bad_value(key, *current, options_.format);  // jedis-lock throws NumberFormatException
-  const bool mine = !owner_.empty() && stamp->owner == owner_;
-  if (!is_expired(*stamp, now) && !mine) {
-    attempt.holder_remaining = remaining(*stamp, now);
-    return attempt;
+  if (options_.jedis_lock_master) {
+    // jedis-lock master reads nothing or garbage as an expired lock and GETSETs it (hazard 1).
+    if (!jedis_lock_master_may_take(current, owner_, now)) {
+      if (const auto stamp = parse_legacy_value(*current, options_.format)) attempt.holder_remaining = remaining(*stamp, now);
+      return attempt;
+    }
+  } else {
+    if (!current) return attempt;  // released between SETNX and GET: jedis-lock just sleeps and retries
+    const auto stamp = parse_legacy_value(*current, options_.format);
+    if (!stamp) throw_bad_value(key, *current, options_.format);  // jedis-lock throws NumberFormatException
+    const bool mine = !owner_.empty() && stamp->owner == owner_;
+    if (!is_expired(*stamp, now) && !mine) {
+      attempt.holder_remaining = remaining(*stamp, now);
+      return attempt;
+    }
   }
   // Expired: GETSET, and the lock is ours only if nobody else's GETSET came first. A losing GETSET
-  // has still overwritten the value with ours; the peers accept this, and so must we.
+  // has still overwritten the value with ours; the peers accept this, and so must we. (After a
+  // nil GET, master's GETSET wins nothing now, but leaves our value for its next round's "mine".)
   const std::optional<std::string> old = string_or_nil(*connection.run({"GETSET", key, value}), context);
-  if (old && *old == *current) {
+  if (old && current && *old == *current) {
     attempt.acquired = true;
     attempt.value = value;
   }
@@ -115,9 +130,7 @@ LockInfo LegacyFaithful::inspect(Connection& connection, std::string_view key, s
 // ---- hardened: same bytes, server clock, safety TTL, owner-checked release ---------------------
 
 LegacyHardened::LegacyHardened(const LegacyOptions& options, ScriptCache& scripts)
-    : LockStrategy(scripts),
-      options_(options),
-      owner_(options.format == LegacyFormat::uuid_ms ? random_uuid() : std::string()) {}
+    : LockStrategy(scripts), options_(options), owner_(owner_uuid(options)) {}
 
 ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milliseconds lease,
                                         std::string_view expected) const {

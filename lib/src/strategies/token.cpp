@@ -12,11 +12,12 @@ namespace lockbridge::detail {
 TokenStrategy::TokenStrategy(const MutexOptions& options, ScriptCache& scripts)
     : LockStrategy(scripts),
       fencing_(options.token.fencing),
+      fixed_value_(options.token.fixed_value),
       fair_(options.wait_mode == WaitMode::fair),
       waiter_timeout_ms_(std::to_string(options.fair_waiter_timeout.count())) {}
 
 AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) {
-  last_token_ = random_token();
+  last_token_ = fixed_value_.empty() ? random_token() : fixed_value_;
   const std::string lease_ms = std::to_string(request.lease.count());
   if (!set_nx_get_ || fencing_ || fair_) return acquire_by_script(connection, key, lease_ms, request.fair_waiter);
   return acquire_by_set(connection, key, lease_ms, request.learn_remaining);
@@ -130,7 +131,9 @@ LockInfo TokenStrategy::inspect(Connection& connection, std::string_view key, st
 }
 
 void TokenStrategy::abandon_attempt(Connection& connection, std::string_view key) noexcept {
-  // The token is ours alone, so deleting it where it is still the value is always safe.
+  // The token is ours alone, so deleting it where it is still the value is always safe. A fixed
+  // value is not: another holder of the same identity may have written it, so it is left to its TTL.
+  if (!fixed_value_.empty()) return;
   try {
     if (!last_token_.empty()) (void)compare_and_delete(connection, scripts_, key, last_token_, release_channel(key));
   } catch (...) {  // best effort: the lease expires anyway

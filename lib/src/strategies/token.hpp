@@ -27,6 +27,7 @@ class TokenStrategy final : public LockStrategy {
                                    std::string_view fair_waiter);
 
   const bool fencing_;
+  const std::string fixed_value_;  // TokenOptions::fixed_value: one identity instead of a token per attempt
   const bool fair_;
   const std::string waiter_timeout_ms_;  // fair mode
   std::string last_token_;  // of the last attempt, for abandon_attempt

@@ -19,7 +19,10 @@ std::chrono::nanoseconds uniform_up_to(std::chrono::nanoseconds bound) {
 RetrySchedule::RetrySchedule(const RetryPolicy& policy, Clock::time_point started, Clock::time_point deadline)
     : policy_(policy), deadline_(deadline) {
   if (policy_.kind == RetryPolicy::Kind::jedis_lock && deadline != Clock::time_point::max()) {
-    const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started);
+    // Rounded up: the deadline was set a few microseconds before `started`, and truncating would
+    // lose the last attempt whenever the timeout is a multiple of the interval (jedis-lock's
+    // default 10000 / 100: 101 attempts, not 100).
+    const auto budget = std::chrono::ceil<std::chrono::milliseconds>(deadline - started);
     // jedis-lock: `while (timeout >= 0) { try; timeout -= resolution; sleep(resolution); }`
     attempts_allowed_ = policy_.interval.count() == 0 ? 1 : std::max<long long>(0, budget / policy_.interval) + 1;
   }
