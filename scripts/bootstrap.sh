@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev            # tests
   redis-server redis-tools             # the embedded default server and the test fixture
   gnuplot-nox                          # the compare chart (optional: compare says so when it is missing)
+  python3 python3-redis                # interop tests: an independent Redisson / jedis-lock peer (tests/interop)
 )
 
 missing=()

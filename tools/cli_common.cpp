@@ -50,7 +50,8 @@ std::optional<std::string> url_option(const po::variables_map& vm) {
 
 void add_lock_options(po::options_description& options) {
   options.add_options()
-      ("strategy", po::value<std::string>()->default_value("token"), "legacy | token")
+      ("strategy", po::value<std::string>()->default_value("token"),
+       "legacy | token | redisson (Redisson RLock's layout; without --lease: 30 s renewed by the watchdog)")
       ("preset", po::value<std::string>()->default_value("hardened"), "legacy preset: faithful | hardened")
       ("format", po::value<std::string>()->default_value("ms"), "legacy value format: ms | seconds | uuid-ms")
       ("lease", po::value<long long>()->default_value(60000), "lease in ms")
@@ -67,10 +68,13 @@ void add_lock_options(po::options_description& options) {
 MutexOptions lock_options_from(const po::variables_map& vm) {
   MutexOptions options;
   const auto strategy = vm["strategy"].as<std::string>();
+  const bool redisson = strategy == "redisson";
   if (strategy == "legacy") {
     options.strategy = StrategyKind::legacy;
+  } else if (redisson) {
+    options = MutexOptions::redisson_lock();
   } else if (strategy != "token") {
-    throw Error(Errc::bad_option, "--strategy must be legacy or token, got '" + strategy + "'");
+    throw Error(Errc::bad_option, "--strategy must be legacy, token or redisson, got '" + strategy + "'");
   }
   const auto preset = vm["preset"].as<std::string>();
   if (preset == "faithful") {
@@ -82,10 +86,12 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   const auto parsed = legacy_format_from_string(format);
   if (!parsed) throw Error(Errc::bad_option, "--format must be ms, seconds or uuid-ms, got '" + format + "'");
   options.legacy.format = *parsed;
-  options.lease = std::chrono::milliseconds(vm["lease"].as<long long>());
+  // Redisson: an explicit lease is a leaseTime, which Redisson never renews.
+  const bool lease_given = !vm["lease"].defaulted();
+  if (!redisson || lease_given) options.lease = std::chrono::milliseconds(vm["lease"].as<long long>());
   if (vm.count("retry")) options.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(vm["retry"].as<long long>()));
   options.wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
-  options.watchdog.enabled = vm.count("watchdog") > 0;
+  options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {
     if (options.strategy != StrategyKind::token) throw Error(Errc::bad_option, "--fencing needs --strategy token");
     options.token.fencing = true;

@@ -46,7 +46,8 @@ const std::vector<Workload>& workloads() {
 // Every strategy and preset, and the waiting modes side by side: legacy faithful waits as
 // jedis-lock does (poll every 100 ms); token is shown both waiting as the peers do (poll every
 // 100 ms, every thread on its own) and with lockbridge's defaults (release notifications, backoff,
-// local queue), as is legacy hardened, and in fair mode (a first-come first-served queue in Redis).
+// local queue), as is legacy hardened, and in fair mode (a first-come first-served queue in Redis);
+// redisson is Redisson's RLock layout with its 30 s lease, waking on Redisson's release channel.
 // `wait_mode` (from --wait-mode) replaces the waiting of lockbridge's own columns and drops the
 // separate fair column; `watchdog` turns renewals on wherever the strategy has an extend.
 std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool watchdog) {
@@ -62,18 +63,23 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
   MutexOptions token;
   MutexOptions token_fair;
   token_fair.wait_mode = WaitMode::fair;
+  MutexOptions redisson = MutexOptions::redisson_lock();  // Redisson's own lease (30 s) and waiting
   if (wait_mode) {
     token.wait_mode = *wait_mode;
-    if (*wait_mode != WaitMode::fair) hardened.wait_mode = *wait_mode;  // legacy has no fair queue
+    if (*wait_mode != WaitMode::fair) {  // legacy and Redisson have no fair queue
+      hardened.wait_mode = *wait_mode;
+      redisson.wait_mode = *wait_mode;
+    }
   }
   std::vector<NamedStrategy> all{{"legacy faithful", "jedis-lock 1.0.0", faithful},
                                  {"legacy hardened", {}, hardened},
                                  {"token, poll (as peers)", {}, token_poll},
                                  {"token", {}, token}};
   if (!wait_mode) all.push_back({"token, fair", {}, token_fair});
+  all.push_back({"redisson", "Redisson RLock", redisson});
   for (auto& strategy : all) {
     strategy.options.acquire_timeout = std::chrono::seconds(10);
-    const bool can_renew = strategy.options.strategy == StrategyKind::token ||
+    const bool can_renew = strategy.options.strategy != StrategyKind::legacy ||
                            strategy.options.legacy.preset == LegacyPreset::hardened;
     strategy.options.watchdog.enabled = watchdog && can_renew;
   }

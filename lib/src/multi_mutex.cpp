@@ -112,7 +112,7 @@ class MultiMutexCore {
         // A release between the attempt and the confirmed subscription went unheard: once the
         // server confirms it, bring the due attempt forward. The policy still counts it, so keys
         // that keep changing hands cannot make this loop spin past the policy.
-        watch = state_->notifier.watch(channels_[result.blocking]);
+        watch = state_->notifier.watch(ReleaseChannel{channels_[result.blocking]});
         watched = result.blocking;
         if (watch->wait_subscribed(std::min(*due, Clock::now() + state_->pool.options().command_timeout))) continue;
       }

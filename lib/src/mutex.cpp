@@ -38,7 +38,7 @@ class MutexCore {
         key_(std::move(key)),
         options_(std::move(options)),
         strategy_(make_strategy(options_, state_->scripts)),
-        release_channel_(release_channel(key_)),
+        release_channel_(strategy_->release_channel_of(key_)),
         line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->pool.url(), key_)) : nullptr) {}
 
   // Whether this Mutex holds the lock: acquired, not released, and not known lost. A lease lost
@@ -158,7 +158,7 @@ class MutexCore {
       const std::string value = lease_->snapshot().value;
       lease_->released();
       auto connection = state_->pool.borrow();
-      if (strategy_->release(*connection, key_, value, release_channel_) == ReleaseOutcome::released) {
+      if (strategy_->release(*connection, key_, value, release_channel_.name) == ReleaseOutcome::released) {
         last_error_.clear();
       } else {
         report(Error(Errc::lease_lost,
@@ -222,7 +222,7 @@ class MutexCore {
   std::string key_;
   MutexOptions options_;
   std::shared_ptr<LockStrategy> strategy_;  // shared with the leases, which the renewal thread keeps
-  const std::string release_channel_;
+  const ReleaseChannel release_channel_;
   const std::shared_ptr<LocalLine> line_;  // null without local_queue
   std::shared_ptr<Lease> lease_;           // the current or last acquisition; null before the first
   int hold_count_ = 0;                     // > 0 while held; above 1 only when reentrant
@@ -314,6 +314,14 @@ MutexOptions MutexOptions::jedis_lock_1_0() {
   return options;
 }
 
+MutexOptions MutexOptions::redisson_lock() {
+  MutexOptions options;
+  options.strategy = StrategyKind::redisson;
+  options.lease = std::chrono::milliseconds(30000);
+  options.watchdog.enabled = true;  // renews every lease / 3 = 10 s, as Redisson's watchdog does
+  return options;
+}
+
 void MutexOptions::validate() const {
   using std::chrono::milliseconds;
   require_within("lease", lease, milliseconds(1));
@@ -331,6 +339,10 @@ void MutexOptions::validate() const {
   if (watchdog.enabled && faithful) {
     throw Error(Errc::bad_option, "watchdog: the faithful legacy preset cannot renew a lease (jedis-lock 1.0.0 has "
                                   "no extend); use the hardened preset or the token strategy");
+  }
+  if (strategy == StrategyKind::redisson && (token.fencing || !token.fixed_value.empty())) {
+    throw Error(Errc::bad_option, "token.fencing and token.fixed_value need the token strategy; Redisson peers draw "
+                                  "no fence and name holders by field");
   }
   if (wait_mode == WaitMode::fair && strategy != StrategyKind::token) {
     throw Error(Errc::bad_option, "wait_mode fair needs the token strategy: legacy peers know no queue and would "
@@ -353,7 +365,15 @@ void MutexOptions::validate() const {
 }
 
 std::string_view to_string(StrategyKind kind) noexcept {
-  return kind == StrategyKind::legacy ? "legacy" : "token";
+  switch (kind) {
+    case StrategyKind::legacy:
+      return "legacy";
+    case StrategyKind::redisson:
+      return "redisson";
+    case StrategyKind::token:
+      break;
+  }
+  return "token";
 }
 
 std::string_view to_string(LegacyPreset preset) noexcept {

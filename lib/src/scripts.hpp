@@ -176,4 +176,44 @@ if written then return {1, value, now_ms, -1} end
 return {0, redis.call('GET', KEYS[1]), now_ms, redis.call('PTTL', KEYS[1])}
 )lua"};
 
+// ---- redisson: Redisson's RLock scripts, as it sends them (wire-formats.md §4.2-4.4) ----------
+
+// KEYS[1] the lock name; ARGV: lease ms, field (<client uuid>:<thread id>). nil = acquired (or
+// re-entered); otherwise the holder's PTTL (-1: no TTL).
+inline constexpr Script kRedissonLock{"redisson_lock", R"lua(
+if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])
+)lua"};
+
+// KEYS: the lock name, its channel; ARGV: the message ("0"), the lease a partial unlock re-arms,
+// field, the publish command. The 3.22-3.23 script: no unlock latch key (later versions' latch
+// only makes their own retried unlocks idempotent; their latch keys are left alone).
+// nil = not held by field; 0 = re-entries remain; 1 = deleted and announced.
+inline constexpr Script kRedissonUnlock{"redisson_unlock", R"lua(
+if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
+  return nil
+end
+local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if (counter > 0) then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[4], KEYS[2], ARGV[1])
+return 1
+)lua"};
+
+// KEYS[1] the lock name; ARGV: lease ms, field. 1 = renewed; 0 = no longer held by field.
+inline constexpr Script kRedissonRenew{"redisson_renew", R"lua(
+if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+)lua"};
+
 }  // namespace lockbridge::detail

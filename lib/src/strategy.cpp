@@ -3,12 +3,15 @@
 #include <vector>
 
 #include "lockbridge/error.hpp"
+#include "companion_keys.hpp"
 #include "strategies/legacy_timestamp.hpp"
+#include "strategies/redisson.hpp"
 #include "strategies/token.hpp"
 
 namespace lockbridge::detail {
 
 void LockStrategy::abandon_attempt(Connection& /*connection*/, std::string_view /*key*/) noexcept {}
+ReleaseChannel LockStrategy::release_channel_of(std::string_view key) const { return ReleaseChannel{release_channel(key)}; }
 void LockStrategy::leave_queue(Connection& /*connection*/, std::string_view /*key*/, std::string_view /*fair_waiter*/) noexcept {}
 
 std::optional<std::string> LockStrategy::extend(Connection& connection, std::string_view key, std::string_view value,
@@ -25,6 +28,8 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
     case StrategyKind::legacy:
       if (options.legacy.preset == LegacyPreset::faithful) return std::make_unique<LegacyFaithful>(options.legacy, scripts);
       return std::make_unique<LegacyHardened>(options.legacy, scripts);
+    case StrategyKind::redisson:
+      return std::make_unique<RedissonStrategy>(options, scripts);
   }
   throw Error(Errc::bad_option, "unknown strategy");
 }

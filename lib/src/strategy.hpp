@@ -12,6 +12,7 @@
 #include "connection.hpp"
 #include "lockbridge/mutex.hpp"
 #include "script_runner.hpp"
+#include "waiting/release_channel.hpp"
 
 namespace lockbridge::detail {
 
@@ -66,6 +67,9 @@ class LockStrategy {
   // After an acquire whose reply was lost: undo it if it did happen, when that can be done safely.
   // Best effort; never throws.
   virtual void abandon_attempt(Connection& connection, std::string_view key) noexcept;
+  // Where this strategy's releases of `key` are announced: lockbridge's own channel
+  // (companion_keys.hpp), unless the protocol names another.
+  virtual ReleaseChannel release_channel_of(std::string_view key) const;
 
  protected:
   ScriptCache& scripts_;  // the Client's: scripts are loaded once per Client

@@ -228,13 +228,13 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   const CliRun run = run_cli("compare --duration 0.2 --json '" + json + "' --plot '" + svg + "'");
   ASSERT_EQ(run.exit_code, 0) << run;
   for (const auto* heading : {"uncontended", "8 clients hold 1ms", "32 clients hold 0ms", "4 clients hold 1ms think 20ms",
-                              "legacy faithful", "legacy hardened", "token, poll (as peers)", "token", "token, fair", "waiting",
+                              "legacy faithful", "legacy hardened", "token, poll (as peers)", "token", "token, fair", "redisson", "waiting",
                               "notify, backoff 1-100ms", "fair, backoff 1-100ms", "poll every 100ms", "cycle p50", "handoff p50"}) {
     EXPECT_THAT(run.output, ::testing::HasSubstr(heading));
   }
   std::ifstream in(json);
   const nlohmann::json all = nlohmann::json::parse(in);
-  ASSERT_EQ(all["results"].size(), 20U);  // 5 strategies and waiting modes x 4 workloads
+  ASSERT_EQ(all["results"].size(), 24U);  // 6 strategies and waiting modes x 4 workloads
   for (const auto& result : all["results"]) {
     for (const auto& field : kRequiredFields) EXPECT_TRUE(result.contains(field)) << field;
     EXPECT_EQ(result["violations"], 0) << result.dump();

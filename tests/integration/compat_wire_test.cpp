@@ -18,21 +18,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const Accepts kSha = matching("[0-9a-f]{40}");
-
-// Runs `operation` between wall-clock readings and checks what it sent against the golden file;
-// `placeholders(before, after)` says what the file's placeholders accept.
-template <class Operation, class MakePlaceholders>
-void expect_wire(const std::string& dir, const std::string& name, const std::string& key, Operation&& operation,
-                 MakePlaceholders&& placeholders) {
-  CommandRecorder recorder(key);
-  recorder.start();
-  const std::int64_t before = wall_ms();
-  operation();
-  const std::int64_t after = wall_ms();
-  expect_matches(load_golden(dir, name), recorder.stop(), placeholders(before, after));
-}
-
 // ---- jedis-lock 1.0.0 ----------------------------------------------------------------------------
 
 class CompatWireJedisLock : public ::testing::Test {

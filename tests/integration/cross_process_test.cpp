@@ -65,7 +65,8 @@ TEST_P(CrossProcess, EightProcessesNeverHoldTheLockAtOnce) {
 INSTANTIATE_TEST_SUITE_P(Strategies, CrossProcess,
                          ::testing::Values(std::pair<std::string, std::string>{"legacy", "faithful"},
                                            std::pair<std::string, std::string>{"legacy", "hardened"},
-                                           std::pair<std::string, std::string>{"token", "none"}),
+                                           std::pair<std::string, std::string>{"token", "none"},
+                                           std::pair<std::string, std::string>{"redisson", "none"}),
                          [](const auto& param_info) { return param_info.param.first + "_" + param_info.param.second; });
 
 }  // namespace

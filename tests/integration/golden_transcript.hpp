@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "redis_test_support.hpp"
+
 namespace lockbridge::testing {
 
 using Transcript = std::vector<std::vector<std::string>>;
@@ -28,5 +30,21 @@ Accepts stamp_between(std::int64_t before, std::int64_t after, std::int64_t leas
 
 // Every command and argument of `recorded` as `golden` says, placeholders by `placeholders`.
 void expect_matches(const Transcript& golden, const Transcript& recorded, const Placeholders& placeholders);
+
+// A script's SHA1, as EVALSHA names it.
+inline const Accepts kSha = matching("[0-9a-f]{40}");
+
+// Runs `operation` between wall-clock readings and checks what it sent against the golden file;
+// `placeholders(before, after)` says what the file's placeholders accept.
+template <class Operation, class MakePlaceholders>
+void expect_wire(const std::string& dir, const std::string& name, const std::string& key, Operation&& operation,
+                 MakePlaceholders&& placeholders) {
+  CommandRecorder recorder(key);
+  recorder.start();
+  const std::int64_t before = wall_ms();
+  operation();
+  const std::int64_t after = wall_ms();
+  expect_matches(load_golden(dir, name), recorder.stop(), placeholders(before, after));
+}
 
 }  // namespace lockbridge::testing

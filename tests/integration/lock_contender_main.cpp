@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 7) {
-    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy faithful|hardened ACQUISITIONS\n";
+    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson faithful|hardened|none ACQUISITIONS\n";
     return 2;
   }
   try {
@@ -18,7 +18,10 @@ int main(int argc, char** argv) {
     const std::string key = argv[2];
     const std::string check_key = argv[3];
     lockbridge::MutexOptions options;
-    options.strategy = std::string(argv[4]) == "legacy" ? lockbridge::StrategyKind::legacy : lockbridge::StrategyKind::token;
+    const std::string strategy = argv[4];
+    options.strategy = strategy == "legacy"     ? lockbridge::StrategyKind::legacy
+                       : strategy == "redisson" ? lockbridge::StrategyKind::redisson
+                                                : lockbridge::StrategyKind::token;
     options.legacy.preset = std::string(argv[5]) == "faithful" ? lockbridge::LegacyPreset::faithful
                                                                : lockbridge::LegacyPreset::hardened;
     options.lease = std::chrono::seconds(60);

@@ -23,7 +23,8 @@ using std::chrono::hours;
 using std::chrono::seconds;
 
 MutexOptions waiting(StrategyKind strategy, WaitMode mode, RetryPolicy retry) {
-  MutexOptions options = strategy == StrategyKind::token ? token_options() : hardened_options();
+  MutexOptions options = strategy == StrategyKind::legacy ? hardened_options() : token_options();
+  options.strategy = strategy;
   options.wait_mode = mode;
   options.retry = retry;
   options.local_queue = false;  // these waiters stand for other processes
@@ -59,7 +60,7 @@ TEST_P(NotifyWakesAWaiter, WithASixtySecondPollIntervalRightAfterTheRelease) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TokenAndHardenedLegacy, NotifyWakesAWaiter,
-                         ::testing::Values(StrategyKind::token, StrategyKind::legacy),
+                         ::testing::Values(StrategyKind::token, StrategyKind::legacy, StrategyKind::redisson),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
 TEST(Waiting, AFaithfulHoldersSilentReleaseIsFoundByTheFallbackPolling) {

@@ -36,6 +36,7 @@ class MutexCore;
 enum class StrategyKind {
   legacy,  // SETNX + GETSET expiry timestamp, shared with Java jedis-lock fleets
   token,   // SET NX PX with a random token, Lua release and extend
+  redisson,  // Redisson's RLock layout (a hash of owner -> count), shared with Java Redisson fleets
 };
 
 enum class LegacyPreset {
@@ -78,6 +79,13 @@ struct TokenOptions {
   std::string fixed_value;
 };
 
+struct RedissonOptions {
+  // The <client uuid> of the hash field <client uuid>:<thread id> that names the holder; empty =
+  // one random UUID per process. The thread id is a number per Mutex object: in lockbridge one
+  // Mutex, not one thread, is one holder, so two Mutex objects never share a field.
+  std::string client_id;
+};
+
 // The watchdog renews a held lock every lease/3 on the Client's renewal thread (one per Client,
 // renewals of many locks share a round trip), for as long as the lock is held, up to max_hold.
 // Token and hardened legacy; the faithful preset has no extend.
@@ -106,10 +114,14 @@ struct MutexOptions {
   WatchdogOptions watchdog;
   LegacyOptions legacy;
   TokenOptions token;
+  RedissonOptions redisson;
 
   // jedis-lock 1.0.0's defaults: legacy faithful, epoch ms, lease 60 s, timeout 10 s, attempts
   // every 100 ms counted as jedis-lock counts them, polling (its peers never announce releases).
   static MutexOptions jedis_lock_1_0();
+  // Redisson RLock.lock()'s defaults: the redisson strategy, a 30 s lease (lockWatchdogTimeout)
+  // renewed every 10 s by the watchdog until unlock; waiters wake on Redisson's release message.
+  static MutexOptions redisson_lock();
 
   // Throws Error{Errc::bad_option} naming the bad field.
   void validate() const;

@@ -12,8 +12,11 @@
 namespace lockbridge::detail {
 
 struct ReleaseNotifier::Channel {
+  explicit Channel(const ReleaseChannel& spec) : sharded(spec.sharded), payload_names_waiter(spec.payload_names_waiter) {}
+  const bool sharded;               // SSUBSCRIBE, else SUBSCRIBE
+  const bool payload_names_waiter;  // else every message is for every waiter
   int watchers = 0;
-  bool confirmed = false;         // the server acknowledged SSUBSCRIBE on the current connection
+  bool confirmed = false;         // the server acknowledged the subscription on the current connection
   std::uint64_t generation = 0;   // one per announced release (or lost connection)
   // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
   std::deque<std::pair<std::uint64_t, std::string>> recent;
@@ -52,16 +55,16 @@ void ReleaseNotifier::wake_thread() noexcept {
 
 // ---- Watch -------------------------------------------------------------------------------------
 
-std::unique_ptr<ReleaseNotifier::Watch> ReleaseNotifier::watch(const std::string& channel, bool only_if_subscribed) {
+std::unique_ptr<ReleaseNotifier::Watch> ReleaseNotifier::watch(const ReleaseChannel& channel, bool only_if_subscribed) {
   bool new_subscription = false;
   std::unique_ptr<Watch> watch;
   {
     std::lock_guard lock(mutex_);
-    auto it = channels_.find(channel);
+    auto it = channels_.find(channel.name);
     if (it == channels_.end() || !it->second->confirmed) {
       if (only_if_subscribed) return nullptr;
       if (it == channels_.end()) {
-        it = channels_.emplace(channel, std::make_unique<Channel>()).first;
+        it = channels_.emplace(channel.name, std::make_unique<Channel>(channel)).first;
         new_subscription = true;
       }
     }
@@ -145,8 +148,8 @@ void ReleaseNotifier::connection_lost() noexcept {
 }
 
 int ReleaseNotifier::reconcile() {
-  std::vector<std::string> subscribe;
-  std::vector<std::string> unsubscribe;
+  std::vector<std::pair<std::string, bool>> subscribe;  // (name, sharded)
+  std::vector<std::pair<std::string, bool>> unsubscribe;
   int poll_ms = -1;
   {
     std::lock_guard lock(mutex_);
@@ -154,7 +157,7 @@ int ReleaseNotifier::reconcile() {
     for (auto it = channels_.begin(); it != channels_.end();) {
       Channel& channel = *it->second;
       if (channel.watchers == 0 && now - channel.idle_since >= kLinger) {
-        if (subscribed_.erase(it->first) > 0) unsubscribe.push_back(it->first);
+        if (subscribed_.erase(it->first) > 0) unsubscribe.emplace_back(it->first, channel.sharded);
         it = channels_.erase(it);
         continue;
       }
@@ -162,21 +165,21 @@ int ReleaseNotifier::reconcile() {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(channel.idle_since + kLinger - now);
         poll_ms = poll_ms < 0 ? static_cast<int>(left.count()) : std::min(poll_ms, static_cast<int>(left.count()));
       }
-      if (!subscribed_.contains(it->first)) subscribe.push_back(it->first);
+      if (!subscribed_.contains(it->first)) subscribe.emplace_back(it->first, channel.sharded);
       ++it;
     }
   }
-  for (const std::string& name : subscribe) {
-    connection_->send({"SSUBSCRIBE", name});
+  for (const auto& [name, sharded] : subscribe) {
+    connection_->send({sharded ? "SSUBSCRIBE" : "SUBSCRIBE", name});
     subscribed_.insert(name);
   }
-  for (const std::string& name : unsubscribe) connection_->send({"SUNSUBSCRIBE", name});
+  for (const auto& [name, sharded] : unsubscribe) connection_->send({sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", name});
   return poll_ms;
 }
 
 void ReleaseNotifier::deliver(const redisReply& reply) {
-  // Pushes in subscribe mode are arrays: {"smessage", channel, payload} or
-  // {"ssubscribe"|"sunsubscribe", channel, count}.
+  // Pushes in subscribe mode are arrays: {"smessage"|"message", channel, payload} or
+  // {"ssubscribe"|"subscribe"|"sunsubscribe"|"unsubscribe", channel, count}.
   if (reply.type != REDIS_REPLY_ARRAY || reply.elements < 3 || reply.element[0]->type != REDIS_REPLY_STRING ||
       reply.element[1]->type != REDIS_REPLY_STRING) {
     return;
@@ -187,9 +190,10 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
   const auto it = channels_.find(name);
   if (it == channels_.end()) return;
   Channel& channel = *it->second;
-  if (kind == "smessage") {
-    channel.announce(reply.element[2]->type == REDIS_REPLY_STRING ? std::string(as_view(*reply.element[2])) : std::string());
-  } else if (kind == "ssubscribe" && subscribed_.contains(name)) {
+  if (kind == (channel.sharded ? "smessage" : "message")) {
+    const bool named = channel.payload_names_waiter && reply.element[2]->type == REDIS_REPLY_STRING;
+    channel.announce(named ? std::string(as_view(*reply.element[2])) : std::string());
+  } else if (kind == (channel.sharded ? "ssubscribe" : "subscribe") && subscribed_.contains(name)) {
     channel.confirmed = true;
     channel.changed.notify_all();
   }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../connection.hpp"
+#include "release_channel.hpp"
 
 namespace lockbridge::detail {
 
@@ -43,10 +44,10 @@ class ReleaseNotifier {
   struct Channel;
   class Watch;
 
-  // Watches `channel`, subscribing if needed (the thread sends SSUBSCRIBE; see
-  // Watch::wait_subscribed). With `only_if_subscribed` it does no I/O and returns null unless the
+  // Watches `channel`, subscribing if needed (the thread sends SSUBSCRIBE, or SUBSCRIBE for a
+  // channel that is not sharded; see Watch::wait_subscribed). With `only_if_subscribed` it does no I/O and returns null unless the
   // channel is already subscribed and confirmed (e.g. lingering after an earlier wait).
-  std::unique_ptr<Watch> watch(const std::string& channel, bool only_if_subscribed = false);
+  std::unique_ptr<Watch> watch(const ReleaseChannel& channel, bool only_if_subscribed = false);
 
   // One waiter's interest in one channel.
   class Watch {
@@ -98,7 +99,7 @@ class ReleaseNotifier {
 
   // The thread's alone.
   std::unique_ptr<Connection> connection_;
-  std::set<std::string, std::less<>> subscribed_;  // SSUBSCRIBE sent on the current connection
+  std::set<std::string, std::less<>> subscribed_;  // subscriptions sent on the current connection
   unsigned connect_failures_ = 0;
 };
 

@@ -1,0 +1,107 @@
+#include "redisson.hpp"
+
+#include <array>
+#include <atomic>
+#include <vector>
+
+#include "../random.hpp"
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+
+namespace {
+
+// Redisson names an owner <client uuid>:<java thread id>. Here the uuid is the process's (or the
+// one given in RedissonOptions) and the "thread id" is a number per Mutex object, since in
+// lockbridge one Mutex object, not one thread, is one holder (docs/design.md 4.7).
+std::string owner_field(const RedissonOptions& options) {
+  static const std::string process_id = random_uuid();
+  static std::atomic<std::uint64_t> next_holder{1};
+  return (options.client_id.empty() ? process_id : options.client_id) + ":" + std::to_string(next_holder++);
+}
+
+}  // namespace
+
+RedissonStrategy::RedissonStrategy(const MutexOptions& options, ScriptCache& scripts)
+    : LockStrategy(scripts), field_(owner_field(options.redisson)), lease_ms_(std::to_string(options.lease.count())) {}
+
+std::string RedissonStrategy::channel_name(std::string_view key) {
+  constexpr std::string_view kPrefix = "redisson_lock__channel";
+  if (key.find('{') != std::string_view::npos) return std::string(kPrefix) + ":" + std::string(key);
+  return std::string(kPrefix) + ":{" + std::string(key) + "}";
+}
+
+ReleaseChannel RedissonStrategy::release_channel_of(std::string_view key) const {
+  // Redisson on one server publishes with PUBLISH, which SSUBSCRIBE never hears, and its message
+  // ("0") names no waiter.
+  return ReleaseChannel{channel_name(key), /*sharded=*/false, /*payload_names_waiter=*/false};
+}
+
+AcquireAttempt RedissonStrategy::try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) {
+  const ScriptCall call{&kRedissonLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
+  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  const std::string context = describe("acquire", key);
+  throw_if_error(*replies.front(), context);  // WRONGTYPE: a string lock at the name
+  AcquireAttempt attempt;
+  if (replies.front()->type == REDIS_REPLY_NIL) {
+    attempt.acquired = true;
+    attempt.value = field_;
+  } else if (const std::int64_t pttl = expect_integer(*replies.front(), context); pttl >= 0) {
+    attempt.holder_remaining = std::chrono::milliseconds(pttl);
+  }
+  return attempt;
+}
+
+ReleaseOutcome RedissonStrategy::release(Connection& connection, std::string_view key, std::string_view value,
+                                         std::string_view release_channel) {
+  const ScriptCall call{&kRedissonUnlock,
+                        {std::string(key), std::string(release_channel)},
+                        {"0", lease_ms_, std::string(value), "PUBLISH"}};
+  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  const std::string context = describe("release", key);
+  throw_if_error(*replies.front(), context);
+  // nil: our field is not there (the lease ran out, or the lock was force-unlocked).
+  if (replies.front()->type == REDIS_REPLY_NIL) return ReleaseOutcome::not_ours;
+  (void)expect_integer(*replies.front(), context);  // 1 deleted, 0 re-entries remain (not from this Mutex)
+  return ReleaseOutcome::released;
+}
+
+ScriptCall RedissonStrategy::extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const {
+  return ScriptCall{&kRedissonRenew, {std::string(key)}, {std::to_string(lease.count()), std::string(value)}};
+}
+
+std::optional<std::string> RedissonStrategy::extend_outcome(const redisReply& reply, std::string_view key,
+                                                            std::string_view value) const {
+  if (expect_integer(reply, describe("extend", key)) != 1) return std::nullopt;
+  return std::string(value);
+}
+
+LockInfo RedissonStrategy::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
+  const std::array<std::vector<std::string_view>, 2> commands{std::vector<std::string_view>{"HKEYS", key},
+                                                              std::vector<std::string_view>{"PTTL", key}};
+  const auto replies = connection.pipeline(commands);
+  const std::string context = describe("inspect", key);
+  throw_if_error(*replies[0], context);  // WRONGTYPE: not a Redisson lock
+  LockInfo info;
+  const redisReply& fields = *replies[0];
+  if (fields.type == REDIS_REPLY_ARRAY && fields.elements > 0) {
+    info.exists = true;
+    info.value.assign(as_view(*fields.element[0]));  // the holder (a lock has one field)
+    for (std::size_t i = 0; i < fields.elements; ++i) {
+      if (!my_value.empty() && as_view(*fields.element[i]) == my_value) info.held_by_me = true;
+    }
+  }
+  const std::int64_t pttl = expect_integer(*replies[1], context);
+  if (pttl >= 0) info.ttl = std::chrono::milliseconds(pttl);
+  return info;
+}
+
+void RedissonStrategy::abandon_attempt(Connection& connection, std::string_view key) noexcept {
+  // The field is this Mutex's alone: if the lost acquire counted it, one unlock takes it back.
+  try {
+    (void)release(connection, key, field_, channel_name(key));
+  } catch (...) {  // best effort: the lease expires anyway
+  }
+}
+
+}  // namespace lockbridge::detail

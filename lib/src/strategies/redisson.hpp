@@ -1,0 +1,33 @@
+// redisson: Redisson's RLock layout, so C++ and Java processes exclude each other on one lock name
+// and wake each other up (docs/design.md 4.7, ../shared/reference/wire-formats.md §4). The key is a
+// hash of <client uuid>:<thread id> -> re-entry count with a PEXPIRE on every acquire; a release
+// decrements, deletes at zero and PUBLISHes "0" on redisson_lock__channel:{key}.
+#pragma once
+
+#include "../strategy.hpp"
+
+namespace lockbridge::detail {
+
+class RedissonStrategy final : public LockStrategy {
+ public:
+  RedissonStrategy(const MutexOptions& options, ScriptCache& scripts);
+
+  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
+  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
+                         std::string_view release_channel) override;
+  ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
+  LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
+  void abandon_attempt(Connection& connection, std::string_view key) noexcept override;
+  ReleaseChannel release_channel_of(std::string_view key) const override;
+
+  // Redisson's channel name: redisson_lock__channel:{key}, or without the braces when the key
+  // already has a hash tag ('{').
+  static std::string channel_name(std::string_view key);
+
+ private:
+  const std::string field_;     // <client uuid>:<thread id>, this Mutex's identity in the hash
+  const std::string lease_ms_;  // the lease a partial unlock re-arms (Redisson's internalLockLeaseTime)
+};
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,205 @@
+// The redisson strategy against the fixture's redis-server, checked against a Redisson peer played
+// here by raw commands written from ../shared/reference/wire-formats.md §4 (not from lockbridge's
+// scripts): the same hash layout, mutual exclusion with the peer, re-entries it counts, and
+// release messages that cross both ways on redisson_lock__channel:{name}.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <hiredis/hiredis.h>
+
+#include <future>
+#include <regex>
+
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kJavaField[] = "8b0c2a1e-0000-4000-8000-000000000000:57";
+
+std::string channel_of(const std::string& key) { return "redisson_lock__channel:{" + key + "}"; }
+
+MutexOptions redisson_options() {
+  MutexOptions options = token_options();
+  options.strategy = StrategyKind::redisson;
+  options.lease = seconds(30);
+  return options;
+}
+
+// The Java side, as Redisson sends it: tryLockInnerAsync and unlockInnerAsync (3.22 layout).
+Reply peer_lock(const std::string& key, const std::string& field = kJavaField, const std::string& lease_ms = "60000") {
+  return raw({"EVAL",
+              "if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then "
+              "redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; "
+              "return redis.call('pttl', KEYS[1]);",
+              "1", key, lease_ms, field});
+}
+Reply peer_unlock(const std::string& key, const std::string& field = kJavaField) {
+  return raw({"EVAL",
+              "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; "
+              "local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); "
+              "if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; "
+              "else redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[1]); return 1; end;",
+              "2", key, channel_of(key), "0", "30000", field});
+}
+
+// A plain SUBSCRIBE, as a Redisson waiter makes on one server.
+class PeerSubscriber {
+ public:
+  explicit PeerSubscriber(const std::string& channel) {
+    const std::string path = test_dir() + "/redis.sock";
+    context_ = redisConnectUnix(path.c_str());
+    const timeval timeout{10, 0};
+    redisSetTimeout(context_, timeout);
+    freeReplyObject(redisCommand(context_, "SUBSCRIBE %b", channel.data(), channel.size()));
+  }
+  ~PeerSubscriber() { redisFree(context_); }
+  PeerSubscriber(const PeerSubscriber&) = delete;
+  PeerSubscriber& operator=(const PeerSubscriber&) = delete;
+
+  // The next message's payload, or nullopt after the 10 s timeout.
+  std::optional<std::string> next_message() {
+    void* reply = nullptr;
+    if (redisGetReply(context_, &reply) != REDIS_OK || reply == nullptr) return std::nullopt;
+    auto* message = static_cast<redisReply*>(reply);
+    std::optional<std::string> payload;
+    if (message->type == REDIS_REPLY_ARRAY && message->elements == 3) {
+      payload = std::string(message->element[2]->str, message->element[2]->len);
+    }
+    freeReplyObject(reply);
+    return payload;
+  }
+
+ private:
+  redisContext* context_ = nullptr;
+};
+
+TEST(Redisson, WritesRedissonsHashLayout) {
+  const std::string key = unique_key();
+  Mutex mutex(test_client(), key, redisson_options());
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(raw({"TYPE", key}).str, "hash");
+  const Reply fields = raw({"HGETALL", key});
+  ASSERT_EQ(fields.elements.size(), 2U);
+  EXPECT_TRUE(std::regex_match(fields.elements[0].str, std::regex("[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}:[0-9]+")))
+      << fields.elements[0].str;
+  EXPECT_EQ(fields.elements[0].str, mutex.value());
+  EXPECT_EQ(fields.elements[1].str, "1");
+  const std::int64_t pttl = raw({"PTTL", key}).integer;
+  EXPECT_GT(pttl, 0);
+  EXPECT_LE(pttl, 30000);
+  mutex.unlock();
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(Redisson, TwoMutexObjectsAreTwoHolders) {
+  const std::string key = unique_key();
+  Client client = test_client();
+  MutexOptions options = redisson_options();
+  options.local_queue = false;
+  Mutex first(client, key, options);
+  Mutex second(client, key, options);
+  ASSERT_TRUE(first.try_lock());
+  EXPECT_FALSE(second.try_lock());
+  EXPECT_NE(first.value(), second.value());
+}
+
+TEST(Redisson, AJavaHolderExcludesUsAndItsReentriesCount) {
+  const std::string key = unique_key();
+  EXPECT_TRUE(peer_lock(key).is_nil());
+  EXPECT_TRUE(peer_lock(key).is_nil());  // re-entry: count 2
+  Mutex mutex(test_client(), key, redisson_options());
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_EQ(peer_unlock(key).integer, 0);  // one re-entry left: still held
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_EQ(raw({"HGET", key, kJavaField}).str, "1");
+  EXPECT_EQ(peer_unlock(key).integer, 1);
+  EXPECT_TRUE(mutex.try_lock());
+  // And the peer is kept out while we hold it: its script answers with our PTTL.
+  const Reply refused = peer_lock(key);
+  EXPECT_EQ(refused.kind, Reply::Kind::integer);
+  EXPECT_GT(refused.integer, 0);
+  mutex.unlock();
+}
+
+TEST(Redisson, OurUnlockPublishesZeroWhereRedissonWaitersListen) {
+  const std::string key = unique_key();
+  PeerSubscriber peer(channel_of(key));
+  Mutex mutex(test_client(), key, redisson_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  EXPECT_EQ(peer.next_message(), "0");
+}
+
+TEST(Redisson, AJavaUnlockWakesOurWaiterWithoutPolling) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(peer_lock(key, kJavaField, "60000").is_nil());
+  MutexOptions options = redisson_options();
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));  // polling alone would take a minute
+  options.acquire_timeout = seconds(50);
+  Client client = test_client();
+  Mutex waiter(client, key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  // Subscribed: Redis counts our subscriber on the channel.
+  ASSERT_TRUE(eventually([&] {
+    const Reply numsub = raw({"PUBSUB", "NUMSUB", channel_of(key)});
+    return numsub.elements.size() == 2 && numsub.elements[1].integer >= 1;
+  }));
+  EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout);
+  EXPECT_EQ(peer_unlock(key).integer, 1);
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "Redisson's release did not wake the waiter";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
+TEST(Redisson, AStringAtTheNameIsAWrongTypeErrorAndIsLeftAlone) {
+  const std::string key = unique_key();
+  raw({"SET", key, "0123456789abcdef0123456789abcdef", "PX", "60000"});
+  Mutex mutex(test_client(), key, redisson_options());
+  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::wrong_type);
+  EXPECT_EQ(raw({"GET", key}).str, "0123456789abcdef0123456789abcdef");
+}
+
+TEST(Redisson, ReleaseAfterAForceUnlockIsLeaseLostAndDeletesNothing) {
+  const std::string key = unique_key();
+  Mutex mutex(test_client(), key, redisson_options());
+  ASSERT_TRUE(mutex.try_lock());
+  raw({"DEL", key});  // Redisson's forceUnlock
+  ASSERT_TRUE(peer_lock(key).is_nil());
+  mutex.unlock();
+  EXPECT_EQ(mutex.last_error(), Errc::lease_lost);
+  EXPECT_EQ(raw({"HGET", key, kJavaField}).str, "1");
+}
+
+TEST(Redisson, TheWatchdogKeepsTheLeaseWithPexpire) {
+  const std::string key = unique_key();
+  MutexOptions options = MutexOptions::redisson_lock();
+  options.lease = milliseconds(300);  // renewed every 100 ms
+  Mutex mutex(test_client(), key, options);
+  ASSERT_TRUE(mutex.try_lock());
+  std::this_thread::sleep_for(milliseconds(900));  // three leases
+  EXPECT_TRUE(mutex.owns_lock());
+  EXPECT_EQ(raw({"HGET", key, mutex.value()}).str, "1");
+  mutex.unlock();
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(Redisson, DefaultsAreRedissons) {
+  const MutexOptions options = MutexOptions::redisson_lock();
+  EXPECT_EQ(options.strategy, StrategyKind::redisson);
+  EXPECT_EQ(options.lease, seconds(30));
+  EXPECT_TRUE(options.watchdog.enabled);  // every 10 s
+  MutexOptions fenced = options;
+  fenced.token.fencing = true;
+  EXPECT_THROW(fenced.validate(), Error);
+  MutexOptions fair = options;
+  fair.wait_mode = WaitMode::fair;
+  EXPECT_THROW(fair.validate(), Error);
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
