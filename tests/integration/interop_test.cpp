@@ -54,7 +54,7 @@ Totals run_all(const std::vector<std::string>& commands) {
 }
 
 std::string peer(const std::string& kind, const std::string& key, const std::string& check, int acquisitions) {
-  return "python3 '" LOCKBRIDGE_SOURCE_DIR "/tests/interop/peer.py' " + kind + " '" + test_dir() + "/redis.sock' '" + key +
+  return "/usr/bin/python3 '" LOCKBRIDGE_SOURCE_DIR "/tests/interop/peer.py' " + kind + " '" + test_dir() + "/redis.sock' '" + key +
          "' '" + check + "' " + std::to_string(acquisitions);
 }
 
@@ -64,7 +64,8 @@ std::string contender(const std::string& strategy, const std::string& preset, co
          preset + " " + std::to_string(acquisitions);
 }
 
-bool python_peer_available() { return std::system("python3 -c 'import redis' >/dev/null 2>&1") == 0; }
+// Debian's python3 with Debian's python3-redis (scripts/bootstrap.sh), whatever python3 is on PATH.
+bool python_peer_available() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
 
 constexpr int kEach = 40;
 
@@ -85,6 +86,31 @@ TEST(Interop, RedissonPeersAndLockbridgeExcludeEachOtherAndHearEachOthersRelease
   // The peers' lease is 60 s: a wait that ran it out heard no release, from either side.
   EXPECT_EQ(totals.timed_out, 0);
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(Interop, OurReleaseWakesAWaitingRedissonPeer) {
+  ASSERT_TRUE(python_peer_available()) << "python3-redis is not installed (scripts/bootstrap.sh installs it)";
+  const std::string key = unique_key("lock");
+  const std::string check = unique_key("check");
+  MutexOptions options = token_options();
+  options.strategy = StrategyKind::redisson;
+  options.lease = std::chrono::seconds(60);  // the peer would wait a minute without the message
+  Mutex holder(test_client(), key, options);
+  ASSERT_TRUE(holder.try_lock());
+  FILE* process = popen(peer("redisson", key, check, 1).c_str(), "r");
+  ASSERT_NE(process, nullptr);
+  // The peer failed once and subscribed to Redisson's channel: Redis counts it.
+  const std::string channel = "redisson_lock__channel:{" + key + "}";
+  EXPECT_TRUE(eventually([&] {
+    const Reply numsub = raw({"PUBSUB", "NUMSUB", channel});
+    return numsub.elements.size() == 2 && numsub.elements[1].integer >= 1;
+  }));
+  holder.unlock();
+  std::string output;
+  char buffer[256];
+  while (fgets(buffer, sizeof buffer, process) != nullptr) output += buffer;
+  EXPECT_EQ(pclose(process), 0) << output;
+  EXPECT_THAT(output, ::testing::HasSubstr("acquisitions=1 violations=0 errors=0 woken=1 timed_out=0"));
 }
 
 TEST(Interop, JedisLockPeersAndTheFaithfulPresetExcludeEachOther) {

@@ -30,7 +30,7 @@ double acquisitions_per_s(const BenchResult& result) noexcept {
 }
 
 std::string strategy_label(const BenchConfig& config) {
-  if (config.lock.strategy == StrategyKind::token) return "token";
+  if (config.lock.strategy != StrategyKind::legacy) return std::string(to_string(config.lock.strategy));
   return "legacy " + std::string(to_string(config.lock.legacy.preset));
 }
 

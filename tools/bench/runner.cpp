@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "faults.hpp"
 #include "fleet.hpp"
+#include "report.hpp"
 #include "shared_run.hpp"
 
 namespace lockbridge::tools::bench {
@@ -69,7 +70,7 @@ class Progress {
     const std::string limit = config_.ops ? std::to_string(*config_.ops) + " acquisitions"
                                           : std::to_string(config_.duration.count() / 1000) + " s";
     std::fprintf(stderr, "%sbench %s, %d client%s: %lld s of %s, %llu acquisitions, %llu violations%s",
-                 tty_ ? "\r" : "", describe_strategy().c_str(), config_.clients, config_.clients == 1 ? "" : "s",
+                 tty_ ? "\r" : "", strategy_label(config_).c_str(), config_.clients, config_.clients == 1 ? "" : "s",
                  static_cast<long long>((now - start_) / (1000 * kNsPerMs)), limit.c_str(),
                  static_cast<unsigned long long>(control.acquisitions.load()),
                  static_cast<unsigned long long>(control.violations.load()), tty_ ? "   " : "\n");
@@ -81,10 +82,6 @@ class Progress {
   }
 
  private:
-  std::string describe_strategy() const {
-    if (config_.lock.strategy == StrategyKind::token) return "token";
-    return "legacy " + std::string(to_string(config_.lock.legacy.preset));
-  }
   const BenchConfig& config_;
   std::int64_t start_;
   bool tty_;
