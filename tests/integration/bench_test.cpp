@@ -29,7 +29,8 @@ nlohmann::json only_json_object(const CliRun& run) {
 std::string protocol_keys(const std::string& key) { return " --key '" + key + "' --check-key '" + key + ":check'"; }
 
 TEST(Bench, JsonHasEveryFieldOfTheContract) {
-  for (const std::string strategy : {"--strategy token", "--strategy legacy --preset faithful", "--strategy legacy --preset hardened"}) {
+  for (const std::string strategy :
+       {"--strategy token", "--strategy legacy --preset faithful", "--strategy legacy --preset hardened", "--strategy redisson"}) {
     SCOPED_TRACE(strategy);
     const CliRun run = run_cli("bench " + strategy + " --clients 2 --ops 200 --json");
     ASSERT_EQ(run.exit_code, 0) << run;

@@ -27,6 +27,17 @@ TEST(CliHold, TokenAcquiresHoldsAndReleases) {
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
+TEST(CliHold, RedissonHoldsAHashFieldAndReleases) {
+  const std::string key = unique_key();
+  const CliRun run = run_cli("hold '" + key + "' --strategy redisson --json --for 10");
+  EXPECT_EQ(run.exit_code, 0) << run;
+  ASSERT_EQ(run.lines.size(), 2U) << run;
+  EXPECT_EQ(run.lines[0]["strategy"], "redisson");
+  EXPECT_TRUE(std::regex_match(run.lines[0]["value"].get<std::string>(), std::regex("^[0-9a-f-]{36}:[0-9]+$")));
+  EXPECT_EQ(run.lines[1]["released"], true);
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
 TEST(CliHold, LegacyWritesEachFormatInBothPresets) {
   for (const std::string preset : {"faithful", "hardened"}) {
     for (const LegacyFormat format : {LegacyFormat::epoch_ms, LegacyFormat::epoch_seconds, LegacyFormat::uuid_ms}) {

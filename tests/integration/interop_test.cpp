@@ -53,9 +53,10 @@ Totals run_all(const std::vector<std::string>& commands) {
   return totals;
 }
 
-std::string peer(const std::string& kind, const std::string& key, const std::string& check, int acquisitions) {
+std::string peer(const std::string& kind, const std::string& key, const std::string& check, int acquisitions,
+                 const std::string& lease_and_hold_ms = "") {
   return "/usr/bin/python3 '" LOCKBRIDGE_SOURCE_DIR "/tests/interop/peer.py' " + kind + " '" + test_dir() + "/redis.sock' '" + key +
-         "' '" + check + "' " + std::to_string(acquisitions);
+         "' '" + check + "' " + std::to_string(acquisitions) + " " + lease_and_hold_ms;
 }
 
 std::string contender(const std::string& strategy, const std::string& preset, const std::string& key,
@@ -111,6 +112,28 @@ TEST(Interop, OurReleaseWakesAWaitingRedissonPeer) {
   while (fgets(buffer, sizeof buffer, process) != nullptr) output += buffer;
   EXPECT_EQ(pclose(process), 0) << output;
   EXPECT_THAT(output, ::testing::HasSubstr("acquisitions=1 violations=0 errors=0 woken=1 timed_out=0"));
+}
+
+TEST(Interop, ARedissonPeersReleaseWakesOurWaiter) {
+  ASSERT_TRUE(python_peer_available()) << "python3-redis is not installed (scripts/bootstrap.sh installs it)";
+  const std::string key = unique_key("lock");
+  const std::string check = unique_key("check");
+  // The peer holds for 1 s with a 60 s lease; our waiter polls once a minute at most, so only the
+  // peer's release message can bring it in within the 30 s bound.
+  FILE* process = popen(peer("redisson", key, check, 1, "60000 1000").c_str(), "r");
+  ASSERT_NE(process, nullptr);
+  ASSERT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 1; }));
+  MutexOptions options = token_options();
+  options.strategy = StrategyKind::redisson;
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, std::chrono::seconds(60));
+  Mutex waiter(test_client(), key, options);
+  EXPECT_TRUE(waiter.try_lock_for(std::chrono::seconds(30))) << "the peer's release did not wake the waiter";
+  std::string output;
+  char buffer[256];
+  while (fgets(buffer, sizeof buffer, process) != nullptr) output += buffer;
+  EXPECT_EQ(pclose(process), 0) << output;
+  EXPECT_THAT(output, ::testing::HasSubstr("acquisitions=1 violations=0 errors=0"));
 }
 
 TEST(Interop, JedisLockPeersAndTheFaithfulPresetExcludeEachOther) {

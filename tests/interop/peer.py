@@ -7,7 +7,7 @@ same summary line, plus how its waits ended:
 
   acquisitions=N violations=V errors=E woken=W timed_out=T
 
-usage: peer.py redisson|jedis SOCKET KEY CHECK_KEY ACQUISITIONS [LEASE_MS]
+usage: peer.py redisson|jedis SOCKET KEY CHECK_KEY ACQUISITIONS [LEASE_MS [HOLD_MS]]
 """
 import sys
 import threading
@@ -99,12 +99,13 @@ def jedis_contend(r, key, lease_ms, stats):
 
 
 def main():
-    if len(sys.argv) not in (6, 7):
+    if len(sys.argv) not in (6, 7, 8):
         print(__doc__, file=sys.stderr)
         return 2
     kind, socket, key, check_key = sys.argv[1:5]
     acquisitions = int(sys.argv[5])
-    lease_ms = int(sys.argv[6]) if len(sys.argv) == 7 else 60000
+    lease_ms = int(sys.argv[6]) if len(sys.argv) >= 7 else 60000
+    hold_s = int(sys.argv[7]) / 1000.0 if len(sys.argv) == 8 else 0.0
     r = redis.Redis(unix_socket_path=socket)
     stats = Stats()
     for _ in range(acquisitions):
@@ -115,6 +116,7 @@ def main():
                 jedis_contend(r, key, lease_ms, stats)
             if r.incr(check_key) != 1:
                 stats.violations += 1
+            time.sleep(hold_s)
             r.decr(check_key)
             if kind == "redisson":
                 redisson_release(r, key, channel, field, lease_ms)
