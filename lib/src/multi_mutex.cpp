@@ -235,6 +235,7 @@ MultiMutex::MultiMutex(Client client, std::vector<std::string> keys, MutexOption
   if (options.wait_mode == WaitMode::fair) refuse("wait_mode fair");
   if (options.token.fencing) refuse("fencing");
   if (options.reentrant) refuse("reentrant");
+  if (options.replica_ack.replicas > 0) refuse("replica_ack");
   core_ = std::make_unique<detail::MultiMutexCore>(std::move(client), checked_keys(std::move(keys)), std::move(options));
 }
 

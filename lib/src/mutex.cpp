@@ -69,6 +69,7 @@ class MutexCore {
       auto connection = state_->pool.borrow();
       try {
         result = strategy_->try_acquire(*connection, key_, request);
+        if (result.acquired && !replicas_acknowledge(*connection, result.value, "acquire")) throw replica_shortfall("acquire");
       } catch (const Error& error) {
         // The request may have reached the server even though its reply did not reach us.
         if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
@@ -187,11 +188,19 @@ class MutexCore {
     if (!holds()) throw Error(Errc::bad_option, describe("extend", key_) + ": this Mutex does not hold it");
     const auto started = Clock::now();
     std::optional<std::string> value;
+    bool acknowledged = true;
     {
       const Lease::IoClaim io = lease_->claim_io();
       auto connection = state_->pool.borrow();
       value = strategy_->extend(*connection, key_, lease_->snapshot().value, lease);
       if (value) lease_->renewed(*value, started + lease);
+      if (value) acknowledged = replicas_acknowledge(*connection, *value, "extend");
+    }
+    if (!acknowledged) {  // released on the shortfall: the hold is over, and the caller is told
+      const Error shortfall = replica_shortfall("extend");
+      lease_->lost(shortfall);
+      end_hold();
+      throw shortfall;
     }
     if (!value) {
       last_error_ = make_error_code(Errc::lease_lost);
@@ -226,6 +235,7 @@ class MutexCore {
   const std::shared_ptr<LocalLine> line_;  // null without local_queue
   std::shared_ptr<Lease> lease_;           // the current or last acquisition; null before the first
   int hold_count_ = 0;                     // > 0 while held; above 1 only when reentrant
+  std::optional<int> replicas_acknowledged_;  // WAIT's last answer (replica_ack)
   std::error_code last_error_;
   std::function<void(const Error&)> on_release_error_;
   std::function<void(const Error&)> on_lease_lost_;
@@ -248,6 +258,26 @@ class MutexCore {
     MutexCore& core;
     const std::string waiter;
   };
+
+  // MutexOptions::replica_ack: WAIT on the connection that wrote `value` (WAIT counts that
+  // connection's writes). false on a shortfall in release mode, after the lock was deleted again
+  // on the same connection; in accept mode a shortfall is only recorded.
+  bool replicas_acknowledge(Connection& connection, const std::string& value, std::string_view operation) {
+    const ReplicaAckOptions& ack = options_.replica_ack;
+    if (ack.replicas <= 0) return true;
+    const ReplyPtr reply = connection.run({"WAIT", std::to_string(ack.replicas), std::to_string(ack.timeout.count())});
+    replicas_acknowledged_ = static_cast<int>(expect_integer(*reply, describe(operation, key_)));
+    if (*replicas_acknowledged_ >= ack.replicas || ack.on_shortfall == ReplicaAckOptions::OnShortfall::accept) return true;
+    (void)strategy_->release(connection, key_, value, release_channel_.name);
+    return false;
+  }
+
+  Error replica_shortfall(std::string_view operation) const {
+    return Error(Errc::no_quorum, describe(operation, key_) + ": " + std::to_string(replicas_acknowledged_.value_or(0)) +
+                                      " of " + std::to_string(options_.replica_ack.replicas) + " replicas acknowledged within " +
+                                      std::to_string(options_.replica_ack.timeout.count()) +
+                                      " ms; the lock was released (MutexOptions::replica_ack)");
+  }
 
   void begin_hold(const AcquireAttempt& result, Clock::time_point started) {
     std::optional<Lease::Renewal> renewal;
@@ -347,6 +377,14 @@ void MutexOptions::validate() const {
   if (wait_mode == WaitMode::fair && strategy != StrategyKind::token) {
     throw Error(Errc::bad_option, "wait_mode fair needs the token strategy: legacy peers know no queue and would "
                                   "take the lock out of turn");
+  }
+  if (replica_ack.replicas < 0 || replica_ack.replicas > 1000) {
+    throw Error(Errc::bad_option, "replica_ack.replicas must be between 0 and 1000, got " + std::to_string(replica_ack.replicas));
+  }
+  require_within("replica_ack.timeout", replica_ack.timeout, milliseconds::zero());
+  if (replica_ack.replicas > 0 && strategy == StrategyKind::legacy && legacy.preset == LegacyPreset::faithful) {
+    throw Error(Errc::bad_option, "replica_ack needs a strategy that releases only its own value: the faithful "
+                                  "preset's release is a plain DEL");
   }
   if (!legacy.owner.empty()) {
     const auto parsed = parse_legacy_value(legacy.owner + ":0", LegacyFormat::uuid_ms);
@@ -486,6 +524,9 @@ std::chrono::milliseconds Mutex::valid_for() const noexcept {
   return core_ ? core_->valid_for() : std::chrono::milliseconds::zero();
 }
 std::string Mutex::value() const { return core_->lease_ ? core_->lease_->snapshot().value : std::string(); }
+std::optional<int> Mutex::replicas_acknowledged() const noexcept {
+  return core_ ? core_->replicas_acknowledged_ : std::nullopt;
+}
 std::optional<std::uint64_t> Mutex::fence() const noexcept { return core_ && core_->lease_ ? core_->lease_->fence : std::nullopt; }
 void Mutex::on_lease_lost(std::function<void(const Error&)> handler) { core_->on_lease_lost_ = std::move(handler); }
 std::stop_token Mutex::lease_token() const noexcept {

@@ -89,6 +89,20 @@ struct RedissonOptions {
 // The watchdog renews a held lock every lease/3 on the Client's renewal thread (one per Client,
 // renewals of many locks share a round trip), for as long as the lock is held, up to max_hold.
 // Token and hardened legacy; the faithful preset has no extend.
+// After a successful acquire or extend, Redis WAIT until this many replicas have the write, for at
+// most `timeout` (keep it below ClientOptions::command_timeout: WAIT holds the connection). It
+// narrows the window in which a failover to a replica that never saw the write loses the lock
+// (docs/guarantees.md). Watchdog renewals do not wait.
+struct ReplicaAckOptions {
+  int replicas = 0;  // 0: no WAIT
+  std::chrono::milliseconds timeout{500};
+  enum class OnShortfall {
+    release,  // fewer acknowledged: release at once and throw Error{no_quorum} (Redisson's default)
+    accept,   // keep the lock; Mutex::replicas_acknowledged() says how many did
+  };
+  OnShortfall on_shortfall = OnShortfall::release;
+};
+
 struct WatchdogOptions {
   bool enabled = false;
   // A holder that never unlocks (stuck, or forgotten) keeps the lock at most this long: then the
@@ -112,6 +126,7 @@ struct MutexOptions {
   // released by the matching last unlock(). Counted in this Mutex object, not per thread.
   bool reentrant = false;
   WatchdogOptions watchdog;
+  ReplicaAckOptions replica_ack;
   LegacyOptions legacy;
   TokenOptions token;
   RedissonOptions redisson;
@@ -197,6 +212,9 @@ class Mutex {
   std::string value() const;
   // The fencing token of the current (or last) acquisition, with TokenOptions::fencing.
   std::optional<std::uint64_t> fence() const noexcept;
+  // With MutexOptions::replica_ack: how many replicas acknowledged the last acquire or extend
+  // (Redis WAIT's answer); nullopt before, or without replica_ack.
+  std::optional<int> replicas_acknowledged() const noexcept;
 
   // The loss notice. The handler runs once per acquisition whose lease is lost: a renewal or
   // extend found the key deleted or taken over, or the lease ran out unrenewed (no watchdog, the
