@@ -3,9 +3,10 @@
 // zero overlaps.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <regex>
+#include <string>
+#include <vector>
 
+#include "contenders.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -14,48 +15,18 @@ namespace {
 constexpr int kProcesses = 8;
 constexpr int kAcquisitionsPerProcess = 1250;  // 10,000 in all
 
-struct Totals {
-  long acquisitions = 0;
-  long violations = 0;
-  long errors = 0;
-  int failed_processes = 0;
-};
-
-Totals run_contenders(const std::string& strategy, const std::string& preset) {
+ContenderTotals run_eight(const std::string& strategy, const std::string& preset) {
   const std::string key = unique_key("lock");
   const std::string check_key = unique_key("check");
-  std::vector<FILE*> processes;
-  for (int i = 0; i < kProcesses; ++i) {
-    const std::string command = std::string(LOCKBRIDGE_CONTENDER) + " '" + unix_url() + "' '" + key + "' '" + check_key +
-                                "' " + strategy + " " + preset + " " + std::to_string(kAcquisitionsPerProcess);
-    FILE* process = popen(command.c_str(), "r");
-    if (process == nullptr) throw std::runtime_error("cannot start " + command);
-    processes.push_back(process);
-  }
-  Totals totals;
-  const std::regex line("acquisitions=([0-9]+) violations=([0-9]+) errors=([0-9]+)");
-  for (FILE* process : processes) {
-    std::string output;
-    char buffer[256];
-    while (fgets(buffer, sizeof buffer, process) != nullptr) output += buffer;
-    const int status = pclose(process);
-    std::smatch match;
-    if (status != 0 || !std::regex_search(output, match, line)) {
-      ++totals.failed_processes;
-      continue;
-    }
-    totals.acquisitions += std::stol(match[1]);
-    totals.violations += std::stol(match[2]);
-    totals.errors += std::stol(match[3]);
-  }
-  return totals;
+  return run_contenders(std::vector<std::string>(
+      kProcesses, contender_command(strategy, preset, key, check_key, kAcquisitionsPerProcess)));
 }
 
 class CrossProcess : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(CrossProcess, EightProcessesNeverHoldTheLockAtOnce) {
   const auto& [strategy, preset] = GetParam();
-  const Totals totals = run_contenders(strategy, preset);
+  const ContenderTotals totals = run_eight(strategy, preset);
   EXPECT_EQ(totals.failed_processes, 0);
   EXPECT_EQ(totals.acquisitions, kProcesses * kAcquisitionsPerProcess);
   EXPECT_EQ(totals.violations, 0);

@@ -190,17 +190,28 @@ std::ostream& operator<<(std::ostream& out, const CliRun& run) {
   return out << "exit " << run.exit_code << "\n--- stdout\n" << run.output << "--- stderr\n" << run.errors;
 }
 
+FILE* start_process(const std::string& command) {
+  FILE* process = popen(command.c_str(), "r");
+  if (process == nullptr) throw std::runtime_error("cannot start " + command);
+  return process;
+}
+
+ProcessOutput finish_process(FILE* process) {
+  ProcessOutput result;
+  char buffer[512];
+  while (fgets(buffer, sizeof buffer, process) != nullptr) result.output += buffer;
+  result.status = pclose(process);
+  return result;
+}
+
 CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
   const std::filesystem::path stderr_file = std::filesystem::path(test_dir()) / ("cli-stderr-" + unique_key());
   const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI + " " + args +
                               (with_url ? " --url '" + unix_url() + "'" : "") + " 2>'" + stderr_file.string() + "'";
-  FILE* process = popen(command.c_str(), "r");
-  if (process == nullptr) throw std::runtime_error("cannot run " + command);
+  ProcessOutput finished = finish_process(start_process(command));
   CliRun run;
-  char buffer[512];
-  while (fgets(buffer, sizeof buffer, process) != nullptr) run.output += buffer;
-  const int status = pclose(process);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.output = std::move(finished.output);
+  run.exit_code = WIFEXITED(finished.status) ? WEXITSTATUS(finished.status) : -1;
   {
     std::ifstream errors(stderr_file);
     run.errors.assign(std::istreambuf_iterator<char>(errors), std::istreambuf_iterator<char>());

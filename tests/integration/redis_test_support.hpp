@@ -91,6 +91,15 @@ class CommandRecorder {
 // Splits one MONITOR line ("1700000000.123 [0 unix:/s] \"SET\" \"k\" \"v\"") into its arguments.
 std::vector<std::string> parse_monitor_line(std::string_view line);
 
+// A child process run through the shell (popen): start_process() throws when it cannot start;
+// finish_process() reads its stdout to the end and waits for it (status as from waitpid).
+FILE* start_process(const std::string& command);
+struct ProcessOutput {
+  int status = -1;
+  std::string output;
+};
+ProcessOutput finish_process(FILE* process);
+
 // The lockbridge CLI run to completion: exit code, stdout, and the lines of it that are JSON.
 struct CliRun {
   int exit_code = -1;

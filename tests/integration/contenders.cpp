@@ -1,0 +1,36 @@
+#include "contenders.hpp"
+
+#include <cstdio>
+#include <regex>
+
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+
+std::string contender_command(const std::string& strategy, const std::string& preset, const std::string& key,
+                              const std::string& check_key, int acquisitions) {
+  return std::string(LOCKBRIDGE_CONTENDER) + " '" + unix_url() + "' '" + key + "' '" + check_key + "' " + strategy + " " +
+         preset + " " + std::to_string(acquisitions);
+}
+
+ContenderTotals run_contenders(const std::vector<std::string>& commands) {
+  std::vector<FILE*> processes;
+  for (const std::string& command : commands) processes.push_back(start_process(command));
+  ContenderTotals totals;
+  const std::regex line("acquisitions=([0-9]+) violations=([0-9]+) errors=([0-9]+)( woken=[0-9]+ timed_out=([0-9]+))?");
+  for (FILE* process : processes) {
+    const ProcessOutput finished = finish_process(process);
+    std::smatch match;
+    if (finished.status != 0 || !std::regex_search(finished.output, match, line)) {
+      ++totals.failed_processes;
+      continue;
+    }
+    totals.acquisitions += std::stol(match[1]);
+    totals.violations += std::stol(match[2]);
+    totals.errors += std::stol(match[3]);
+    if (match[5].matched) totals.timed_out += std::stol(match[5]);
+  }
+  return totals;
+}
+
+}  // namespace lockbridge::testing
