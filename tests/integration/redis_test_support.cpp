@@ -42,11 +42,14 @@ std::int64_t server_ms() {
 }
 
 bool eventually(const std::function<bool()>& condition) {
+  // The answer is the evaluation that ended the wait: asking again could catch a condition that
+  // has changed since (a renewal landing between two reads) and report false after true.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!condition() && std::chrono::steady_clock::now() < give_up) {
+  for (;;) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= give_up) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return condition();
 }
 
 Client test_client(ClientOptions options) { return Client(unix_url(), options); }
