@@ -13,6 +13,41 @@ void ClientOptions::validate() const {
   if (reconnect_backoff < milliseconds::zero()) throw Error(Errc::bad_option, "reconnect_backoff must not be negative");
 }
 
+namespace detail {
+namespace {
+RedisUrl primary_server(const RedisUrl& url) {
+  switch (url.topology) {
+    case RedisUrl::Topology::single:
+    case RedisUrl::Topology::sentinel:
+      return url;
+    case RedisUrl::Topology::redlock:
+      return url.server(url.nodes.front());
+    case RedisUrl::Topology::cluster:
+      break;
+  }
+  throw Error(Errc::bad_option, "redis-cluster:// is not supported yet: use a redis:// URL of one master, or "
+                                "redis-sentinel:// / redlock://");
+}
+
+std::shared_ptr<Endpoint> make_endpoint(RedisUrl server, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips) {
+  return std::make_shared<Endpoint>(std::move(server), options, round_trips);
+}
+}  // namespace
+
+ClientState::ClientState(RedisUrl given, const ClientOptions& options)
+    : url(std::move(given)),
+      endpoint(make_endpoint(primary_server(url), options, round_trips)),
+      pool(endpoint),
+      notifier(endpoint),
+      keeper(endpoint, scripts) {
+  if (url.topology != RedisUrl::Topology::redlock) return;
+  masters.reserve(url.nodes.size());
+  for (const RedisUrl::Node& node : url.nodes) {
+    masters.push_back(std::make_unique<ConnectionPool>(make_endpoint(url.server(node), options, round_trips)));
+  }
+}
+}  // namespace detail
+
 Client::Client(std::string_view url, ClientOptions options) {
   options.validate();
   state_ = std::make_shared<detail::ClientState>(parse_redis_url(url), options);
@@ -20,7 +55,7 @@ Client::Client(std::string_view url, ClientOptions options) {
 
 Client::~Client() = default;
 
-const RedisUrl& Client::url() const noexcept { return state_->pool.url(); }
+const RedisUrl& Client::url() const noexcept { return state_->url; }
 const ClientOptions& Client::options() const noexcept { return state_->pool.options(); }
 
 ClientStats Client::stats() const noexcept {

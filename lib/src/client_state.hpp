@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "connection_pool.hpp"
+#include "endpoint.hpp"
 #include "lease/lease_keeper.hpp"
 #include "script_runner.hpp"
 #include "waiting/release_notifier.hpp"
@@ -13,15 +16,24 @@
 namespace lockbridge::detail {
 
 struct ClientState {
-  ClientState(const RedisUrl& url, const ClientOptions& options)
-      : pool(url, options, round_trips), notifier(url, options, round_trips), keeper(url, options, scripts, round_trips) {}
+  // Throws Error{bad_option} for a topology the library cannot serve.
+  ClientState(RedisUrl url, const ClientOptions& options);
+
   // Requests written by every connection of this Client (pool and subscriber), connection setup
-  // included. Declared first: the pool and the notifier count into it.
+  // included. Declared first: the pools and the notifier count into it.
   std::atomic<std::uint64_t> round_trips{0};
+  const RedisUrl url;  // as the Client was given it
+  // Where pool, notifier and keeper connect: the server, the sentinels' master, or (redlock) the
+  // first master, which also answers Client::command().
+  const std::shared_ptr<Endpoint> endpoint;
   ConnectionPool pool;
-  ScriptCache scripts;
+  ScriptCache scripts;  // a script's SHA1 is the same on every server: one cache serves every node
+  // redlock:// only: a pool per master, in URL order; a lock is held on a majority of them.
+  std::vector<std::unique_ptr<ConnectionPool>> masters;
   ReleaseNotifier notifier;
   LeaseKeeper keeper;  // last: its thread stops before the scripts it uses go away
+
+  bool redlock() const noexcept { return !masters.empty(); }
 };
 
 }  // namespace lockbridge::detail

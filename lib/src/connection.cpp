@@ -135,7 +135,16 @@ ReplyPtr Connection::read_reply() {
   // The buffered commands are written inside redisGetReply: a failure here may come after the
   // server ran them.
   if (status != REDIS_OK || !reply) fail("read reply", true);
+  // A server that became a replica (a failover demoted it) refuses every write: the connection is
+  // no use for locks any more, so it is dropped and its Endpoint looks for the master again.
+  if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("READONLY")) broken_ = true;
   return reply;
+}
+
+ReplyPtr Connection::receive() {
+  if (context_->err != 0) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  const SigpipeGuard guard;
+  return read_reply();
 }
 
 ReplyPtr Connection::run(Args args) {
@@ -149,6 +158,16 @@ ReplyPtr Connection::run(Args args) {
 void Connection::send(Args args) {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
   append(args);
+  flush();
+}
+
+void Connection::send_pipeline(std::span<const std::vector<std::string_view>> commands) {
+  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  for (const auto& command : commands) append(command);
+  flush();
+}
+
+void Connection::flush() {
   round_trips_->fetch_add(1, std::memory_order_relaxed);
   const SigpipeGuard guard;
   int done = 0;

@@ -47,6 +47,10 @@ class Connection {
 
   bool broken() const noexcept { return broken_; }
 
+  // The Endpoint address generation this connection was made for (endpoint.hpp).
+  std::uint64_t generation() const noexcept { return generation_; }
+  void set_generation(std::uint64_t generation) noexcept { generation_ = generation; }
+
   // For a connection in subscribe mode, driven by poll(2) on fd(): send() writes a command without
   // waiting for its reply; read_available() reads what the socket has (call it when poll says
   // readable) and returns every complete reply and message. Both throw io and break the connection
@@ -54,16 +58,25 @@ class Connection {
   int fd() const noexcept { return context_->fd; }
   void send(Args args);
   void send(std::initializer_list<std::string_view> args) { send(Args(args.begin(), args.size())); }
+  // Several commands written at once (one round trip), their replies left for receive().
+  void send_pipeline(std::span<const std::vector<std::string_view>> commands);
+  // A request sent on it will not be waited for: the connection must not be reused.
+  void discard() noexcept { broken_ = true; }
   std::vector<ReplyPtr> read_available();
+  // The next reply to a send(), waiting up to the command timeout: with send(), one request on
+  // each of several connections can be in flight at once (Redlock's masters).
+  ReplyPtr receive();
 
  private:
   void append(Args args);
+  void flush();  // writes what append() buffered: one request
   ReplyPtr read_reply();
   [[noreturn]] void fail(std::string_view doing, bool outcome_unknown);
 
   ContextPtr context_;
   std::string where_;  // the redacted URL, for messages
   bool broken_ = false;
+  std::uint64_t generation_ = 0;
   std::atomic<std::uint64_t>* round_trips_;
 };
 

@@ -6,18 +6,30 @@
 
 namespace lockbridge::detail {
 
-ConnectionPool::ConnectionPool(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips)
-    : url_(std::move(url)), options_(options), round_trips_(round_trips) {
+ConnectionPool::ConnectionPool(std::shared_ptr<Endpoint> endpoint)
+    : endpoint_(std::move(endpoint)), options_(endpoint_->options()) {
   idle_.reserve(options_.pool_size);  // give_back() is noexcept: it must never reallocate
 }
 
 ConnectionPool::Lease ConnectionPool::borrow() {
   std::unique_lock lock(mutex_);
+  const auto in_backoff = [&] { return failures_ > 0 && std::chrono::steady_clock::now() < retry_after_; };
+  if (!in_backoff()) {  // (the sentinels are not asked faster than the master is dialled)
+    lock.unlock();
+    endpoint_->refresh_if_stale();  // a connection broke: with Sentinel, has the master moved?
+    lock.lock();
+  }
+  // Connections to a former master are of no use: writes there would be lost or refused.
+  std::erase_if(idle_, [&](const std::unique_ptr<Connection>& idle) {
+    if (!endpoint_->outdated(*idle)) return false;
+    --open_;
+    return true;
+  });
   const auto deadline = std::chrono::steady_clock::now() + options_.command_timeout;
   while (idle_.empty() && open_ >= options_.pool_size) {
     if (slot_freed_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
         open_ >= options_.pool_size) {
-      throw Error(Errc::timeout, "all " + std::to_string(options_.pool_size) + " connections to " + url_.redacted() +
+      throw Error(Errc::timeout, "all " + std::to_string(options_.pool_size) + " connections to " + url().redacted() +
                                      " stayed busy for the command timeout");
     }
   }
@@ -26,13 +38,13 @@ ConnectionPool::Lease ConnectionPool::borrow() {
     idle_.pop_back();
     return Lease(*this, std::move(connection));
   }
-  if (failures_ > 0 && std::chrono::steady_clock::now() < retry_after_) {
+  if (in_backoff()) {
     throw Error(Errc::io, last_failure_ + " (not retried yet: reconnect backoff)");
   }
   ++open_;  // reserve the slot, then connect without holding the lock
   lock.unlock();
   try {
-    auto connection = std::make_unique<Connection>(url_, options_, round_trips_);
+    auto connection = endpoint_->connect();
     lock.lock();
     failures_ = 0;
     lock.unlock();
@@ -56,6 +68,7 @@ void ConnectionPool::give_back(std::unique_ptr<Connection> connection) noexcept 
   {
     std::lock_guard lock(mutex_);
     if (connection->broken()) {
+      endpoint_->connection_broke(*connection);
       --open_;
     } else {
       idle_.push_back(std::move(connection));

@@ -1,6 +1,7 @@
-// A small thread-safe pool of connections to one server. No mutex is held across a network round
-// trip: connects happen outside the lock after reserving a slot. A broken connection is dropped
-// when returned, and the next borrow connects again, failing fast during a reconnect backoff.
+// A small thread-safe pool of connections to one server (an Endpoint: with Sentinel, the current
+// master). No mutex is held across a network round trip: connects happen outside the lock after
+// reserving a slot. A broken connection is dropped when returned, and the next borrow connects
+// again, failing fast during a reconnect backoff. Idle connections to a former master are dropped.
 #pragma once
 
 #include <atomic>
@@ -13,13 +14,13 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "endpoint.hpp"
 
 namespace lockbridge::detail {
 
 class ConnectionPool {
  public:
-  // Every request its connections write adds one to `round_trips`, which must outlive the pool.
-  ConnectionPool(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips);
+  explicit ConnectionPool(std::shared_ptr<Endpoint> endpoint);
 
   // A borrowed connection; goes back to the pool (or is dropped if broken) on destruction.
   class Lease {
@@ -43,14 +44,14 @@ class ConnectionPool {
   // (then Error{timeout}). Throws connect errors, or io during the reconnect backoff.
   Lease borrow();
 
-  const RedisUrl& url() const noexcept { return url_; }
-  const ClientOptions& options() const noexcept { return options_; }
+  const RedisUrl& url() const noexcept { return endpoint_->url(); }
+  const ClientOptions& options() const noexcept { return endpoint_->options(); }
 
  private:
   void give_back(std::unique_ptr<Connection> connection) noexcept;
 
-  const RedisUrl url_;
-  const ClientOptions options_;
+  const std::shared_ptr<Endpoint> endpoint_;
+  const ClientOptions& options_;  // the endpoint's
   std::mutex mutex_;
   std::condition_variable slot_freed_;
   std::vector<std::unique_ptr<Connection>> idle_;
@@ -59,7 +60,6 @@ class ConnectionPool {
   unsigned failures_ = 0;
   std::chrono::steady_clock::time_point retry_after_{};
   std::string last_failure_;
-  std::atomic<std::uint64_t>& round_trips_;
 };
 
 }  // namespace lockbridge::detail

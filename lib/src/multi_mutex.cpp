@@ -221,6 +221,10 @@ std::vector<std::string> checked_keys(std::vector<std::string> keys) {
 
 MultiMutex::MultiMutex(Client client, std::vector<std::string> keys, MutexOptions options) {
   options.validate();
+  if (client.state()->redlock()) {
+    throw Error(Errc::bad_option, "multi-key lock: not available on a redlock:// Client (one script takes every key "
+                                  "on one server; a majority of masters would each need it)");
+  }
   if (options.strategy != StrategyKind::token) {
     throw Error(Errc::bad_option,
                 "multi-key lock: only the token strategy can take several keys at once; the legacy protocol "

@@ -9,6 +9,7 @@
 #include "companion_keys.hpp"
 #include "lease/lease.hpp"
 #include "random.hpp"
+#include "redlock/quorum.hpp"
 #include "strategy.hpp"
 #include "waiting/local_line.hpp"
 #include "waiting/retry_schedule.hpp"
@@ -21,8 +22,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The same server and key, whichever Client or URL spelling reached it: the local line's name.
+// (Sentinel and Redlock Clients are named by their node lists and master name.)
 std::string lock_identity(const RedisUrl& url, std::string_view key) {
-  std::string identity = url.transport == RedisUrl::Transport::unix_socket ? "unix:" + url.socket_path
+  std::string identity = url.topology != RedisUrl::Topology::single     ? url.redacted()
+                         : url.transport == RedisUrl::Transport::unix_socket ? "unix:" + url.socket_path
                                                                              : url.host + ":" + std::to_string(url.port);
   identity.append("/").append(std::to_string(url.db)).push_back('\0');
   return identity.append(key);
@@ -39,7 +42,8 @@ class MutexCore {
         options_(std::move(options)),
         strategy_(make_strategy(options_, state_->scripts)),
         release_channel_(strategy_->release_channel_of(key_)),
-        line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->pool.url(), key_)) : nullptr) {}
+        line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->url, key_)) : nullptr),
+        quorum_(state_->redlock() ? std::make_unique<Quorum>(state_->masters, state_->scripts) : nullptr) {}
 
   // Whether this Mutex holds the lock: acquired, not released, and not known lost. A lease lost
   // behind our back ends the hold here too, so the Mutex can lock again.
@@ -62,6 +66,7 @@ class MutexCore {
 
   // One attempt (after hold_again()).
   AcquireAttempt attempt(const AttemptRequest& request) {
+    if (quorum_) return attempt_on_quorum(request);
     const auto started = Clock::now();
     AcquireAttempt result;
     std::optional<Error> lost_reply;
@@ -100,7 +105,8 @@ class MutexCore {
     }
     RetrySchedule schedule(options_.retry, Clock::now(), deadline);
     const bool fair = options_.wait_mode == WaitMode::fair;
-    const bool notify = options_.wait_mode != WaitMode::poll;
+    // Redlock's masters announce nothing: its waiters poll.
+    const bool notify = options_.wait_mode != WaitMode::poll && !quorum_;
     const QueueSeat seat(*this, fair ? random_token() : std::string());
     // Already subscribed (an earlier wait's subscription lingers): watch from before the first
     // attempt, at no cost. Otherwise subscribe only once an attempt has failed, so the
@@ -158,8 +164,7 @@ class MutexCore {
       const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
       const std::string value = lease_->snapshot().value;
       lease_->released();
-      auto connection = state_->pool.borrow();
-      if (strategy_->release(*connection, key_, value, release_channel_.name) == ReleaseOutcome::released) {
+      if (released_value(value)) {
         last_error_.clear();
       } else {
         report(Error(Errc::lease_lost,
@@ -189,7 +194,13 @@ class MutexCore {
     const auto started = Clock::now();
     std::optional<std::string> value;
     bool acknowledged = true;
-    {
+    if (quorum_) {
+      const Lease::IoClaim io = lease_->claim_io();
+      const std::string held = lease_->snapshot().value;
+      const Quorum::Outcome outcome = quorum_->extend(key_, held, lease);
+      if (outcome.held) value = held;
+      if (value) lease_->renewed(*value, started + lease - Quorum::drift(lease));
+    } else {
       const Lease::IoClaim io = lease_->claim_io();
       auto connection = state_->pool.borrow();
       value = strategy_->extend(*connection, key_, lease_->snapshot().value, lease);
@@ -215,6 +226,7 @@ class MutexCore {
 
   LockInfo inspect() const {
     const std::string mine = holds() ? lease_->snapshot().value : std::string();
+    if (quorum_) return quorum_->inspect(key_, mine);
     auto connection = state_->pool.borrow();
     return strategy_->inspect(*connection, key_, mine);
   }
@@ -236,6 +248,7 @@ class MutexCore {
   std::shared_ptr<Lease> lease_;           // the current or last acquisition; null before the first
   int hold_count_ = 0;                     // > 0 while held; above 1 only when reentrant
   std::optional<int> replicas_acknowledged_;  // WAIT's last answer (replica_ack)
+  const std::unique_ptr<Quorum> quorum_;      // redlock:// Clients: the masters' majority; null otherwise
   std::error_code last_error_;
   std::function<void(const Error&)> on_release_error_;
   std::function<void(const Error&)> on_lease_lost_;
@@ -279,11 +292,34 @@ class MutexCore {
                                       " ms; the lock was released (MutexOptions::replica_ack)");
   }
 
+  // Redlock: one attempt on every master at once. A lost reply is no concern here: the quorum
+  // deletes our value everywhere when it did not reach a majority.
+  AcquireAttempt attempt_on_quorum(const AttemptRequest& request) {
+    const auto started = Clock::now();
+    AcquireAttempt result;
+    result.value = options_.token.fixed_value.empty() ? random_token() : options_.token.fixed_value;
+    const Quorum::Outcome outcome = quorum_->acquire(key_, result.value, request.lease);
+    result.acquired = outcome.held;
+    // Valid until the lease ends on the master that set it first, less the drift Redlock allows.
+    if (result.acquired) begin_hold(result, started, started + request.lease - Quorum::drift(request.lease));
+    return result;
+  }
+
+  // Deletes `value` where it is still ours; false when no copy was (the lease was lost).
+  bool released_value(const std::string& value) {
+    if (quorum_) return quorum_->release(key_, value) > 0;
+    auto connection = state_->pool.borrow();
+    return strategy_->release(*connection, key_, value, release_channel_.name) == ReleaseOutcome::released;
+  }
+
   void begin_hold(const AcquireAttempt& result, Clock::time_point started) {
+    // Counted from before the request left: the server's lease can only end later than this.
+    begin_hold(result, started, started + options_.lease);
+  }
+
+  void begin_hold(const AcquireAttempt& result, Clock::time_point started, Clock::time_point valid_until) {
     std::optional<Lease::Renewal> renewal;
     if (options_.watchdog.enabled) renewal = Lease::Renewal{options_.lease, started + options_.watchdog.max_hold};
-    // Counted from before the request left: the server's lease can only end later than this.
-    const auto valid_until = started + options_.lease;
     lease_ = std::make_shared<Lease>(strategy_, key_, result.value, valid_until, result.fence, renewal, on_lease_lost_);
     hold_count_ = 1;
     state_->keeper.keep(lease_);
@@ -476,6 +512,7 @@ std::string checked_key(std::string key) {
 
 Mutex::Mutex(Client client, std::string key, MutexOptions options) {
   options.validate();
+  if (client.state()->redlock()) detail::require_redlock_options(options);
   core_ = std::make_unique<detail::MutexCore>(std::move(client), checked_key(std::move(key)), std::move(options));
 }
 

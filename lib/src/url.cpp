@@ -52,37 +52,26 @@ int parse_number(std::string_view url, std::string_view text, std::string_view p
 
 constexpr int kMaxDb = 1 << 20;
 
-RedisUrl parse_tcp(std::string_view url, std::string_view rest) {
-  RedisUrl out;
-  out.transport = RedisUrl::Transport::tcp;
-  if (const auto q = rest.find_first_of("?#"); q != std::string_view::npos) {
-    bad_url(url, "query parameters and fragments are not supported in redis:// URLs");
+// "user:password@" at the front of `rest` (the user info ends at the last '@': a host never
+// contains one, so a password with an unencoded '/' still parses instead of being read as host
+// and port, and echoed in an error). Fills `out` and returns what follows it.
+std::string_view take_userinfo(std::string_view url, std::string_view rest, RedisUrl& out) {
+  const auto at = rest.rfind('@');
+  if (at == std::string_view::npos) return rest;
+  const std::string_view userinfo = rest.substr(0, at);
+  const auto colon = userinfo.find(':');
+  const std::string_view user = userinfo.substr(0, colon);
+  if (!user.empty()) out.user = percent_decode(url, user, "user");
+  if (colon != std::string_view::npos) {
+    out.password = percent_decode(url, userinfo.substr(colon + 1), "password");
+  } else if (!out.user) {
+    bad_url(url, "empty user info before '@'");
   }
-  // The user info ends at the last '@' (a host never contains one), so a password with an
-  // unencoded '/' still parses instead of being read as host and port, and echoed in an error.
-  std::string_view userinfo;
-  bool has_userinfo = false;
-  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
-    userinfo = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    has_userinfo = true;
-  }
-  std::string_view authority = rest;
-  std::string_view path;
-  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
-    authority = rest.substr(0, slash);
-    path = rest.substr(slash + 1);
-  }
-  if (has_userinfo) {
-    const auto colon = userinfo.find(':');
-    const std::string_view user = userinfo.substr(0, colon);
-    if (!user.empty()) out.user = percent_decode(url, user, "user");
-    if (colon != std::string_view::npos) {
-      out.password = percent_decode(url, userinfo.substr(colon + 1), "password");
-    } else if (!out.user) {
-      bad_url(url, "empty user info before '@'");
-    }
-  }
+  return rest.substr(at + 1);
+}
+
+// "host", "host:port", "[v6]" or "[v6]:port".
+RedisUrl::Node parse_node(std::string_view url, std::string_view authority, int default_port) {
   std::string_view host = authority;
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {
@@ -106,9 +95,83 @@ RedisUrl parse_tcp(std::string_view url, std::string_view rest) {
                     c == '-' || c == '_' || c == ':';
     if (!ok) bad_url(url, "host contains an invalid character");
   }
-  out.host = std::string(host);
-  if (!port.empty()) out.port = parse_number(url, port, "port", 1, 65535);
+  return {std::string(host), port.empty() ? default_port : parse_number(url, port, "port", 1, 65535)};
+}
+
+void refuse_query(std::string_view url, std::string_view rest, std::string_view scheme) {
+  if (rest.find_first_of("?#") != std::string_view::npos) {
+    bad_url(url, "query parameters and fragments are not supported in " + std::string(scheme) + ":// URLs");
+  }
+}
+
+RedisUrl parse_tcp(std::string_view url, std::string_view rest) {
+  RedisUrl out;
+  out.transport = RedisUrl::Transport::tcp;
+  refuse_query(url, rest, "redis");
+  rest = take_userinfo(url, rest, out);
+  std::string_view authority = rest;
+  std::string_view path;
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    authority = rest.substr(0, slash);
+    path = rest.substr(slash + 1);
+  }
+  RedisUrl::Node node = parse_node(url, authority, 6379);
+  out.host = std::move(node.host);
+  out.port = node.port;
   if (!path.empty()) out.db = parse_number(url, path, "database", 0, kMaxDb);
+  return out;
+}
+
+// Redlock's vote count is only meaningful over an odd number of distinct masters: the same server
+// named twice would count one write as two votes.
+constexpr std::size_t kMaxRedlockMasters = 15;
+
+// redis-sentinel://, redlock:// and redis-cluster://: a comma-separated node list, then a path.
+RedisUrl parse_multi(std::string_view url, std::string_view rest, RedisUrl::Topology topology, std::string_view scheme) {
+  RedisUrl out;
+  out.transport = RedisUrl::Transport::tcp;
+  out.topology = topology;
+  refuse_query(url, rest, scheme);
+  rest = take_userinfo(url, rest, out);
+  const auto slash = rest.find('/');
+  std::string_view list = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  const int default_port = topology == RedisUrl::Topology::sentinel ? 26379 : 6379;
+  while (true) {
+    const auto comma = list.find(',');
+    const RedisUrl::Node node = parse_node(url, list.substr(0, comma), default_port);
+    for (const RedisUrl::Node& seen : out.nodes) {
+      if (seen == node) bad_url(url, "node " + node.host + ":" + std::to_string(node.port) + " is named twice");
+    }
+    out.nodes.push_back(node);
+    if (comma == std::string_view::npos) break;
+    list = list.substr(comma + 1);
+  }
+  switch (topology) {
+    case RedisUrl::Topology::sentinel: {
+      const auto db_slash = path.find('/');
+      const std::string_view name = path.substr(0, db_slash);
+      if (name.empty()) bad_url(url, "missing master name (redis-sentinel://host:port,.../master-name)");
+      out.master_name = percent_decode(url, name, "master name");
+      if (db_slash != std::string_view::npos) out.db = parse_number(url, path.substr(db_slash + 1), "database", 0, kMaxDb);
+      break;
+    }
+    case RedisUrl::Topology::redlock:
+      if (out.nodes.size() < 3 || out.nodes.size() > kMaxRedlockMasters || out.nodes.size() % 2 == 0) {
+        bad_url(url, "redlock needs an odd number of masters from 3 to " + std::to_string(kMaxRedlockMasters) + ", got " +
+                         std::to_string(out.nodes.size()));
+      }
+      if (!path.empty()) out.db = parse_number(url, path, "database", 0, kMaxDb);
+      break;
+    case RedisUrl::Topology::cluster:
+      if (!path.empty()) bad_url(url, "Redis Cluster has only database 0: no path after the seed nodes");
+      break;
+    case RedisUrl::Topology::single:
+      break;
+  }
+  // The first node stands in for host and port where one address is wanted (messages).
+  out.host = out.nodes.front().host;
+  out.port = out.nodes.front().port;
   return out;
 }
 
@@ -147,13 +210,28 @@ RedisUrl parse_unix(std::string_view url, std::string_view rest) {
 
 RedisUrl parse_redis_url(std::string_view url) {
   const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) bad_url(url, "missing scheme (expected redis:// or unix://)");
+  if (scheme_end == std::string_view::npos) bad_url(url, "missing scheme (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
   const std::string_view scheme = url.substr(0, scheme_end);
   const std::string_view rest = url.substr(scheme_end + 3);
   if (scheme == "redis") return parse_tcp(url, rest);
   if (scheme == "unix") return parse_unix(url, rest);
+  if (scheme == "redis-sentinel") return parse_multi(url, rest, RedisUrl::Topology::sentinel, scheme);
+  if (scheme == "redlock") return parse_multi(url, rest, RedisUrl::Topology::redlock, scheme);
+  if (scheme == "redis-cluster") return parse_multi(url, rest, RedisUrl::Topology::cluster, scheme);
   if (scheme == "rediss") bad_url(url, "TLS (rediss://) is not supported yet");
-  bad_url(url, "unknown scheme '" + std::string(scheme) + "' (expected redis:// or unix://)");
+  bad_url(url, "unknown scheme '" + std::string(scheme) +
+                   "' (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
+}
+
+RedisUrl RedisUrl::server(const Node& node) const {
+  RedisUrl out;
+  out.transport = Transport::tcp;
+  out.host = node.host;
+  out.port = node.port;
+  out.user = user;
+  out.password = password;
+  out.db = db;
+  return out;
 }
 
 std::string RedisUrl::redacted() const {
@@ -171,9 +249,24 @@ std::string RedisUrl::redacted() const {
     if (password) auth += ":***";
     auth += "@";
   }
-  const bool v6 = host.find(':') != std::string::npos;
-  return "redis://" + auth + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) +
-         (db != 0 ? "/" + std::to_string(db) : "");
+  const auto address = [](const std::string& node_host, int node_port) {
+    const bool v6 = node_host.find(':') != std::string::npos;
+    return (v6 ? "[" + node_host + "]" : node_host) + ":" + std::to_string(node_port);
+  };
+  const std::string db_path = db != 0 ? "/" + std::to_string(db) : "";
+  if (topology == Topology::single) return "redis://" + auth + address(host, port) + db_path;
+  std::string list;
+  for (const Node& node : nodes) list += (list.empty() ? "" : ",") + address(node.host, node.port);
+  switch (topology) {
+    case Topology::sentinel:
+      return "redis-sentinel://" + auth + list + "/" + master_name + db_path;
+    case Topology::redlock:
+      return "redlock://" + auth + list + db_path;
+    case Topology::cluster:
+    case Topology::single:
+      break;
+  }
+  return "redis-cluster://" + auth + list;
 }
 
 }  // namespace lockbridge

@@ -312,4 +312,60 @@ TEST(RedisUrl, RedactedNeverContainsThePassword) {
   }
 }
 
+// ---- multi-node forms ----------------------------------------------------------------------------
+
+TEST(RedisUrl, SentinelListsSentinelsAndNamesTheMaster) {
+  const RedisUrl url = parse_redis_url("redis-sentinel://app:pw@10.0.0.1,10.0.0.2:26380,[::1]:26381/orders-master/2");
+  EXPECT_EQ(url.topology, RedisUrl::Topology::sentinel);
+  ASSERT_EQ(url.nodes.size(), 3U);
+  EXPECT_EQ(url.nodes[0], (RedisUrl::Node{"10.0.0.1", 26379}));  // the sentinels' default port
+  EXPECT_EQ(url.nodes[1], (RedisUrl::Node{"10.0.0.2", 26380}));
+  EXPECT_EQ(url.nodes[2], (RedisUrl::Node{"::1", 26381}));
+  EXPECT_EQ(url.master_name, "orders-master");
+  EXPECT_EQ(url.db, 2);
+  EXPECT_EQ(url.user, "app");
+  EXPECT_EQ(url.password, "pw");
+  EXPECT_EQ(url.redacted(), "redis-sentinel://app:***@10.0.0.1:26379,10.0.0.2:26380,[::1]:26381/orders-master/2");
+}
+
+TEST(RedisUrl, ServerOfANodeKeepsCredentialsAndDatabase) {
+  const RedisUrl url = parse_redis_url("redlock://:pw@127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003/4");
+  const RedisUrl server = url.server(url.nodes[1]);
+  EXPECT_EQ(server.topology, RedisUrl::Topology::single);
+  EXPECT_EQ(server.host, "127.0.0.1");
+  EXPECT_EQ(server.port, 7002);
+  EXPECT_EQ(server.password, "pw");
+  EXPECT_EQ(server.db, 4);
+  EXPECT_TRUE(server.nodes.empty());
+}
+
+TEST(RedisUrl, RedlockNeedsAnOddNumberOfDistinctMasters) {
+  const RedisUrl url = parse_redis_url("redlock://a:7001,b:7002,c");
+  EXPECT_EQ(url.topology, RedisUrl::Topology::redlock);
+  EXPECT_EQ(url.nodes[2], (RedisUrl::Node{"c", 6379}));
+  EXPECT_EQ(url.redacted(), "redlock://a:7001,b:7002,c:6379");
+  EXPECT_THAT(rejection("redlock://a:1,b:2"), HasSubstr("odd number of masters from 3 to 15, got 2"));
+  EXPECT_THAT(rejection("redlock://a:1"), HasSubstr("got 1"));
+  // The same master twice would count one write as two votes.
+  EXPECT_THAT(rejection("redlock://a:1,b:2,a:1"), HasSubstr("node a:1 is named twice"));
+}
+
+TEST(RedisUrl, ClusterTakesSeedNodesAndOnlyDatabaseZero) {
+  const RedisUrl url = parse_redis_url("redis-cluster://127.0.0.1:7000,127.0.0.1:7001");
+  EXPECT_EQ(url.topology, RedisUrl::Topology::cluster);
+  EXPECT_EQ(url.nodes.size(), 2U);
+  EXPECT_EQ(url.redacted(), "redis-cluster://127.0.0.1:7000,127.0.0.1:7001");
+  EXPECT_THAT(rejection("redis-cluster://127.0.0.1:7000/1"), HasSubstr("only database 0"));
+}
+
+TEST(RedisUrl, MultiNodeFormsRejectBadParts) {
+  EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:26379"), HasSubstr("missing master name"));
+  EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:26379/"), HasSubstr("missing master name"));
+  EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:26379,/m"), HasSubstr("missing host"));
+  EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:0/m"), HasSubstr("port '0'"));
+  EXPECT_THAT(rejection("redis-sentinel://10.0.0.1/m?x=1"), HasSubstr("query parameters"));
+  EXPECT_THAT(rejection("redlock://a:1,b:2,c:3/x"), HasSubstr("database 'x'"));
+  EXPECT_THAT(rejection("redis-sentinel://u:s3cret@/m"), Not(HasSubstr("s3cret")));
+}
+
 }  // namespace

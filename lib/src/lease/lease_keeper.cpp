@@ -29,9 +29,8 @@ Error ran_out(const Lease& lease, bool max_hold_reached) {
 }
 }  // namespace
 
-LeaseKeeper::LeaseKeeper(RedisUrl url, ClientOptions options, ScriptCache& scripts,
-                         std::atomic<std::uint64_t>& round_trips)
-    : url_(std::move(url)), options_(options), scripts_(scripts), round_trips_(round_trips) {}
+LeaseKeeper::LeaseKeeper(std::shared_ptr<Endpoint> endpoint, ScriptCache& scripts)
+    : endpoint_(std::move(endpoint)), options_(endpoint_->options()), scripts_(scripts) {}
 
 LeaseKeeper::~LeaseKeeper() {
   {
@@ -155,13 +154,20 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
 
   std::vector<ReplyPtr> replies;
   try {
-    if (!connection_ || connection_->broken()) connection_ = std::make_unique<Connection>(url_, options_, round_trips_);
+    if (connection_ && (connection_->broken() || endpoint_->outdated(*connection_))) {  // e.g. a former master
+      if (connection_->broken()) endpoint_->connection_broke(*connection_);
+      connection_.reset();
+    }
+    if (!connection_) connection_ = endpoint_->connect();
     replies = run_scripts(*connection_, scripts_, calls);
     renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
   } catch (const std::exception&) {
     // The server is unreachable or the reply was lost: try again soon; the lease runs out (and
     // the holder is told) if no renewal gets through in time.
-    if (connection_ && connection_->broken()) connection_.reset();
+    if (connection_ && connection_->broken()) {
+      endpoint_->connection_broke(*connection_);
+      connection_.reset();
+    }
     io.clear();
     for (Entry& entry : sent) {
       entry.next_renewal = Clock::now() + retry_delay(*entry.lease->renewal);

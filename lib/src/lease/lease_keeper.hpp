@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../connection.hpp"
+#include "../endpoint.hpp"
 #include "../script_runner.hpp"
 #include "lease.hpp"
 
@@ -29,7 +30,7 @@ class LeaseKeeper {
   // Renewals per pipeline: one round trip each, bounded so one reply batch stays small.
   static constexpr std::size_t kBatch = 1000;
 
-  LeaseKeeper(RedisUrl url, ClientOptions options, ScriptCache& scripts, std::atomic<std::uint64_t>& round_trips);
+  LeaseKeeper(std::shared_ptr<Endpoint> endpoint, ScriptCache& scripts);
   ~LeaseKeeper();
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
@@ -59,10 +60,9 @@ class LeaseKeeper {
   void renew(std::vector<Entry>& batch);
   void requeue(Entry entry);
 
-  const RedisUrl url_;
-  const ClientOptions options_;
+  const std::shared_ptr<Endpoint> endpoint_;
+  const ClientOptions& options_;  // the endpoint's
   ScriptCache& scripts_;
-  std::atomic<std::uint64_t>& round_trips_;
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -32,8 +32,8 @@ struct ReleaseNotifier::Channel {
   }
 };
 
-ReleaseNotifier::ReleaseNotifier(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips)
-    : url_(std::move(url)), options_(options), round_trips_(round_trips) {
+ReleaseNotifier::ReleaseNotifier(std::shared_ptr<Endpoint> endpoint)
+    : endpoint_(std::move(endpoint)), options_(endpoint_->options()) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw Error(Errc::io, "release notifier: cannot create an eventfd");
 }
@@ -129,7 +129,7 @@ void ReleaseNotifier::sleep_or_wake(std::chrono::milliseconds duration) noexcept
 }
 
 void ReleaseNotifier::connect_and_resubscribe() {
-  connection_ = std::make_unique<Connection>(url_, options_, round_trips_);
+  connection_ = endpoint_->connect();
   connect_failures_ = 0;
   subscribed_.clear();
   // Whatever was announced while we were not connected went unheard: wake every waiter once.
@@ -138,6 +138,7 @@ void ReleaseNotifier::connect_and_resubscribe() {
 }
 
 void ReleaseNotifier::connection_lost() noexcept {
+  endpoint_->connection_broke(*connection_);
   connection_.reset();
   subscribed_.clear();
   std::lock_guard lock(mutex_);

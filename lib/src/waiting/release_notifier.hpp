@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../connection.hpp"
+#include "../endpoint.hpp"
 #include "release_channel.hpp"
 
 namespace lockbridge::detail {
@@ -36,7 +37,7 @@ class ReleaseNotifier {
   static constexpr std::chrono::milliseconds kLinger{250};
 
   // Does no I/O: the thread and its connection start with the first watcher.
-  ReleaseNotifier(RedisUrl url, ClientOptions options, std::atomic<std::uint64_t>& round_trips);
+  ReleaseNotifier(std::shared_ptr<Endpoint> endpoint);
   ~ReleaseNotifier();
   ReleaseNotifier(const ReleaseNotifier&) = delete;
   ReleaseNotifier& operator=(const ReleaseNotifier&) = delete;
@@ -87,9 +88,8 @@ class ReleaseNotifier {
   void connection_lost() noexcept;
   void sleep_or_wake(std::chrono::milliseconds duration) noexcept;
 
-  const RedisUrl url_;
-  const ClientOptions options_;
-  std::atomic<std::uint64_t>& round_trips_;
+  const std::shared_ptr<Endpoint> endpoint_;
+  const ClientOptions& options_;  // the endpoint's
   int wake_fd_ = -1;  // eventfd: tells the thread there is work (or that it must stop)
 
   std::mutex mutex_;
