@@ -348,8 +348,11 @@ std::string ServerProcess::log_tail(int lines) const {
 // ---- SentinelTopology -------------------------------------------------------------------------
 
 SentinelTopology::SentinelTopology(std::string name) : master_name(std::move(name)) {
-  master = ServerProcess::start_server();
-  replica = ServerProcess::start_server({"--replicaof", "127.0.0.1", std::to_string(master->port())});
+  // A master waits repl-diskless-sync-delay (5 s) for more replicas before a full sync; the
+  // replica becomes a master on failover, so neither waits.
+  master = ServerProcess::start_server({"--repl-diskless-sync-delay", "0"});
+  replica = ServerProcess::start_server(
+      {"--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1", std::to_string(master->port())});
   const std::string replica_entry = "port=" + std::to_string(replica->port()) + ",state=online";
   wait_until([&] { return master->command({"INFO", "replication"}).find(replica_entry) != std::string::npos; },
              kTopologyTimeout, "replica " + replica->address() + " in sync with " + master->address(),
@@ -488,8 +491,8 @@ ClusterTopology::ClusterTopology(int masters, int replicas_per_master) {
   const int count = masters * (1 + replicas_per_master);
   for (int i = 0; i < count; ++i) {
     // The bus port is port + 10000 (at most 60000): a bind failure there is retried like any other.
-    nodes.push_back(ServerProcess::start_server(
-        {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000"}));
+    nodes.push_back(ServerProcess::start_server({"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                                 "--cluster-node-timeout", "1000", "--repl-diskless-sync-delay", "0"}));
     node_ids.push_back(nodes.back()->command({"CLUSTER", "MYID"}));
   }
   std::string command = "timeout 60 redis-cli --cluster create";
@@ -500,6 +503,15 @@ ClusterTopology::ClusterTopology(int masters, int replicas_per_master) {
     throw std::runtime_error(command + " failed (status " + std::to_string(created.status) + "):\n" + created.output);
   }
   wait_until_consistent();
+  // A replica that has not synced yet could not be promoted: a failover test needs them linked.
+  for (const auto& node : nodes) {
+    wait_until(
+        [&] {
+          const auto fields = info_fields(node->command({"INFO", "replication"}));
+          return fields.at("role") == "master" || fields.at("master_link_status") == "up";
+        },
+        kTopologyTimeout, "cluster replica " + node->address() + " in sync", [&] { return node->log_tail(); });
+  }
 }
 
 std::string ClusterTopology::url() const {

@@ -22,8 +22,9 @@ namespace lockbridge::testing {
 // One redis-server or redis-sentinel child process on a free 127.0.0.1 TCP port, in a fresh
 // temporary directory (mkdtemp under $LOCKBRIDGE_TEST_DIR if set, else /tmp). Not daemonized: it
 // is forked and exec'd here, and dies with the thread that started it (PR_SET_PDEATHSIG), so a
-// crashed test run leaves no server behind. Thread-compatible: command() and the other const
-// members may be called from several threads; kill() and restart() need the caller's exclusion.
+// crashed test run leaves no server behind (so start it from a thread that outlives it).
+// command(), command_list(), port() and address() may be called from several threads at once;
+// running(), kill() and restart() (which reap the child) need the caller's exclusion.
 class ServerProcess {
  public:
   // redis-server --port P --bind 127.0.0.1 --save "" --appendonly no --dir D --logfile D/log,
@@ -124,7 +125,8 @@ struct IndependentMasters {
 // nodes.conf in each node's directory, cluster-node-timeout 1000 ms), created with
 // `redis-cli --cluster create ... --cluster-yes`. The constructor returns once every node says
 // cluster_state:ok and all nodes agree on the nodes, their roles and the slot map; it throws
-// std::runtime_error after 20 s otherwise.
+// std::runtime_error after 20 s otherwise. With replicas, it also waits until each replica's link
+// to its master is up.
 struct ClusterTopology {
   static constexpr int kSlots = 16384;
 

@@ -162,5 +162,24 @@ TEST(Topology, ClusterServesEverySlotRedirectsAndMovesASlotWithItsKeys) {
   EXPECT_THAT(cluster.nodes[from]->command({"CLUSTER", "INFO"}), HasSubstr("cluster_state:ok"));
 }
 
+TEST(Topology, ClusterReplicasFollowOneMasterEach) {
+  const ClusterTopology cluster(3, 1);
+  ASSERT_EQ(cluster.nodes.size(), 6u);
+  std::set<std::string> followed;
+  for (const auto& node : cluster.nodes) {
+    const std::string role = node->command({"ROLE"});
+    if (role.rfind("master", 0) == 0) {
+      EXPECT_NE(own_slots(*node), "") << node->address() << " is a master without slots";
+      continue;
+    }
+    EXPECT_THAT(node->command({"INFO", "replication"}), HasSubstr("master_link_status:up"));
+    std::istringstream fields(role);  // "slave 127.0.0.1 <master port> connected <offset>"
+    std::string kind, host, port;
+    fields >> kind >> host >> port;
+    followed.insert(port);
+  }
+  EXPECT_EQ(followed.size(), 3u);  // each master has its own replica
+}
+
 }  // namespace
 }  // namespace lockbridge::testing
