@@ -507,8 +507,8 @@ ClusterTopology::ClusterTopology(int masters, int replicas_per_master) {
   for (const auto& node : nodes) {
     wait_until(
         [&] {
-          const auto fields = info_fields(node->command({"INFO", "replication"}));
-          return fields.at("role") == "master" || fields.at("master_link_status") == "up";
+          auto fields = info_fields(node->command({"INFO", "replication"}));
+          return fields["role"] == "master" || fields["master_link_status"] == "up";
         },
         kTopologyTimeout, "cluster replica " + node->address() + " in sync", [&] { return node->log_tail(); });
   }
