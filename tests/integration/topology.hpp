@@ -135,7 +135,8 @@ struct ClusterTopology {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   std::vector<std::string> node_ids;  // CLUSTER MYID of nodes[i]
 
-  // "redis-cluster://127.0.0.1:a,127.0.0.1:b,..." (the masters as created, then the replicas)
+  // "redis-cluster://127.0.0.1:a,127.0.0.1:b,..." (every node, in `nodes` order; redis-cli chose
+  // which became replicas: ask ROLE)
   std::string url() const;
 
   // Moves `slot` from its owner to nodes[to_index] as `redis-cli --cluster reshard` does:
