@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev                   # JSON output
   libgtest-dev libgmock-dev            # tests
   redis-server redis-tools             # the embedded default server and the test fixture
+  redis-sentinel                       # the Sentinel test topology (tests/integration/topology.hpp)
   gnuplot-nox                          # the compare chart (optional: compare says so when it is missing)
   python3 python3-redis                # interop tests: an independent Redisson / jedis-lock peer (tests/interop)
 )

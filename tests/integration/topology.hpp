@@ -1,0 +1,159 @@
+// Real multi-server Redis topologies on loopback TCP for integration tests: independent masters
+// (Redlock), a master with a replica watched by three Sentinels, and a Redis Cluster. Every server
+// is a child process of the test, in its own temporary directory; destroying the object kills the
+// process, reaps it and removes the directory, also when a constructor throws halfway.
+//
+// Waits poll a condition with a bound (steady_clock) and throw std::runtime_error, with the end of
+// the server's log where one is to blame, when the bound passes. Nothing here needs the CTest
+// fixture's server.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockbridge::testing {
+
+// One redis-server or redis-sentinel child process on a free 127.0.0.1 TCP port, in a fresh
+// temporary directory (mkdtemp under $LOCKBRIDGE_TEST_DIR if set, else /tmp). Not daemonized: it
+// is forked and exec'd here, and dies with the thread that started it (PR_SET_PDEATHSIG), so a
+// crashed test run leaves no server behind (so start it from a thread that outlives it).
+// command(), command_list(), port() and address() may be called from several threads at once;
+// running(), kill() and restart() (which reap the child) need the caller's exclusion.
+class ServerProcess {
+ public:
+  // redis-server --port P --bind 127.0.0.1 --save "" --appendonly no --dir D --logfile D/log,
+  // then `extra`. Tries random ports in 20000-50000 until one binds (up to 20); blocks until the
+  // server answers (at most ~5 s per port). Throws std::runtime_error with the log's end otherwise.
+  static std::unique_ptr<ServerProcess> start_server(std::vector<std::string> extra = {});
+
+  // redis-sentinel with a generated D/sentinel.conf monitoring `master_name` at
+  // 127.0.0.1:`master_port` with `quorum`, `down_after` and `failover_timeout`. Ports and throws
+  // as start_server(). The master need not be up yet.
+  static std::unique_ptr<ServerProcess> start_sentinel(const std::string& master_name, int master_port, int quorum,
+                                                      std::chrono::milliseconds down_after = std::chrono::milliseconds(1000),
+                                                      std::chrono::milliseconds failover_timeout = std::chrono::milliseconds(3000));
+
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const noexcept { return port_; }
+  std::string address() const;  // "127.0.0.1:<port>"
+  // The current process id; -1 after kill() until restart().
+  pid_t pid() const noexcept { return pid_; }
+  const std::string& dir() const noexcept { return dir_; }
+  // Whether the process is still alive (reaps it if it has exited). Never blocks.
+  bool running() const;
+
+  // SIGKILL and wait for it: a crash. Nothing is saved. No-op when not running.
+  void kill();
+  // Starts it again on the same port and directory with the same arguments (a sentinel reads the
+  // config it rewrote, a cluster node its nodes.conf) and blocks until it answers (at most ~5 s).
+  // Kills the running process first, if any. Throws std::runtime_error if it does not come up.
+  void restart();
+
+  // One command on a fresh connection (connect and command timeouts `timeout`), the reply
+  // flattened to a string: integers in decimal, arrays space-joined (recursively), nil as "(nil)",
+  // status and error replies as their text ("OK", "MOVED 3999 127.0.0.1:30001", "ERR ...").
+  // Throws std::runtime_error if the server cannot be reached or the connection fails.
+  std::string command(std::initializer_list<std::string_view> args) const;
+  std::string command(const std::vector<std::string>& args,
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) const;
+  // The same, for replies whose structure matters: an array reply's elements, each flattened.
+  std::vector<std::string> command_list(const std::vector<std::string>& args) const;
+
+  // The last `lines` lines of the server's log (and of anything it printed before opening it).
+  std::string log_tail(int lines = 20) const;
+
+ private:
+  enum class Kind { server, sentinel };
+  ServerProcess(Kind kind, std::string dir);
+  // Tries random ports until the process comes up on one.
+  void start_on_free_port();
+  // Forks and execs on port_; false if it exited (a bind failure) or did not answer in time.
+  bool launch_and_wait(std::string* failure);
+  std::vector<std::string> arguments() const;
+
+  Kind kind_;
+  std::string dir_;
+  std::vector<std::string> extra_;  // servers: arguments after the fixed ones
+  std::string sentinel_body_;       // sentinels: the config after its `port` line
+  int port_ = 0;
+  mutable pid_t pid_ = -1;
+};
+
+// 1 master + 1 replica + 3 Sentinels (quorum 2), on loopback. The constructor returns once the
+// replica is in sync (the master's INFO replication shows it online) and every Sentinel knows the
+// master, the replica (link up) and the other two Sentinels; it throws std::runtime_error after
+// 20 s otherwise. Members are destroyed Sentinels first.
+struct SentinelTopology {
+  explicit SentinelTopology(std::string master_name = "lbmaster");
+
+  std::string master_name;
+  std::unique_ptr<ServerProcess> master, replica;
+  std::vector<std::unique_ptr<ServerProcess>> sentinels;
+
+  // "redis-sentinel://127.0.0.1:a,127.0.0.1:b,127.0.0.1:c/<master_name>"
+  std::string url() const;
+  // The port the Sentinels now name as master (SENTINEL get-master-addr-by-name), asked of the
+  // first that answers. Throws std::runtime_error if none answers.
+  int current_master_port() const;
+  // Blocks until the Sentinels name a master other than `old_port` and that server's ROLE says
+  // master; returns its port. Throws std::runtime_error after `timeout`, with the Sentinels' logs.
+  int wait_for_failover(int old_port, std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+  // The server (master or replica) listening on `port`, or nullptr.
+  ServerProcess* server_on(int port) const;
+};
+
+// N independent masters for Redlock; each answers PING when the constructor returns.
+struct IndependentMasters {
+  explicit IndependentMasters(int n = 5);
+
+  std::vector<std::unique_ptr<ServerProcess>> masters;
+
+  // "redlock://127.0.0.1:a,127.0.0.1:b,..."
+  std::string url() const;
+};
+
+// A Redis Cluster of `masters` masters with `replicas_per_master` replicas each (cluster-enabled,
+// nodes.conf in each node's directory, cluster-node-timeout 1000 ms), created with
+// `redis-cli --cluster create ... --cluster-yes`. The constructor returns once every node says
+// cluster_state:ok and all nodes agree on the nodes, their roles and the slot map; it throws
+// std::runtime_error after 20 s otherwise. With replicas, it also waits until each replica's link
+// to its master is up.
+struct ClusterTopology {
+  static constexpr int kSlots = 16384;
+
+  explicit ClusterTopology(int masters = 3, int replicas_per_master = 0);
+
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  std::vector<std::string> node_ids;  // CLUSTER MYID of nodes[i]
+
+  // "redis-cluster://127.0.0.1:a,127.0.0.1:b,..." (every node, in `nodes` order; redis-cli chose
+  // which became replicas: ask ROLE)
+  std::string url() const;
+
+  // Moves `slot` from its owner to nodes[to_index] as `redis-cli --cluster reshard` does:
+  // SETSLOT IMPORTING on the target, MIGRATING on the source, MIGRATE the keys in batches of 10,
+  // then SETSLOT NODE on the target, the source and the other masters. Blocks until every running
+  // node agrees on the new owner. A client may keep working meanwhile (it sees ASK, then MOVED).
+  // No-op if the target owns it already. Throws std::runtime_error on an error reply or timeout.
+  void move_slot(int slot, int to_index);
+  // The index of the node that claims `slot` itself (its own CLUSTER NODES "myself" line). Throws
+  // std::runtime_error unless exactly one running node claims it.
+  int owner_of_slot(int slot) const;
+  // CLUSTER KEYSLOT of `key`, asked of the first running node.
+  int slot_of(std::string_view key) const;
+  // Blocks until every running node says cluster_state:ok and all of them describe the same nodes,
+  // roles and slot owners, with no node failing or in handshake (so not while a killed node is
+  // still listed). Throws std::runtime_error after `timeout`, with the last views.
+  void wait_until_consistent(std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
+};
+
+}  // namespace lockbridge::testing
