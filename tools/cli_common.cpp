@@ -39,7 +39,9 @@ RedisTarget::RedisTarget(const std::optional<std::string>& url_option) {
 
 void add_url_option(po::options_description& options) {
   options.add_options()("url", po::value<std::string>(),
-                        "Redis URL: redis://[user[:password]@]host[:port][/db] or unix:///path[?db=N]. "
+                        "Redis URL: redis://[user[:password]@]host[:port][/db], unix:///path[?db=N], "
+                        "redis-sentinel://host:port[,host:port...]/master-name or "
+                        "redlock://host:port,host:port,host:port[,...] (an odd number of masters). "
                         "Default: $LOCKBRIDGE_URL, else a private redis-server started for this command");
 }
 

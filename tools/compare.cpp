@@ -86,6 +86,24 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
   return all;
 }
 
+// The columns a Client of `url` can run: a redlock:// Client refuses the strategies and features a
+// majority of independent masters cannot give (the Mutex says which, without any I/O). Each one
+// dropped is said on stderr.
+std::vector<NamedStrategy> runnable_on(const std::string& url, std::vector<NamedStrategy> columns) {
+  const Client client(url);
+  std::vector<NamedStrategy> runnable;
+  for (NamedStrategy& column : columns) {
+    try {
+      const Mutex probe(client, "lockbridge:compare:probe", column.options);
+      runnable.push_back(std::move(column));
+    } catch (const Error& error) {
+      if (error.errc() != Errc::bad_option) throw;
+      std::cerr << "lockbridge compare: skipping '" << column.name << "' on this topology: " << error.what() << "\n";
+    }
+  }
+  return runnable;
+}
+
 std::string watchdog_cell(const MutexOptions& options) {
   if (options.watchdog.enabled) return "yes, every lease/3";
   const bool faithful = options.strategy == StrategyKind::legacy && options.legacy.preset == LegacyPreset::faithful;
@@ -150,9 +168,10 @@ int compare_command(int argc, char** argv) {
 
   install_interrupt_handlers();
   RedisTarget target(url_option(vm));
-  const std::vector<NamedStrategy> columns =
+  const std::vector<NamedStrategy> columns = runnable_on(
+      target.url(),
       strategies(vm.count("wait-mode") ? std::optional(wait_mode_from(vm["wait-mode"].as<std::string>())) : std::nullopt,
-                 vm.count("watchdog") > 0);
+                 vm.count("watchdog") > 0));
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
             << seconds << " s each, on " << Client(target.url()).url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n";

@@ -1,18 +1,12 @@
 #include "companion_keys.hpp"
 
-namespace lockbridge::detail {
+#include "cluster/key_slot.hpp"
 
-std::string_view hash_tag(std::string_view key) noexcept {
-  const std::size_t open = key.find('{');
-  if (open == std::string_view::npos) return key;
-  const std::size_t close = key.find('}', open + 1);
-  if (close == std::string_view::npos || close == open + 1) return key;
-  return key.substr(open + 1, close - open - 1);
-}
+namespace lockbridge::detail {
 
 std::string companion_name(std::string_view key, std::string_view suffix) {
   std::string name;
-  if (hash_tag(key).size() != key.size() || key.find('}') != std::string_view::npos) {
+  if (hashed_part(key).size() != key.size() || key.find('}') != std::string_view::npos) {
     name.reserve(key.size() + suffix.size());
     name.append(key);
   } else {

@@ -8,15 +8,11 @@
 
 namespace lockbridge::detail {
 
-// The part of a key that Redis Cluster hashes: the content of the first {...} when it is
-// non-empty, else the whole key.
-std::string_view hash_tag(std::string_view key) noexcept;
-
-// `key` and `suffix` combined into a name whose hash_tag() equals the key's: the key itself plus
+// `key` and `suffix` combined into a name whose hashed_part() (cluster/key_slot.hpp) equals the key's: the key itself plus
 // the suffix when it has a hash tag, else the key wrapped in braces, e.g. "orders:42" ->
 // "{orders:42}:lockbridge:released". A key containing '}' without a valid tag has no same-slot
-// name of that form; it gets key + suffix, which is right on one Redis and refused (issue: Redis
-// Cluster) where slots matter. `suffix` must not contain braces.
+// name of that form; it gets key + suffix, which is right on one Redis; on Redis Cluster such a
+// key's companions may live in another slot, and the features that need them are refused. `suffix` must not contain braces.
 std::string companion_name(std::string_view key, std::string_view suffix);
 
 // The sharded pub/sub channel a release of `key` is announced on.

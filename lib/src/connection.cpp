@@ -137,8 +137,20 @@ ReplyPtr Connection::read_reply() {
   if (status != REDIS_OK || !reply) fail("read reply", true);
   // A server that became a replica (a failover demoted it) refuses every write: the connection is
   // no use for locks any more, so it is dropped and its Endpoint looks for the master again.
-  if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("READONLY")) broken_ = true;
+  if (reply->type == REDIS_REPLY_ERROR) {
+    const std::string_view text = as_view(*reply);
+    if (text.starts_with("READONLY")) broken_ = true;
+    if (!redirect_ && (text.starts_with("MOVED ") || text.starts_with("ASK "))) redirect_ = parse_redirect(text);
+  }
   return reply;
+}
+
+void Connection::append_asking() {
+  if (asking_) append(std::initializer_list<std::string_view>{"ASKING"});
+}
+
+void Connection::skip_asking_reply() {
+  if (asking_) (void)read_reply();  // +OK, or an error the command's own reply repeats
 }
 
 ReplyPtr Connection::receive() {
@@ -149,9 +161,11 @@ ReplyPtr Connection::receive() {
 
 ReplyPtr Connection::run(Args args) {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  append_asking();
   append(args);
   round_trips_->fetch_add(1, std::memory_order_relaxed);
   const SigpipeGuard guard;
+  skip_asking_reply();
   return read_reply();
 }
 
@@ -192,12 +206,18 @@ std::vector<ReplyPtr> Connection::read_available() {
 
 std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::string_view>> commands) {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
-  for (const auto& command : commands) append(command);
+  for (const auto& command : commands) {
+    append_asking();
+    append(command);
+  }
   round_trips_->fetch_add(1, std::memory_order_relaxed);
   const SigpipeGuard guard;
   std::vector<ReplyPtr> replies;
   replies.reserve(commands.size());
-  for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    skip_asking_reply();
+    replies.push_back(read_reply());
+  }
   return replies;
 }
 

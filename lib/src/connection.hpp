@@ -9,11 +9,14 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cluster/redirect.hpp"
 #include "lockbridge/client.hpp"
 #include "lockbridge/url.hpp"
 
@@ -60,6 +63,13 @@ class Connection {
   void send(std::initializer_list<std::string_view> args) { send(Args(args.begin(), args.size())); }
   // Several commands written at once (one round trip), their replies left for receive().
   void send_pipeline(std::span<const std::vector<std::string_view>> commands);
+  // Redis Cluster: while set, run() and pipeline() send ASKING before each command (and drop its
+  // reply), so a slot being migrated is served by the node an ASK redirect named.
+  void set_asking(bool asking) noexcept { asking_ = asking; }
+  // The first MOVED or ASK redirect a reply carried since the last call (the reply itself is
+  // returned as the error it is).
+  std::optional<Redirect> take_redirect() noexcept { return std::exchange(redirect_, std::nullopt); }
+
   // A request sent on it will not be waited for: the connection must not be reused.
   void discard() noexcept { broken_ = true; }
   std::vector<ReplyPtr> read_available();
@@ -70,12 +80,16 @@ class Connection {
  private:
   void append(Args args);
   void flush();  // writes what append() buffered: one request
+  void append_asking();
+  void skip_asking_reply();
   ReplyPtr read_reply();
   [[noreturn]] void fail(std::string_view doing, bool outcome_unknown);
 
   ContextPtr context_;
   std::string where_;  // the redacted URL, for messages
   bool broken_ = false;
+  bool asking_ = false;
+  std::optional<Redirect> redirect_;
   std::uint64_t generation_ = 0;
   std::atomic<std::uint64_t>* round_trips_;
 };

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/key_slot.hpp"
 #include "companion_keys.hpp"
 #include "connection.hpp"
 #include "script_runner.hpp"
@@ -223,7 +224,7 @@ TEST(Fencing, TheCounterLivesInTheLocksHashSlotAndHasNoTtl) {
   Mutex mutex(client, key, options);
   ASSERT_TRUE(mutex.try_lock());
   const std::string counter = detail::fence_counter(key);
-  EXPECT_EQ(detail::hash_tag(counter), detail::hash_tag(key));
+  EXPECT_EQ(detail::hashed_part(counter), detail::hashed_part(key));
   EXPECT_EQ(raw({"GET", counter}).str, std::to_string(*mutex.fence()));
   EXPECT_EQ(raw({"PTTL", counter}).integer, -1) << "a counter that expired would restart and break the order";
 }

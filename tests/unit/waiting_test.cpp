@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "cluster/key_slot.hpp"
 #include "companion_keys.hpp"
 #include "waiting/local_line.hpp"
 #include "waiting/retry_schedule.hpp"
@@ -86,12 +87,12 @@ TEST(LocalLine, OneLinePerLockIdentity) {
 TEST(CompanionKeys, ShareTheLockKeysHashSlot) {
   for (const std::string key : {"orders:42", "orders:{42}", "{a}b", "x{y", "a{}b{c}", "{}", "plain"}) {
     const std::string channel = release_channel(key);
-    if (key.find('}') != std::string::npos && hash_tag(key).size() == key.size()) continue;  // no same-slot name exists
-    EXPECT_EQ(hash_tag(channel), hash_tag(key)) << key << " -> " << channel;
+    if (key.find('}') != std::string::npos && hashed_part(key).size() == key.size()) continue;  // no same-slot name exists
+    EXPECT_EQ(hashed_part(channel), hashed_part(key)) << key << " -> " << channel;
   }
   EXPECT_EQ(release_channel("orders:42"), "{orders:42}:lockbridge:released");
   EXPECT_EQ(release_channel("orders:{42}"), "orders:{42}:lockbridge:released");
-  EXPECT_EQ(hash_tag("a{}b{c}"), "a{}b{c}") << "an empty first tag means the whole key";
+  EXPECT_EQ(hashed_part("a{}b{c}"), "a{}b{c}") << "an empty first tag means the whole key";
 }
 
 }  // namespace

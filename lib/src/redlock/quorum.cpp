@@ -27,8 +27,9 @@ void require_redlock_options(const MutexOptions& options) {
     throw Error(Errc::bad_option, "redlock:// " + what + " (docs/guarantees.md, Redlock)");
   };
   if (options.strategy != StrategyKind::token) {
-    refuse("needs the token strategy: the " + std::string(to_string(options.strategy)) +
-           " strategy's takeover and expiry rules do not compose with a majority of independent masters");
+    refuse("needs the token strategy, not " + std::string(to_string(options.strategy)) +
+           " (a legacy takeover by GETSET and client clocks, or Redisson's per-holder hash, does not compose with a "
+           "majority of independent masters)");
   }
   if (options.token.fencing) refuse("cannot draw fencing tokens: each master would count its own");
   if (options.wait_mode == WaitMode::fair) refuse("has no fair queue: each master would keep its own order");
@@ -145,7 +146,9 @@ std::string Quorum::failures_text(const std::vector<Answer>& answers) const {
 Quorum::Outcome Quorum::acquire(std::string_view key, const std::string& value, milliseconds lease) {
   const auto started = Clock::now();
   const std::string lease_ms = std::to_string(lease.count());
-  const std::vector<std::vector<std::string_view>> set{{"SET", key, value, "NX", "PX", lease_ms}};
+  // With GET (Redis 7.0) a key of another type answers WRONGTYPE instead of passing for held; nil
+  // means we set it.
+  const std::vector<std::vector<std::string_view>> set{{"SET", key, value, "NX", "PX", lease_ms, "GET"}};
   std::vector<Answer> answers = round(set);
   int votes = 0;
   int wrong_type = 0;
@@ -153,8 +156,8 @@ Quorum::Outcome Quorum::acquire(std::string_view key, const std::string& value, 
   for (Answer& answer : answers) {
     if (answer.failure.empty()) {
       const redisReply& reply = *answer.replies.front();
-      if (reply.type == REDIS_REPLY_STATUS) {
-        ++votes;  // OK
+      if (reply.type == REDIS_REPLY_NIL) {
+        ++votes;
       } else if (is_error(reply, "WRONGTYPE")) {
         ++wrong_type;
       } else if (reply.type == REDIS_REPLY_ERROR) {

@@ -43,7 +43,7 @@ class Quorum {
     std::chrono::milliseconds validity{0};
   };
 
-  // SET key value NX PX lease on every master. Without a majority in time, whatever was set is
+  // SET key value NX PX lease GET on every master. Without a majority in time, whatever was set is
   // deleted again before returning. Throws Error{no_quorum} when too few masters answered for a
   // majority to be possible (naming each failure), Error{wrong_type} when the key has another type
   // on enough masters to block a majority.

@@ -1,0 +1,162 @@
+// Redlock over five independent masters (a redlock:// Client), each a redis-server this test
+// starts on loopback: a lock is held on a majority, survives two masters down, fails cleanly with
+// three down, rolls back a partial acquisition, and refuses what a quorum cannot give.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lockbridge/multi_mutex.hpp"
+#include "redis_test_support.hpp"
+#include "topology.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+MutexOptions redlock_options(milliseconds lease = milliseconds(10000)) {
+  MutexOptions options = token_options();
+  options.lease = lease;
+  options.acquire_timeout = milliseconds(0);
+  return options;
+}
+
+class Redlock : public ::testing::Test {
+ protected:
+  // What each master holds at `key`, in URL order ("(nil)" where nothing).
+  std::vector<std::string> values_of(const std::string& key) const {
+    std::vector<std::string> values;
+    for (const auto& master : masters_.masters) values.push_back(master->running() ? master->command({"GET", key}) : "down");
+    return values;
+  }
+  int holding(const std::string& key, const std::string& value) const {
+    const auto values = values_of(key);
+    return static_cast<int>(std::count(values.begin(), values.end(), value));
+  }
+
+  IndependentMasters masters_{5};
+  const Client client_{masters_.url()};
+  const std::string key_ = unique_key();
+};
+
+TEST_F(Redlock, HoldsOnEveryMasterAndReleasesEverywhere) {
+  Mutex mutex(client_, key_, redlock_options());
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(holding(key_, mutex.value()), 5);
+  for (const auto& master : masters_.masters) {
+    const int pttl = std::stoi(master->command({"PTTL", key_}));
+    EXPECT_GT(pttl, 0);
+    EXPECT_LE(pttl, 10000);
+  }
+  // Valid for at most the lease less Redlock's drift (1% + 2 ms) and the round's time.
+  EXPECT_LE(mutex.valid_for(), milliseconds(10000 - 100 - 2));
+  EXPECT_GT(mutex.valid_for(), milliseconds(0));
+  const LockInfo info = mutex.inspect();
+  EXPECT_TRUE(info.exists);
+  EXPECT_TRUE(info.held_by_me);
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
+  EXPECT_EQ(values_of(key_), std::vector<std::string>(5, "(nil)"));
+}
+
+TEST_F(Redlock, OneOwnerAtATime) {
+  Mutex first(client_, key_, redlock_options());
+  Mutex second(Client(masters_.url()), key_, redlock_options());
+  ASSERT_TRUE(first.try_lock());
+  EXPECT_FALSE(second.try_lock());
+  // The loser left nothing behind: every master still holds the first owner's value.
+  EXPECT_EQ(holding(key_, first.value()), 5);
+  first.unlock();
+  EXPECT_TRUE(second.try_lock());
+  second.unlock();
+}
+
+TEST_F(Redlock, AcquiresWithTwoOfFiveMastersDown) {
+  masters_.masters[1]->kill();
+  masters_.masters[3]->kill();
+  Mutex mutex(client_, key_, redlock_options());
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(holding(key_, mutex.value()), 3);
+  EXPECT_TRUE(mutex.extend(milliseconds(20000)));  // three of five is a majority for extend too
+  Mutex other(Client(masters_.url()), key_, redlock_options());
+  EXPECT_FALSE(other.try_lock());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
+  EXPECT_EQ(holding(key_, "(nil)"), 3);
+}
+
+TEST_F(Redlock, FailsCleanlyWithThreeMastersDown) {
+  for (const int i : {0, 2, 4}) masters_.masters[i]->kill();
+  Mutex mutex(client_, key_, redlock_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::no_quorum);
+  EXPECT_THAT(error.what(), HasSubstr("only 2 of 5 masters answered; Redlock needs 3"));
+  EXPECT_THAT(error.what(), HasSubstr(masters_.masters[0]->address()));
+  EXPECT_FALSE(mutex.owns_lock());
+  // The two live masters had set it: both were rolled back before the error reached us.
+  EXPECT_EQ(holding(key_, "(nil)"), 2);
+  // lock() with a wait gives the same error at once instead of waiting out its timeout.
+  MutexOptions waiting = redlock_options();
+  waiting.acquire_timeout = milliseconds(60000);
+  Mutex patient(client_, key_, waiting);
+  EXPECT_EQ(expect_error([&] { patient.lock(); }).errc(), Errc::no_quorum);
+}
+
+TEST_F(Redlock, APartialAcquisitionIsRolledBack) {
+  // Another owner holds the key on three masters: we can win only two, which is not a majority.
+  for (const int i : {0, 1, 2}) masters_.masters[i]->command({"SET", key_, "someone-else", "PX", "60000"});
+  Mutex mutex(client_, key_, redlock_options());
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_EQ(values_of(key_), (std::vector<std::string>{"someone-else", "someone-else", "someone-else", "(nil)", "(nil)"}));
+}
+
+TEST_F(Redlock, AnExtendWithoutAMajorityEndsTheHold) {
+  Mutex mutex(client_, key_, redlock_options());
+  ASSERT_TRUE(mutex.try_lock());
+  for (const int i : {0, 1, 2}) masters_.masters[i]->kill();
+  EXPECT_FALSE(mutex.extend(milliseconds(20000)));
+  EXPECT_FALSE(mutex.owns_lock());
+  EXPECT_EQ(mutex.last_error(), make_error_code(Errc::lease_lost));
+  // The minority's copies were deleted: they would only have blocked the next owner.
+  EXPECT_EQ(holding(key_, "(nil)"), 2);
+}
+
+TEST_F(Redlock, AKeyOfAnotherTypeOnAMajorityIsWrongType) {
+  for (const int i : {0, 1, 2}) masters_.masters[i]->command({"HSET", key_, "f", "v"});
+  Mutex mutex(client_, key_, redlock_options());
+  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::wrong_type);
+  EXPECT_EQ(holding(key_, "(nil)"), 2);  // rolled back where it had been set
+}
+
+TEST_F(Redlock, RefusesWhatAQuorumCannotGive) {
+  const auto refusal = [&](const MutexOptions& options) {
+    return expect_error([&] { Mutex(client_, key_, options); }).what();
+  };
+  EXPECT_THAT(refusal(hardened_options()), HasSubstr("needs the token strategy, not legacy"));
+  EXPECT_THAT(refusal(faithful_options()), HasSubstr("docs/guarantees.md"));
+  EXPECT_THAT(refusal(MutexOptions::redisson_lock()), HasSubstr("not redisson"));
+  MutexOptions fencing = redlock_options();
+  fencing.token.fencing = true;
+  EXPECT_THAT(refusal(fencing), HasSubstr("fencing"));
+  MutexOptions fair = redlock_options();
+  fair.wait_mode = WaitMode::fair;
+  EXPECT_THAT(refusal(fair), HasSubstr("fair queue"));
+  MutexOptions watchdog = redlock_options();
+  watchdog.watchdog.enabled = true;
+  EXPECT_THAT(refusal(watchdog), HasSubstr("watchdog"));
+  EXPECT_EQ(expect_error([&] { MultiMutex(client_, {key_, key_ + "2"}, redlock_options()); }).errc(), Errc::bad_option);
+}
+
+TEST_F(Redlock, BenchAcceptsTheUrlAndSeesNoViolation) {
+  const CliRun run = run_cli("bench --url '" + masters_.url() + "' --clients 4 --ops 200 --json", /*with_url=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
+  EXPECT_EQ(run.lines[0]["violations"], 0) << run;
+  EXPECT_EQ(run.lines[0]["errors"], 0) << run;
+  EXPECT_GE(run.lines[0]["acquisitions"].get<int>(), 200) << run;
+}
+
+}  // namespace
+}  // namespace lockbridge::testing

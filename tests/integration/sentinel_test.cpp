@@ -1,0 +1,133 @@
+// A redis-sentinel:// Client against a real master, replica and three Sentinels started here on
+// loopback: it locks on the master the Sentinels name, and after the master dies it locks on the
+// promoted replica without being recreated, with only io/timeout errors reaching the caller while
+// the failover runs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "redis_test_support.hpp"
+#include "topology.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+MutexOptions sentinel_options() {
+  MutexOptions options = token_options();
+  options.acquire_timeout = milliseconds(0);
+  return options;
+}
+
+ClientOptions quick_client() {
+  ClientOptions options;
+  options.connect_timeout = milliseconds(500);
+  options.command_timeout = milliseconds(500);
+  return options;
+}
+
+TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
+  SentinelTopology topology;
+  const Client client(topology.url(), quick_client());
+  const std::string key = unique_key();
+  Mutex mutex(client, key, sentinel_options());
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(topology.master->command({"GET", key}), mutex.value());
+  ASSERT_TRUE(eventually([&] { return topology.replica->command({"GET", key}) == mutex.value(); }));
+  Mutex other(Client(topology.url()), key, sentinel_options());
+  EXPECT_FALSE(other.try_lock());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
+  EXPECT_TRUE(other.try_lock());
+  other.unlock();
+}
+
+// The failover test of issue 7: kill the master while a Client that has been locking keeps
+// trying; the same Client locks on the promoted replica, and a lock acknowledged by the replica
+// before the crash (replica_ack) is still held there, by its holder only.
+TEST(Sentinel, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
+  SentinelTopology topology;
+  const Client client(topology.url(), quick_client());
+  const std::string held_key = unique_key("held");
+  MutexOptions acknowledged = sentinel_options();
+  acknowledged.replica_ack.replicas = 1;
+  acknowledged.replica_ack.timeout = milliseconds(2000);
+  Mutex holder(client, held_key, acknowledged);
+  ASSERT_TRUE(holder.try_lock());
+  ASSERT_EQ(holder.replicas_acknowledged(), 1);
+
+  const std::string key = unique_key();
+  Mutex mutex(client, key, sentinel_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+
+  const int old_port = topology.master->port();
+  topology.master->kill();
+  int failures = 0;
+  bool acquired = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (!acquired && std::chrono::steady_clock::now() < give_up) {
+    try {
+      acquired = mutex.try_lock();
+    } catch (const Error& error) {
+      // While no master answers, the caller hears that the server is unreachable; nothing else.
+      EXPECT_THAT(error.errc(), ::testing::AnyOf(Errc::io, Errc::timeout)) << error.what();
+      ++failures;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+  ASSERT_TRUE(acquired) << failures << " failed attempts";
+  const int new_port = topology.wait_for_failover(old_port);
+  EXPECT_EQ(new_port, topology.replica->port());
+  EXPECT_EQ(topology.replica->command({"GET", key}), mutex.value());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
+  EXPECT_EQ(topology.replica->command({"EXISTS", key}), "0");
+
+  // The acknowledged lock survived the failover: nobody else can take it, and its holder's
+  // release still finds its own value on the new master.
+  Mutex rival(Client(topology.url()), held_key, sentinel_options());
+  EXPECT_FALSE(rival.try_lock());
+  holder.unlock();
+  EXPECT_FALSE(holder.last_error());
+  EXPECT_TRUE(rival.try_lock());
+  rival.unlock();
+}
+
+TEST(Sentinel, AMasterNameNoSentinelKnowsIsAClearError) {
+  SentinelTopology topology;
+  std::string url = topology.url();
+  url.replace(url.rfind('/') + 1, std::string::npos, "no-such-master");
+  Mutex mutex(Client(url, quick_client()), unique_key(), sentinel_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("named the master 'no-such-master'"));
+  EXPECT_THAT(error.what(), HasSubstr("does not monitor it"));
+}
+
+TEST(Sentinel, NoSentinelAnsweringIsAClearErrorNotAHang) {
+  std::string url;
+  {
+    const auto gone = ServerProcess::start_server();  // a port that was free a moment ago
+    url = "redis-sentinel://" + gone->address() + "/lbmaster";
+  }
+  Mutex mutex(Client(url, quick_client()), unique_key(), sentinel_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("no sentinel of redis-sentinel://"));
+}
+
+TEST(Sentinel, BenchAcceptsTheUrlAndSeesNoViolation) {
+  SentinelTopology topology;
+  const CliRun run = run_cli("bench --url '" + topology.url() + "' --clients 4 --ops 200 --json", /*with_url=*/false);
+  ASSERT_EQ(run.exit_code, 0) << run;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
+  EXPECT_EQ(run.lines[0]["violations"], 0) << run;
+  EXPECT_EQ(run.lines[0]["errors"], 0) << run;
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
