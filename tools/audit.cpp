@@ -65,21 +65,25 @@ int audit_command(int argc, char** argv) {
 
   install_interrupt_handlers();
   const RedisTarget target(url_option(vm));
-  const Client client(target.url());
-  audit::KeyScanner scanner(client, vm["match"].as<std::string>(), vm["batch"].as<int>());
-  ScanProgress progress("audit", client.command({"DBSIZE"}).integer);
+  // Every master of a cluster (SCAN sees one server's keys), only masters: a replica's keys are
+  // its master's.
+  const std::vector<Client> masters = Client(target.url()).masters();
+  ScanProgress progress("audit", total_keys(masters));
   audit::Tally tally;
   std::vector<audit::KeySample> batch;
   std::int64_t server_now_ms = 0;
-  while (!interrupted() && scanner.next(batch, server_now_ms)) {
-    for (const audit::KeySample& sample : batch) {
-      const audit::Classification found = audit::classify(sample, server_now_ms, classify_options);
-      tally.add(sample, found, server_now_ms);
-      if (details.is_open() && found.lock_class != audit::LockClass::other) {
-        details << dump_line(audit::details_line(sample, found)) << '\n';
+  for (const Client& master : masters) {
+    audit::KeyScanner scanner(master, vm["match"].as<std::string>(), vm["batch"].as<int>());
+    while (!interrupted() && scanner.next(batch, server_now_ms)) {
+      for (const audit::KeySample& sample : batch) {
+        const audit::Classification found = audit::classify(sample, server_now_ms, classify_options);
+        tally.add(sample, found, server_now_ms);
+        if (details.is_open() && found.lock_class != audit::LockClass::other) {
+          details << dump_line(audit::details_line(sample, found)) << '\n';
+        }
       }
+      progress.update(tally.total());
     }
-    progress.update(tally.total());
   }
   const double seconds = progress.seconds();
   if (details.is_open()) {

@@ -99,14 +99,19 @@ int run_convert(const po::variables_map& vm, const Client& client) {
   // A dry run prints what it would do: to --details FILE if given, else to stdout.
   std::ostream* plan_out = details ? static_cast<std::ostream*>(details.get()) : (dry_run ? &std::cout : nullptr);
 
-  audit::KeyScanner scanner(client, vm["match"].as<std::string>(), vm["batch"].as<int>(), /*expire_time=*/true);
-  ScanProgress progress("convert", client.command({"DBSIZE"}).integer);
+  // Every master of a cluster is scanned in turn; the writes go through `client`, which sends
+  // each to the master serving its key.
+  const std::vector<Client> masters = client.masters();
+  ScanProgress progress("convert", total_keys(masters));
   convert::Converter converter(client, options, journal.get(), plan_out, kernel_random());
   std::vector<audit::KeySample> batch;
   std::int64_t server_now_ms = 0;
-  while (!interrupted() && scanner.next(batch, server_now_ms)) {
-    converter.convert_batch(batch, server_now_ms);
-    progress.update(converter.tally().scanned);
+  for (const Client& master : masters) {
+    audit::KeyScanner scanner(master, vm["match"].as<std::string>(), vm["batch"].as<int>(), /*expire_time=*/true);
+    while (!interrupted() && scanner.next(batch, server_now_ms)) {
+      converter.convert_batch(batch, server_now_ms);
+      progress.update(converter.tally().scanned);
+    }
   }
   close_details(details.get());
   nlohmann::ordered_json summary = converter.tally().to_json(progress.seconds());

@@ -4,6 +4,12 @@
 
 namespace lockbridge::tools {
 
+long long total_keys(const std::vector<Client>& masters) {
+  long long total = 0;
+  for (const Client& master : masters) total += master.command({"DBSIZE"}).integer;
+  return total;
+}
+
 double ScanProgress::seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
 void ScanProgress::update(std::uint64_t scanned) {

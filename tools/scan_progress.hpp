@@ -5,8 +5,14 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "lockbridge/client.hpp"
 
 namespace lockbridge::tools {
+
+// DBSIZE summed over `masters` (Client::masters(): every master of a cluster).
+long long total_keys(const std::vector<Client>& masters);
 
 class ScanProgress {
  public:

@@ -1,5 +1,9 @@
 #include "lockbridge/client.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
+
 #include "client_state.hpp"
 #include "lockbridge/error.hpp"
 
@@ -21,12 +25,10 @@ RedisUrl primary_server(const RedisUrl& url) {
     case RedisUrl::Topology::sentinel:
       return url;
     case RedisUrl::Topology::redlock:
-      return url.server(url.nodes.front());
     case RedisUrl::Topology::cluster:
       break;
   }
-  throw Error(Errc::bad_option, "redis-cluster:// is not supported yet: use a redis:// URL of one master, or "
-                                "redis-sentinel:// / redlock://");
+  return url.server(url.nodes.front());
 }
 
 std::shared_ptr<Endpoint> make_endpoint(RedisUrl server, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips) {
@@ -40,6 +42,11 @@ ClientState::ClientState(RedisUrl given, const ClientOptions& options)
       pool(endpoint),
       notifier(endpoint),
       keeper(endpoint, scripts) {
+  if (url.topology == RedisUrl::Topology::cluster) {
+    cluster = std::make_unique<ClusterRouter>(url, options, round_trips);
+    keeper.route_through(cluster.get());
+    return;
+  }
   if (url.topology != RedisUrl::Topology::redlock) return;
   masters.reserve(url.nodes.size());
   for (const RedisUrl::Node& node : url.nodes) {
@@ -48,9 +55,25 @@ ClientState::ClientState(RedisUrl given, const ClientOptions& options)
 }
 }  // namespace detail
 
-Client::Client(std::string_view url, ClientOptions options) {
+Client::Client(std::string_view url, ClientOptions options) : Client(parse_redis_url(url), options) {}
+
+Client::Client(RedisUrl url, ClientOptions options) {
   options.validate();
-  state_ = std::make_shared<detail::ClientState>(parse_redis_url(url), options);
+  state_ = std::make_shared<detail::ClientState>(std::move(url), options);
+}
+
+std::vector<Client> Client::masters() const {
+  std::vector<Client> out;
+  if (state_->cluster) {
+    for (const detail::NodeAddress& master : state_->cluster->masters()) {
+      out.emplace_back(state_->cluster->server(master), options());
+    }
+  } else if (state_->redlock()) {
+    for (const RedisUrl::Node& node : state_->url.nodes) out.emplace_back(state_->url.server(node), options());
+  } else {
+    out.push_back(*this);
+  }
+  return out;
 }
 
 Client::~Client() = default;
@@ -63,6 +86,22 @@ ClientStats Client::stats() const noexcept {
                      state_->keeper.renewal_round_trips()};
 }
 
+namespace {
+bool named(std::string_view word, std::string_view name) {
+  return word.size() == name.size() &&
+         std::equal(word.begin(), word.end(), name.begin(), [](char a, char b) { return std::toupper(a) == b; });
+}
+
+// The key Redis Cluster routes a command by: the argument after the command's name (GET k, SET k v,
+// DEL k ...), or the first key of EVAL/EVALSHA/FCALL body numkeys k .... Commands without a key
+// go to the master of slot 0.
+std::string_view routing_key(std::span<const std::string_view> args) {
+  const bool script = named(args[0], "EVAL") || named(args[0], "EVALSHA") || named(args[0], "FCALL");
+  if (script) return args.size() > 3 && args[2] != "0" ? args[3] : "";
+  return args.size() > 1 ? args[1] : "";
+}
+}  // namespace
+
 Reply Client::command(std::span<const std::string> args) const {
   std::vector<std::string_view> views(args.begin(), args.end());
   return command_views(views);
@@ -74,10 +113,13 @@ Reply Client::command(std::initializer_list<std::string_view> args) const {
 
 Reply Client::command_views(std::span<const std::string_view> args) const {
   if (args.empty()) throw Error(Errc::bad_option, "empty command");
-  auto connection = state_->pool.borrow();
-  const detail::ReplyPtr reply = connection->run(args);
-  detail::throw_if_error(*reply, std::string(args.front()));
-  return detail::to_public_reply(*reply);
+  Reply out;
+  state_->with_connection(routing_key(args), [&](detail::Connection& connection) {
+    const detail::ReplyPtr reply = connection.run(args);
+    detail::throw_if_error(*reply, std::string(args.front()));
+    out = detail::to_public_reply(*reply);
+  });
+  return out;
 }
 
 std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> commands) const {
@@ -87,12 +129,27 @@ std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> co
     if (command.empty()) throw Error(Errc::bad_option, "empty command in a pipeline");
     views.emplace_back(command.begin(), command.end());
   }
-  if (views.empty()) return {};
-  auto connection = state_->pool.borrow();
-  const std::vector<detail::ReplyPtr> replies = connection->pipeline(views);
-  std::vector<Reply> out;
-  out.reserve(replies.size());
-  for (const detail::ReplyPtr& reply : replies) out.push_back(detail::to_public_reply(*reply));
+  std::vector<Reply> out(views.size());
+  // Redis Cluster: one pipeline per master, each with the commands whose keys it serves.
+  std::map<detail::NodeAddress, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    groups[state_->cluster ? state_->cluster->master_of(detail::key_slot(routing_key(views[i]))) : detail::NodeAddress{}]
+        .push_back(i);
+  }
+  for (const auto& [master, indices] : groups) {
+    std::vector<std::vector<std::string_view>> group;
+    group.reserve(indices.size());
+    for (const std::size_t i : indices) group.push_back(views[i]);
+    state_->with_connection(routing_key(group.front()), [&](detail::Connection& connection) {
+      const std::vector<detail::ReplyPtr> replies = connection.pipeline(group);
+      // Every command redirected (the slots moved): none ran, so the group may go to the right
+      // node. With only some redirected, the others ran, and the replies say which.
+      if (std::all_of(replies.begin(), replies.end(), [](const auto& reply) { return detail::is_redirect(*reply); })) {
+        throw Error(Errc::server_reply, "pipeline: " + std::string(detail::as_view(*replies.front())));
+      }
+      for (std::size_t j = 0; j < replies.size(); ++j) out[indices[j]] = detail::to_public_reply(*replies[j]);
+    });
+  }
   return out;
 }
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "cluster/key_slot.hpp"
+#include "cluster/router.hpp"
 #include "connection_pool.hpp"
 #include "endpoint.hpp"
 #include "lease/lease_keeper.hpp"
@@ -24,16 +26,37 @@ struct ClientState {
   std::atomic<std::uint64_t> round_trips{0};
   const RedisUrl url;  // as the Client was given it
   // Where pool, notifier and keeper connect: the server, the sentinels' master, or (redlock) the
-  // first master, which also answers Client::command().
+  // first master, which also answers Client::command(). Unused with Redis Cluster.
   const std::shared_ptr<Endpoint> endpoint;
   ConnectionPool pool;
   ScriptCache scripts;  // a script's SHA1 is the same on every server: one cache serves every node
   // redlock:// only: a pool per master, in URL order; a lock is held on a majority of them.
   std::vector<std::unique_ptr<ConnectionPool>> masters;
+  // redis-cluster:// only: the slot map and a pool (and notifier) per master.
+  std::unique_ptr<ClusterRouter> cluster;
   ReleaseNotifier notifier;
   LeaseKeeper keeper;  // last: its thread stops before the scripts it uses go away
 
   bool redlock() const noexcept { return !masters.empty(); }
+
+  // Runs `operation(Connection&)` on a connection to the server that holds `key`: the pool's, or
+  // with Redis Cluster the master serving its slot (redirects followed; the operation must be safe
+  // to repeat when it failed on a redirect).
+  template <class Operation>
+  void with_connection(std::string_view key, Operation&& operation) {
+    if (cluster) {
+      cluster->route(key_slot(key), operation);
+      return;
+    }
+    auto connection = pool.borrow();
+    operation(*connection);
+  }
+
+  // The subscriber that hears announcements on `channel`: with Redis Cluster, the one on the
+  // master serving the channel's slot (a sharded message is delivered only there).
+  ReleaseNotifier& notifier_for(std::string_view channel) {
+    return cluster ? cluster->notifier_for(key_slot(channel)) : notifier;
+  }
 };
 
 }  // namespace lockbridge::detail

@@ -140,7 +140,7 @@ ReplyPtr Connection::read_reply() {
   if (reply->type == REDIS_REPLY_ERROR) {
     const std::string_view text = as_view(*reply);
     if (text.starts_with("READONLY")) broken_ = true;
-    if (!redirect_ && (text.starts_with("MOVED ") || text.starts_with("ASK "))) redirect_ = parse_redirect(text);
+    if (!redirect_ && is_redirect(*reply)) redirect_ = parse_redirect(text);
   }
   return reply;
 }
@@ -219,6 +219,10 @@ std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::stri
     replies.push_back(read_reply());
   }
   return replies;
+}
+
+void throw_if_redirect(const redisReply& reply) {
+  if (is_redirect(reply)) throw Error(Errc::server_reply, std::string(as_view(reply)));
 }
 
 void throw_if_error(const redisReply& reply, std::string_view context) {

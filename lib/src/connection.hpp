@@ -104,6 +104,17 @@ std::int64_t expect_integer(const redisReply& reply, std::string_view context);
 
 inline std::string_view as_view(const redisReply& reply) noexcept { return {reply.str, reply.len}; }
 
+// A Redis Cluster MOVED or ASK error reply: the command did not run.
+inline bool is_redirect(const redisReply& reply) noexcept {
+  if (reply.type != REDIS_REPLY_ERROR) return false;
+  const std::string_view text = as_view(reply);
+  return text.starts_with("MOVED ") || text.starts_with("ASK ");
+}
+
+// For operations run through Redis Cluster routing that return error replies instead of throwing:
+// a redirected reply is thrown (Errc::server_reply), so that the router follows the redirect.
+void throw_if_redirect(const redisReply& reply);
+
 // A key for messages: quoted, with bytes that are not printable ASCII escaped, truncated if long.
 std::string printable_key(std::string_view key);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "client_state.hpp"
+#include "cluster/key_slot.hpp"
 #include "companion_keys.hpp"
 #include "random.hpp"
 #include "scripts.hpp"
@@ -64,16 +65,16 @@ class MultiMutexCore {
     const std::array<std::string_view, 2> args{token, lease_ms};
     ReplyPtr reply;
     std::optional<Error> lost_reply;
-    {
-      auto connection = state_->pool.borrow();
-      try {
-        reply = run_script(*connection, state_->scripts, kMultiAcquire, key_views_, args);
-      } catch (const Error& error) {
-        // The script may have run even though its reply did not reach us.
-        if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
-        lost_reply = error;
-      }
-    }  // the broken connection goes back (and is dropped) before release_all borrows a fresh one
+    try {
+      state_->with_connection(keys_.front(), [&](Connection& connection) {
+        reply = run_script(connection, state_->scripts, kMultiAcquire, key_views_, args);
+        throw_if_redirect(*reply);
+      });
+    } catch (const Error& error) {
+      // The script may have run even though its reply did not reach us.
+      if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
+      lost_reply = error;
+    }  // the broken connection went back (and was dropped) before release_all borrows a fresh one
     if (lost_reply) {
       try {  // the token is ours alone: deleting it where it is still the value is always safe
         (void)release_all(token);
@@ -112,9 +113,9 @@ class MultiMutexCore {
         // A release between the attempt and the confirmed subscription went unheard: once the
         // server confirms it, bring the due attempt forward. The policy still counts it, so keys
         // that keep changing hands cannot make this loop spin past the policy.
-        watch = state_->notifier.watch(ReleaseChannel{channels_[result.blocking]});
+        watch = state_->notifier_for(channels_[result.blocking]).watch(ReleaseChannel{channels_[result.blocking]});
         watched = result.blocking;
-        if (watch->wait_subscribed(std::min(*due, Clock::now() + state_->pool.options().command_timeout))) continue;
+        if (watch->wait_subscribed(std::min(*due, Clock::now() + state_->endpoint->options().command_timeout))) continue;
       }
       if (watch) {
         watch->wait_until(*due);
@@ -162,9 +163,12 @@ class MultiMutexCore {
     args.reserve(1 + channels_.size());
     args.push_back(token);
     args.insert(args.end(), channels_.begin(), channels_.end());
-    auto connection = state_->pool.borrow();
-    const ReplyPtr reply = run_script(*connection, state_->scripts, kMultiRelease, key_views_, args);
-    return static_cast<std::size_t>(std::max<std::int64_t>(0, expect_integer(*reply, describe_keys("release", keys_))));
+    std::int64_t released = 0;
+    state_->with_connection(keys_.front(), [&](Connection& connection) {
+      const ReplyPtr reply = run_script(connection, state_->scripts, kMultiRelease, key_views_, args);
+      released = expect_integer(*reply, describe_keys("release", keys_));
+    });
+    return static_cast<std::size_t>(std::max<std::int64_t>(0, released));
   }
 
   MultiAttempt parse_acquire(const redisReply& reply) const {
@@ -217,6 +221,18 @@ std::vector<std::string> checked_keys(std::vector<std::string> keys) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
 }
+
+// Redis Cluster runs a script only on keys of one hash slot: say which keys differ, and the fix.
+void require_one_slot(const std::vector<std::string>& keys) {
+  const std::uint16_t slot = detail::key_slot(keys.front());
+  for (const std::string& key : keys) {
+    if (detail::key_slot(key) == slot) continue;
+    throw Error(Errc::bad_option, "multi-key lock on redis-cluster://: " + detail::printable_key(keys.front()) +
+                                      " is in hash slot " + std::to_string(slot) + " but " + detail::printable_key(key) +
+                                      " is in slot " + std::to_string(detail::key_slot(key)) +
+                                      "; give the keys one hash tag, e.g. '{order:42}:stock' and '{order:42}:payment'");
+  }
+}
 }  // namespace
 
 MultiMutex::MultiMutex(Client client, std::vector<std::string> keys, MutexOptions options) {
@@ -240,7 +256,9 @@ MultiMutex::MultiMutex(Client client, std::vector<std::string> keys, MutexOption
   if (options.token.fencing) refuse("fencing");
   if (options.reentrant) refuse("reentrant");
   if (options.replica_ack.replicas > 0) refuse("replica_ack");
-  core_ = std::make_unique<detail::MultiMutexCore>(std::move(client), checked_keys(std::move(keys)), std::move(options));
+  keys = checked_keys(std::move(keys));
+  if (client.url().topology == RedisUrl::Topology::cluster) require_one_slot(keys);
+  core_ = std::make_unique<detail::MultiMutexCore>(std::move(client), std::move(keys), std::move(options));
 }
 
 MultiMutex::~MultiMutex() {

@@ -70,17 +70,16 @@ class MutexCore {
     const auto started = Clock::now();
     AcquireAttempt result;
     std::optional<Error> lost_reply;
-    {
-      auto connection = state_->pool.borrow();
-      try {
-        result = strategy_->try_acquire(*connection, key_, request);
-        if (result.acquired && !replicas_acknowledge(*connection, result.value, "acquire")) throw replica_shortfall("acquire");
-      } catch (const Error& error) {
-        // The request may have reached the server even though its reply did not reach us.
-        if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
-        lost_reply = error;
-      }
-    }  // the broken connection goes back (and is dropped) before we borrow a fresh one
+    try {
+      state_->with_connection(key_, [&](Connection& connection) {
+        result = strategy_->try_acquire(connection, key_, request);
+        if (result.acquired && !replicas_acknowledge(connection, result.value, "acquire")) throw replica_shortfall("acquire");
+      });
+    } catch (const Error& error) {
+      // The request may have reached the server even though its reply did not reach us.
+      if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
+      lost_reply = error;
+    }  // the broken connection went back (and was dropped) before we borrow a fresh one
     if (lost_reply) {
       abandon_unknown_attempt();
       throw *lost_reply;
@@ -111,8 +110,9 @@ class MutexCore {
     // Already subscribed (an earlier wait's subscription lingers): watch from before the first
     // attempt, at no cost. Otherwise subscribe only once an attempt has failed, so the
     // uncontended path never pays for it.
+    ReleaseNotifier* notifier = notify ? &state_->notifier_for(release_channel_.name) : nullptr;
     std::unique_ptr<ReleaseNotifier::Watch> watch =
-        notify ? state_->notifier.watch(release_channel_, /*only_if_subscribed=*/true) : nullptr;
+        notify ? notifier->watch(release_channel_, /*only_if_subscribed=*/true) : nullptr;
     AttemptRequest request{options_.lease, false, seat.waiter};  // first: the uncontended fast path
     std::optional<Clock::time_point> due;  // the policy's next attempt
     bool heartbeat = false;                // this attempt came early, only to keep a fair seat
@@ -123,8 +123,8 @@ class MutexCore {
       if (result.acquired) return true;
       const bool asked_remaining = std::exchange(request.learn_remaining, true);
       const auto subscribe = [&](Clock::time_point until) {
-        watch = state_->notifier.watch(release_channel_);
-        return watch->wait_subscribed(std::min(until, Clock::now() + state_->pool.options().command_timeout));
+        watch = notifier->watch(release_channel_);
+        return watch->wait_subscribed(std::min(until, Clock::now() + state_->endpoint->options().command_timeout));
       };
       if (!fair && !asked_remaining && !result.holder_remaining && options_.retry.kind == RetryPolicy::Kind::backoff) {
         // The fast first attempt did not learn when the holder's lease ends, and the backoff must
@@ -202,10 +202,11 @@ class MutexCore {
       if (value) lease_->renewed(*value, started + lease - Quorum::drift(lease));
     } else {
       const Lease::IoClaim io = lease_->claim_io();
-      auto connection = state_->pool.borrow();
-      value = strategy_->extend(*connection, key_, lease_->snapshot().value, lease);
-      if (value) lease_->renewed(*value, started + lease);
-      if (value) acknowledged = replicas_acknowledge(*connection, *value, "extend");
+      state_->with_connection(key_, [&](Connection& connection) {
+        value = strategy_->extend(connection, key_, lease_->snapshot().value, lease);
+        if (value) lease_->renewed(*value, started + lease);
+        if (value) acknowledged = replicas_acknowledge(connection, *value, "extend");
+      });
     }
     if (!acknowledged) {  // released on the shortfall: the hold is over, and the caller is told
       const Error shortfall = replica_shortfall("extend");
@@ -227,8 +228,9 @@ class MutexCore {
   LockInfo inspect() const {
     const std::string mine = holds() ? lease_->snapshot().value : std::string();
     if (quorum_) return quorum_->inspect(key_, mine);
-    auto connection = state_->pool.borrow();
-    return strategy_->inspect(*connection, key_, mine);
+    LockInfo info;
+    state_->with_connection(key_, [&](Connection& connection) { info = strategy_->inspect(connection, key_, mine); });
+    return info;
   }
 
   std::chrono::milliseconds valid_for() const noexcept {
@@ -261,8 +263,9 @@ class MutexCore {
     ~QueueSeat() {
       if (waiter.empty() || core.hold_count_ > 0) return;
       try {
-        auto connection = core.state_->pool.borrow();
-        core.strategy_->leave_queue(*connection, core.key_, waiter);
+        core.state_->with_connection(core.key_, [&](Connection& connection) {
+          core.strategy_->leave_queue(connection, core.key_, waiter);
+        });
       } catch (...) {  // best effort: the queue skips us after fair_waiter_timeout anyway
       }
     }
@@ -308,8 +311,11 @@ class MutexCore {
   // Deletes `value` where it is still ours; false when no copy was (the lease was lost).
   bool released_value(const std::string& value) {
     if (quorum_) return quorum_->release(key_, value) > 0;
-    auto connection = state_->pool.borrow();
-    return strategy_->release(*connection, key_, value, release_channel_.name) == ReleaseOutcome::released;
+    ReleaseOutcome outcome = ReleaseOutcome::not_ours;
+    state_->with_connection(key_, [&](Connection& connection) {
+      outcome = strategy_->release(connection, key_, value, release_channel_.name);
+    });
+    return outcome == ReleaseOutcome::released;
   }
 
   void begin_hold(const AcquireAttempt& result, Clock::time_point started) {
@@ -335,8 +341,7 @@ class MutexCore {
 
   void abandon_unknown_attempt() noexcept {
     try {
-      auto connection = state_->pool.borrow();
-      strategy_->abandon_attempt(*connection, key_);
+      state_->with_connection(key_, [&](Connection& connection) { strategy_->abandon_attempt(connection, key_); });
     } catch (...) {  // best effort: the server is probably unreachable
     }
   }

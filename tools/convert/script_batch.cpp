@@ -19,14 +19,15 @@ std::vector<Reply> ScriptBatch::run(const std::vector<KeyCall>& calls) {
   std::vector<Reply> replies(calls.size());
   std::vector<std::size_t> pending(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) pending[i] = i;
-  // Twice at most: a NOSCRIPT reply means that call did not run, so resending it is safe; a second
-  // NOSCRIPT right after a load is left in place as the error it is.
+  // EVALSHA first. A NOSCRIPT reply means that call did not run, so it is sent again as EVAL with
+  // the source, which also caches the script on that server: the one that lost its cache (a
+  // restart, SCRIPT FLUSH), or a cluster master that SCRIPT LOAD never reached.
   for (int round = 0; round < 2 && !pending.empty(); ++round) {
-    if (round > 0) load();
     std::vector<std::vector<std::string>> commands;
     commands.reserve(pending.size());
     for (const std::size_t i : pending) {
-      std::vector<std::string> command{"EVALSHA", sha_, "1", calls[i].key};
+      std::vector<std::string> command{round == 0 ? "EVALSHA" : "EVAL", round == 0 ? sha_ : std::string(source_), "1",
+                                       calls[i].key};
       command.insert(command.end(), calls[i].args.begin(), calls[i].args.end());
       commands.push_back(std::move(command));
     }

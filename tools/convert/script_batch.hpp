@@ -1,6 +1,6 @@
-// One Lua script run over many keys in one pipelined round trip: EVALSHA, loading the script first
-// and again whenever the server answers NOSCRIPT (a restart or SCRIPT FLUSH), in which case only
-// the calls that did not run are sent again.
+// One Lua script run over many keys in one pipelined round trip (one per master on a cluster):
+// EVALSHA, after loading the script once; the calls a server answers NOSCRIPT (a restart, SCRIPT
+// FLUSH, a cluster master the load did not reach) did not run, and are sent again as EVAL.
 #pragma once
 
 #include <string>

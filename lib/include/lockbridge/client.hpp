@@ -67,6 +67,8 @@ class Client {
   // Parses the URL (Error{bad_option} when malformed) and validates the options. Connects lazily:
   // the first command (or ping()) opens the first connection.
   explicit Client(std::string_view url, ClientOptions options = {});
+  // The same from a URL already parsed (parse_redis_url).
+  explicit Client(RedisUrl url, ClientOptions options = {});
   ~Client();
   Client(const Client&) = default;  // copies share the pool
   Client& operator=(const Client&) = default;
@@ -76,6 +78,11 @@ class Client {
   const RedisUrl& url() const noexcept;
   const ClientOptions& options() const noexcept;
 
+  // With a redis-cluster:// URL, command() and pipeline() go to the master serving the slot of the
+  // command's key (the argument after its name, or an EVAL's first key) and follow MOVED/ASK; a
+  // pipeline becomes one pipeline per master; keyless commands go to the master of slot 0.
+  // Sentinel: the current master. Redlock: the first master.
+  //
   // Runs one command, binary-safe. Blocks for up to the command timeout waiting for a free pooled
   // connection, a connect timeout if a new one is needed, then the command timeout for the reply.
   // Throws Error: io, timeout, protocol, wrong_type or server_reply (an error reply).
@@ -86,6 +93,11 @@ class Client {
   // returned (Reply::Kind::error), not thrown: one failing command does not hide the others'
   // replies. Throws Error for transport failures, like command().
   std::vector<Reply> pipeline(std::span<const std::vector<std::string>> commands) const;
+
+  // A Client per data node, for walking every key (SCAN sees only the server it runs on): with
+  // redis-cluster://, a redis:// Client for each master serving slots now (asked of the cluster);
+  // with redlock://, one per master; otherwise a copy of this Client. Throws like command().
+  std::vector<Client> masters() const;
 
   // One PING round trip. Throws like command().
   void ping() const;

@@ -1,5 +1,7 @@
 #include "lease_keeper.hpp"
 
+#include "../cluster/key_slot.hpp"
+
 #include <algorithm>
 #include <span>
 
@@ -154,13 +156,17 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
 
   std::vector<ReplyPtr> replies;
   try {
-    if (connection_ && (connection_->broken() || endpoint_->outdated(*connection_))) {  // e.g. a former master
-      if (connection_->broken()) endpoint_->connection_broke(*connection_);
-      connection_.reset();
+    if (router_) {
+      replies = renew_routed(calls);
+    } else {
+      if (connection_ && (connection_->broken() || endpoint_->outdated(*connection_))) {  // e.g. a former master
+        if (connection_->broken()) endpoint_->connection_broke(*connection_);
+        connection_.reset();
+      }
+      if (!connection_) connection_ = endpoint_->connect();
+      replies = run_scripts(*connection_, scripts_, calls);
+      renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (!connection_) connection_ = endpoint_->connect();
-    replies = run_scripts(*connection_, scripts_, calls);
-    renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
   } catch (const std::exception&) {
     // The server is unreachable or the reply was lost: try again soon; the lease runs out (and
     // the holder is told) if no renewal gets through in time.
@@ -205,6 +211,18 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
   }
   io.clear();  // the holders' callbacks may lead to an owner thread calling unlock()
   for (auto& [lease, why] : lost) lease->lost(why);
+}
+
+std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> calls) {
+  std::vector<ReplyPtr> replies(calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    router_->route(key_slot(calls[i].keys.front()), [&](Connection& connection) {
+      replies[i] = std::move(run_scripts(connection, scripts_, calls.subspan(i, 1)).front());
+      throw_if_redirect(*replies[i]);  // it did not run: the router follows the redirect
+    });
+    renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return replies;
 }
 
 }  // namespace lockbridge::detail

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../connection.hpp"
+#include "../cluster/router.hpp"
 #include "../endpoint.hpp"
 #include "../script_runner.hpp"
 #include "lease.hpp"
@@ -37,6 +38,10 @@ class LeaseKeeper {
 
   // Keeps `lease` until forget() or until it is lost. Cheap: wakes the thread only when this
   // lease needs it sooner than anything it already keeps.
+  // Redis Cluster: renewals go, one request each, to the master serving each key (through
+  // `router`, which must outlive the keeper) instead of pipelined to the one endpoint.
+  void route_through(ClusterRouter* router) noexcept { router_ = router; }
+
   void keep(const std::shared_ptr<Lease>& lease);
   void forget(const Lease& lease);
 
@@ -58,9 +63,12 @@ class LeaseKeeper {
   Clock::time_point next_event() const;  // with mutex_ held
   // One pipelined round trip for up to kBatch leases; those not renewed are lost or retried.
   void renew(std::vector<Entry>& batch);
+  // Each call through the router, to the master of its key: replies in order. Throws like route().
+  std::vector<ReplyPtr> renew_routed(std::span<const ScriptCall> calls);
   void requeue(Entry entry);
 
   const std::shared_ptr<Endpoint> endpoint_;
+  ClusterRouter* router_ = nullptr;
   const ClientOptions& options_;  // the endpoint's
   ScriptCache& scripts_;
 

@@ -1,0 +1,141 @@
+#include "cluster/router.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::detail {
+
+namespace {
+// A refresh that a redirect or a failed connection asked for waits at least this long after the
+// last one, so a cluster in the middle of a failover is not asked by every lock attempt.
+constexpr std::chrono::milliseconds kRefreshInterval{100};
+
+std::string address(const NodeAddress& node) { return node.host + ":" + std::to_string(node.port); }
+}  // namespace
+
+ClusterRouter::ClusterRouter(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips)
+    : url_(url), options_(options), round_trips_(round_trips) {}
+
+RedisUrl ClusterRouter::server(const NodeAddress& node) const { return url_.server(RedisUrl::Node{node.host, node.port}); }
+
+ClusterRouter::Node& ClusterRouter::node(const NodeAddress& address) {
+  std::lock_guard lock(mutex_);
+  auto& slot = nodes_[address];
+  if (!slot) slot = std::make_unique<Node>(std::make_shared<Endpoint>(server(address), options_, round_trips_));
+  return *slot;
+}
+
+void ClusterRouter::schedule_refresh() noexcept {
+  std::lock_guard lock(mutex_);
+  refresh_due_ = true;
+}
+
+NodeAddress ClusterRouter::master_of(std::uint16_t slot) {
+  std::lock_guard lock(mutex_);
+  const bool known = map_.master_of(slot).has_value();
+  if (!known || (refresh_due_ && Clock::now() - last_refresh_ >= kRefreshInterval)) {
+    try {
+      refresh();
+    } catch (const Error&) {
+      if (!known) throw;  // otherwise the map we have is the best guess; a redirect corrects it
+    }
+  }
+  const auto master = map_.master_of(slot);
+  if (!master) {
+    throw Error(Errc::io, "no master of " + url_.redacted() + " serves hash slot " + std::to_string(slot) +
+                              " (the cluster is failing over or not fully set up)");
+  }
+  return *master;
+}
+
+void ClusterRouter::refresh() {
+  last_refresh_ = Clock::now();
+  // Masters we know answer first; the seed nodes of the URL are the fallback (and the start).
+  std::vector<NodeAddress> candidates = map_.masters();
+  for (const RedisUrl::Node& seed : url_.nodes) {
+    const NodeAddress node{seed.host, seed.port};
+    if (std::find(candidates.begin(), candidates.end(), node) == candidates.end()) candidates.push_back(node);
+  }
+  std::string failures;
+  for (const NodeAddress& candidate : candidates) {
+    try {
+      Connection connection(server(candidate), options_, round_trips_);
+      const ReplyPtr reply = connection.run({"CLUSTER", "SLOTS"});
+      map_ = SlotMap(to_public_reply(*reply), candidate);
+      refresh_due_ = false;
+      return;
+    } catch (const Error& error) {
+      failures += "; " + address(candidate) + ": " + error.what();
+    }
+  }
+  throw Error(Errc::io, "no node of " + url_.redacted() + " answered CLUSTER SLOTS" + failures);
+}
+
+std::vector<NodeAddress> ClusterRouter::masters() {
+  std::lock_guard lock(mutex_);
+  refresh();
+  return map_.masters();
+}
+
+ReleaseNotifier& ClusterRouter::notifier_for(std::uint16_t slot) { return node(master_of(slot)).notifier; }
+
+void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
+  std::optional<NodeAddress> asking;  // an ASK redirect's node, for the next try only
+  for (int redirects = 0;; ++redirects) {
+    const NodeAddress target = asking ? *asking : master_of(slot);
+    Node& at = node(target);
+    std::optional<ConnectionPool::Lease> connection;
+    try {
+      connection.emplace(at.pool.borrow());
+    } catch (const Error&) {
+      schedule_refresh();  // the master may be gone, and a replica promoted in its place
+      throw;
+    }
+    Connection& used = **connection;
+    used.set_asking(asking.has_value());
+    std::optional<Redirect> redirect;
+    try {
+      operation(used);
+      used.set_asking(false);
+      // The operation succeeded; a redirect it read past (a pipelined reply it could do without)
+      // still teaches the map. The operation is not repeated.
+      redirect = used.take_redirect();
+      if (redirect && redirect->kind == Redirect::Kind::moved) learn_moved(*redirect, target);
+      return;
+    } catch (const Error& error) {
+      used.set_asking(false);
+      redirect = used.take_redirect();
+      if (!redirect) {
+        if (error.errc() == Errc::io || error.errc() == Errc::timeout) schedule_refresh();
+        throw;
+      }
+      if (redirects >= kMaxRedirects) {
+        throw Error(Errc::protocol, std::string(error.what()) + " (still redirected after " +
+                                        std::to_string(kMaxRedirects) + " redirects; the cluster keeps moving the slot)");
+      }
+    }
+    if (redirect->kind == Redirect::Kind::ask) {
+      asking = destination(*redirect, target);
+    } else {
+      asking.reset();
+      learn_moved(*redirect, target);
+    }
+  }
+}
+
+NodeAddress ClusterRouter::destination(const Redirect& redirect, const NodeAddress& sender) {
+  NodeAddress to = redirect.to;
+  if (to.host.empty()) to.host = sender.host;  // Redis 7: "MOVED 1 :7000" is the sender's host
+  return to;
+}
+
+void ClusterRouter::learn_moved(const Redirect& redirect, const NodeAddress& sender) {
+  const NodeAddress to = destination(redirect, sender);
+  std::lock_guard lock(mutex_);
+  map_.move(redirect.slot, to);
+  refresh_due_ = true;  // one slot moved: others may have too
+}
+
+}  // namespace lockbridge::detail
