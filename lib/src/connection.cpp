@@ -141,6 +141,7 @@ ReplyPtr Connection::read_reply() {
     const std::string_view text = as_view(*reply);
     if (text.starts_with("READONLY")) broken_ = true;
     if (!redirect_ && is_redirect(*reply)) redirect_ = parse_redirect(text);
+    if (text.starts_with("TRYAGAIN")) try_again_ = true;
   }
   return reply;
 }

@@ -69,6 +69,9 @@ class Connection {
   // The first MOVED or ASK redirect a reply carried since the last call (the reply itself is
   // returned as the error it is).
   std::optional<Redirect> take_redirect() noexcept { return std::exchange(redirect_, std::nullopt); }
+  // Whether a reply since the last call was TRYAGAIN (a multi-key command on a slot being
+  // migrated, with its keys split between the two nodes): the command did not run.
+  bool take_try_again() noexcept { return std::exchange(try_again_, false); }
 
   // A request sent on it will not be waited for: the connection must not be reused.
   void discard() noexcept { broken_ = true; }
@@ -90,6 +93,7 @@ class Connection {
   bool broken_ = false;
   bool asking_ = false;
   std::optional<Redirect> redirect_;
+  bool try_again_ = false;
   std::uint64_t generation_ = 0;
   std::atomic<std::uint64_t>* round_trips_;
 };

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
+#include "cluster/cluster_nodes.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {
@@ -27,9 +29,13 @@ ClusterRouter::Node& ClusterRouter::node(const NodeAddress& address) {
   return *slot;
 }
 
-void ClusterRouter::schedule_refresh() noexcept {
+void ClusterRouter::schedule_refresh(const NodeAddress& failed) noexcept {
   std::lock_guard lock(mutex_);
   refresh_due_ = true;
+  try {
+    unreachable_.insert(failed);
+  } catch (...) {  // out of memory: the refresh may then believe a stale map a little longer
+  }
 }
 
 NodeAddress ClusterRouter::master_of(std::uint16_t slot) {
@@ -58,19 +64,39 @@ void ClusterRouter::refresh() {
     const NodeAddress node{seed.host, seed.port};
     if (std::find(candidates.begin(), candidates.end(), node) == candidates.end()) candidates.push_back(node);
   }
+  // Right after a failover only the promoted replica may know it is master; the other nodes go on
+  // naming the dead one for a while. A map that names a master we could not reach is kept only
+  // when no node offers a better one.
+  const auto names_unreachable = [&](const SlotMap& map) {
+    return std::any_of(map.masters().begin(), map.masters().end(),
+                       [&](const NodeAddress& master) { return unreachable_.contains(master); });
+  };
+  std::optional<SlotMap> fallback;
   std::string failures;
   for (const NodeAddress& candidate : candidates) {
     try {
       Connection connection(server(candidate), options_, round_trips_);
-      const ReplyPtr reply = connection.run({"CLUSTER", "SLOTS"});
-      map_ = SlotMap(to_public_reply(*reply), candidate);
-      refresh_due_ = false;
-      return;
+      const ReplyPtr reply = connection.run({"CLUSTER", "NODES"});
+      throw_if_error(*reply, "CLUSTER NODES");
+      if (reply->type != REDIS_REPLY_STRING) unexpected_reply(*reply, "the node table", "CLUSTER NODES");
+      SlotMap fresh = slot_map_from_cluster_nodes(as_view(*reply), candidate);
+      if (!names_unreachable(fresh)) {
+        map_ = std::move(fresh);
+        unreachable_.clear();
+        refresh_due_ = false;
+        return;
+      }
+      if (!fallback) fallback = std::move(fresh);
     } catch (const Error& error) {
+      unreachable_.insert(candidate);
       failures += "; " + address(candidate) + ": " + error.what();
     }
   }
-  throw Error(Errc::io, "no node of " + url_.redacted() + " answered CLUSTER SLOTS" + failures);
+  if (fallback) {
+    map_ = std::move(*fallback);  // the best there is; refreshed again on the next failure
+    return;
+  }
+  throw Error(Errc::io, "no node of " + url_.redacted() + " answered CLUSTER NODES" + failures);
 }
 
 std::vector<NodeAddress> ClusterRouter::masters() {
@@ -90,7 +116,7 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
     try {
       connection.emplace(at.pool.borrow());
     } catch (const Error&) {
-      schedule_refresh();  // the master may be gone, and a replica promoted in its place
+      schedule_refresh(target);  // the master may be gone, and a replica promoted in its place
       throw;
     }
     Connection& used = **connection;
@@ -107,8 +133,16 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
     } catch (const Error& error) {
       used.set_asking(false);
       redirect = used.take_redirect();
+      const bool try_again = used.take_try_again();
+      if (!redirect && try_again && redirects < kMaxRedirects) {
+        // The slot's keys are moving in batches: wait for this batch (10, 20, 40 ... ms), then
+        // ask the slot's owner again.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10) * (1 << redirects));
+        asking.reset();
+        continue;
+      }
       if (!redirect) {
-        if (error.errc() == Errc::io || error.errc() == Errc::timeout) schedule_refresh();
+        if (error.errc() == Errc::io || error.errc() == Errc::timeout) schedule_refresh(target);
         throw;
       }
       if (redirects >= kMaxRedirects) {

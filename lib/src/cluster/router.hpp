@@ -1,5 +1,5 @@
 // Redis Cluster for a redis-cluster:// Client: which master serves a key's hash slot (from CLUSTER
-// SLOTS, asked of a known master or a seed node), a connection pool per master, and the redirects
+// NODES, asked of a known master or a seed node), a connection pool per master, and the redirects
 // of a cluster that changes under the Client: MOVED updates the map (and a full refresh follows),
 // ASK sends the command once more, after ASKING, to the node importing the slot.
 #pragma once
@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -24,8 +25,8 @@ namespace lockbridge::detail {
 
 class ClusterRouter {
  public:
-  // Redirects followed for one operation before it fails with Error{protocol}: a slot moving
-  // back and forth, or nodes that disagree for longer than that, is not waited out here.
+  // Redirects (and TRYAGAIN waits) for one operation before it fails: a slot moving back and
+  // forth, or nodes that disagree for longer than that, is not waited out here.
   static constexpr int kMaxRedirects = 5;
 
   // Does no I/O: the slot map is read on first use.
@@ -35,7 +36,8 @@ class ClusterRouter {
 
   // Runs `operation` on a connection to the master serving `slot`. When it throws and the reply it
   // failed on was a redirect, follows the redirect and runs it again (it must be safe to repeat:
-  // a redirected command did not run). A connection that fails schedules a refresh of the map,
+  // a redirected command did not run); after TRYAGAIN (keys split by a migration) it waits a
+  // little and runs it again. A connection that fails schedules a refresh of the map,
   // since the master may have failed over. Throws what the operation throws, Error{io} when no
   // master serves the slot, Error{protocol} after kMaxRedirects.
   void route(std::uint16_t slot, const Operation& operation);
@@ -63,7 +65,7 @@ class ClusterRouter {
 
   Node& node(const NodeAddress& address);  // created on first use; never removed
   void refresh();  // with mutex_ held
-  void schedule_refresh() noexcept;
+  void schedule_refresh(const NodeAddress& failed) noexcept;
   static NodeAddress destination(const Redirect& redirect, const NodeAddress& sender);
   void learn_moved(const Redirect& redirect, const NodeAddress& sender);
 
@@ -74,6 +76,7 @@ class ClusterRouter {
   SlotMap map_;
   std::map<NodeAddress, std::unique_ptr<Node>> nodes_;
   bool refresh_due_ = true;
+  std::set<NodeAddress> unreachable_;  // nodes a connection failed to since the last good refresh
   Clock::time_point last_refresh_{};
 };
 

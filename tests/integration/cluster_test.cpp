@@ -1,0 +1,324 @@
+// A redis-cluster:// Client against a real 3-master Redis Cluster started here on loopback (and a
+// 3+3 one for failover): locks live on the master of their key's slot with every companion key
+// beside them, a slot resharded or a master failed over under running lockers costs no exclusion
+// and reaches no caller as an error beyond the documented ones, sharded release notifications
+// wake waiters, and audit, convert, bench and compare walk or use every master.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "lockbridge/multi_mutex.hpp"
+#include "redis_test_support.hpp"
+#include "topology.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+MutexOptions cluster_options(StrategyKind strategy = StrategyKind::token) {
+  MutexOptions options = strategy == StrategyKind::legacy ? hardened_options() : token_options();
+  if (strategy == StrategyKind::redisson) options = MutexOptions::redisson_lock();
+  options.acquire_timeout = milliseconds(0);
+  return options;
+}
+
+ClientOptions quick_client() {
+  ClientOptions options;
+  options.connect_timeout = milliseconds(500);
+  options.command_timeout = milliseconds(500);
+  return options;
+}
+
+// Several threads, each with its own Client (as separate processes would have), lock and unlock
+// one key until stopped, counting what each saw: acquisitions, overlaps (two holders at once,
+// by an in-process count) and the errors that reached them, by code.
+class Lockers {
+ public:
+  Lockers(const std::string& url, const std::string& key, const MutexOptions& options, int threads) {
+    for (int i = 0; i < threads; ++i) {
+      workers_.emplace_back([this, url, key, options] {
+        Mutex mutex(Client(url, quick_client()), key, options);
+        mutex.on_release_error([this](const Error& error) { record(error.code(), error.what()); });
+        while (!stop_.load()) {
+          try {
+            if (!mutex.try_lock_for(seconds(5))) continue;
+            if (inside_.fetch_add(1) != 0) overlaps_.fetch_add(1);
+            std::this_thread::yield();
+            inside_.fetch_sub(1);
+            mutex.unlock();
+            acquisitions_.fetch_add(1);
+          } catch (const Error& error) {
+            record(error.code(), error.what());
+            std::this_thread::sleep_for(milliseconds(20));
+          }
+        }
+      });
+    }
+  }
+  ~Lockers() { stop(); }
+  void stop() {
+    stop_ = true;
+    for (std::thread& worker : workers_) {
+      if (worker.joinable()) worker.join();
+    }
+  }
+  // Blocks until `more` acquisitions beyond the current count happened (bounded by eventually()).
+  bool make_progress(int more) const {
+    const int target = acquisitions_.load() + more;
+    return eventually([&] { return acquisitions_.load() >= target; });
+  }
+  int overlaps() const { return overlaps_.load(); }
+  std::string last_error() const {
+    std::lock_guard lock(mutex_);
+    return last_error_;
+  }
+  std::map<std::string, int> errors() const {
+    std::lock_guard lock(mutex_);
+    return errors_;
+  }
+
+ private:
+  void record(std::error_code code, const std::string& what) {
+    std::lock_guard lock(mutex_);
+    ++errors_[code.message()];
+    last_error_ = what;
+  }
+  std::atomic<bool> stop_{false};
+  std::atomic<int> inside_{0};
+  std::atomic<int> overlaps_{0};
+  std::atomic<int> acquisitions_{0};
+  mutable std::mutex mutex_;
+  std::map<std::string, int> errors_;
+  std::string last_error_;
+  std::vector<std::thread> workers_;
+};
+
+// For assertion messages: the errors seen, by code, and the last one's text.
+std::ostream& operator<<(std::ostream& out, const Lockers& lockers) {
+  return out << "errors " << ::testing::PrintToString(lockers.errors()) << ", last: " << lockers.last_error();
+}
+
+class Cluster : public ::testing::Test {
+ protected:
+  ClusterTopology cluster_{3};
+  const Client client_{cluster_.url()};
+};
+
+TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
+  std::set<int> owners;
+  for (int i = 0; i < 12; ++i) {
+    const std::string key = unique_key(std::to_string(i));
+    Mutex mutex(client_, key, cluster_options());
+    ASSERT_TRUE(mutex.try_lock()) << key;
+    const int owner = cluster_.owner_of_slot(cluster_.slot_of(key));
+    owners.insert(owner);
+    EXPECT_EQ(cluster_.nodes[owner]->command({"GET", key}), mutex.value());
+    for (int other = 0; other < 3; ++other) {
+      if (other != owner) EXPECT_THAT(cluster_.nodes[other]->command({"GET", key}), ::testing::StartsWith("MOVED"));
+    }
+    EXPECT_TRUE(mutex.inspect().held_by_me);
+    EXPECT_TRUE(mutex.extend(seconds(30)));
+    mutex.unlock();
+    EXPECT_FALSE(mutex.last_error());
+    EXPECT_EQ(cluster_.nodes[owner]->command({"EXISTS", key}), "0");
+  }
+  EXPECT_EQ(owners.size(), 3U) << "twelve random keys should have reached every master";
+}
+
+TEST_F(Cluster, CompanionKeysShareTheLocksSlotSoFencingAndFairModeWork) {
+  const std::string key = unique_key();
+  MutexOptions fenced = cluster_options();
+  fenced.token.fencing = true;
+  Mutex first(client_, key, fenced);
+  ASSERT_TRUE(first.try_lock());
+  const auto fence = first.fence();
+  first.unlock();
+  Mutex second(client_, key, fenced);
+  ASSERT_TRUE(second.try_lock());
+  EXPECT_GT(second.fence(), fence);
+  second.unlock();
+
+  MutexOptions fair = cluster_options();
+  fair.wait_mode = WaitMode::fair;
+  fair.acquire_timeout = seconds(10);
+  Mutex holder(client_, key, fair);
+  Mutex waiter(Client(cluster_.url()), key, fair);
+  ASSERT_TRUE(holder.try_lock());
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout);
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
+TEST_F(Cluster, AMultiKeyLockNeedsOneSlotAndSaysWhichDiffer) {
+  const std::string a = "lbtest:cluster:a";
+  const std::string b = "lbtest:cluster:b";
+  ASSERT_NE(cluster_.slot_of(a), cluster_.slot_of(b));
+  const Error error = expect_error([&] { MultiMutex(client_, {a, b}, cluster_options()); });
+  EXPECT_EQ(error.errc(), Errc::bad_option);
+  EXPECT_THAT(error.what(), HasSubstr("hash slot " + std::to_string(cluster_.slot_of(a))));
+  EXPECT_THAT(error.what(), HasSubstr("slot " + std::to_string(cluster_.slot_of(b))));
+  EXPECT_THAT(error.what(), HasSubstr("hash tag"));
+  const std::string tag = "{" + unique_key() + "}";
+  MultiMutex both(client_, {tag + ":a", tag + ":b"}, cluster_options());
+  ASSERT_TRUE(both.try_lock());
+  both.unlock();
+}
+
+class ClusterNotify : public ::testing::TestWithParam<StrategyKind> {};
+
+TEST_P(ClusterNotify, AReleaseWakesAWaiterWithASixtySecondPollInterval) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  MutexOptions options = cluster_options(GetParam());
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  options.local_queue = false;
+  options.acquire_timeout = seconds(50);
+  Mutex holder(Client(cluster.url()), key, options);
+  const Client waiter_client(cluster.url());
+  Mutex waiter(waiter_client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  const auto before = waiter_client.stats().round_trips;
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  EXPECT_TRUE(eventually([&] { return waiter_client.stats().round_trips - before >= 3; }));
+  EXPECT_EQ(waited.wait_for(milliseconds(200)), std::future_status::timeout);
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the release did not wake the waiter";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, ClusterNotify,
+                         ::testing::Values(StrategyKind::token, StrategyKind::legacy, StrategyKind::redisson),
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
+
+// The reshard test of issue 7: a slot moves to another master and back while four lockers of a key
+// in it keep locking; ASK and MOVED are followed, and nothing reaches them.
+class ClusterReshard : public ::testing::TestWithParam<StrategyKind> {};
+
+TEST_P(ClusterReshard, LockersOfAKeyInAMovingSlotSeeNoOverlapAndNoError) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  const int slot = cluster.slot_of(key);
+  const int home = cluster.owner_of_slot(slot);
+  MutexOptions options = cluster_options(GetParam());
+  options.lease = seconds(10);
+  Lockers lockers(cluster.url(), key, options, 4);
+  ASSERT_TRUE(lockers.make_progress(50)) << lockers;
+  cluster.move_slot(slot, (home + 1) % 3);
+  ASSERT_TRUE(lockers.make_progress(50)) << lockers;
+  cluster.move_slot(slot, home);
+  ASSERT_TRUE(lockers.make_progress(50)) << lockers;
+  lockers.stop();
+  EXPECT_EQ(lockers.overlaps(), 0);
+  EXPECT_THAT(lockers.errors(), ::testing::IsEmpty());
+  EXPECT_EQ(cluster.owner_of_slot(slot), home);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, ClusterReshard,
+                         ::testing::Values(StrategyKind::token, StrategyKind::legacy, StrategyKind::redisson),
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
+
+// A master dies; its replica is promoted by the cluster. Lockers of a key it served see io or
+// timeout errors (the documented ones: the server is unreachable) until the promotion, then lock
+// on the new master, with no overlap. A lock whose release the crash swallowed was replicated:
+// it stays on the new master until its (short, here) lease ends.
+TEST(ClusterFailover, LockingResumesOnThePromotedReplica) {
+  ClusterTopology cluster(3, 1);
+  const std::string key = unique_key();
+  const int owner = cluster.owner_of_slot(cluster.slot_of(key));
+  MutexOptions options = cluster_options();
+  options.lease = milliseconds(1500);
+  Lockers lockers(cluster.url(), key, options, 3);
+  ASSERT_TRUE(lockers.make_progress(30));
+  cluster.nodes[owner]->kill();
+  ASSERT_TRUE(eventually([&] {
+    try {
+      return cluster.owner_of_slot(cluster.slot_of(key)) != owner;
+    } catch (const std::exception&) {
+      return false;  // no running node claims it yet
+    }
+  }));
+  ASSERT_TRUE(lockers.make_progress(30)) << lockers;
+  lockers.stop();
+  EXPECT_EQ(lockers.overlaps(), 0);
+  for (const auto& [error, count] : lockers.errors()) {
+    EXPECT_THAT(error, ::testing::AnyOf(make_error_code(Errc::io).message(), make_error_code(Errc::timeout).message()))
+        << count << " times";
+  }
+}
+
+TEST_F(Cluster, TheWatchdogRenewsLocksOnEveryMaster) {
+  MutexOptions options = cluster_options();
+  options.lease = milliseconds(300);
+  options.watchdog.enabled = true;
+  std::vector<std::unique_ptr<Mutex>> held;
+  std::set<int> owners;
+  for (int i = 0; i < 9; ++i) {
+    const std::string key = unique_key(std::to_string(i));
+    owners.insert(cluster_.owner_of_slot(cluster_.slot_of(key)));
+    held.push_back(std::make_unique<Mutex>(client_, key, options));
+    ASSERT_TRUE(held.back()->try_lock());
+  }
+  ASSERT_GE(owners.size(), 2U);
+  const auto renewals = client_.stats().renewals;
+  ASSERT_TRUE(eventually([&] { return client_.stats().renewals >= renewals + 9 * 4; }));  // past several leases
+  for (const auto& mutex : held) {
+    EXPECT_TRUE(mutex->owns_lock());
+    EXPECT_TRUE(mutex->inspect().held_by_me);
+    mutex->unlock();
+    EXPECT_FALSE(mutex->last_error());
+  }
+}
+
+TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
+  std::set<int> owners;
+  const std::int64_t expiry = server_ms() + 600000;
+  for (int i = 0; i < 30; ++i) {
+    const std::string key = "lbtest:cluster:legacy:" + std::to_string(i);
+    owners.insert(cluster_.owner_of_slot(cluster_.slot_of(key)));
+    client_.command({"SET", key, std::to_string(expiry), "PX", "600000"});
+  }
+  ASSERT_EQ(owners.size(), 3U);
+  const std::string url = " --url '" + cluster_.url() + "'";
+  CliRun audit = run_cli("audit --json --match 'lbtest:cluster:*'" + url, false);
+  ASSERT_EQ(audit.lines.size(), 1U) << audit;
+  EXPECT_EQ(audit.lines[0]["by_class"]["legacy_ms"], 30) << audit;
+  const std::string journal = test_dir() + "/cluster-journal-" + unique_key();
+  const CliRun convert = run_cli("convert --to token --json --journal '" + journal + "' --match 'lbtest:cluster:*'" + url, false);
+  ASSERT_EQ(convert.exit_code, 0) << convert;
+  EXPECT_EQ(convert.lines[0]["converted"], 30) << convert;
+  audit = run_cli("audit --json --match 'lbtest:cluster:*'" + url, false);
+  EXPECT_EQ(audit.lines[0]["by_class"]["token"], 30) << audit;
+  const CliRun rollback = run_cli("convert --json --rollback '" + journal + "'" + url, false);
+  ASSERT_EQ(rollback.exit_code, 0) << rollback;
+  EXPECT_EQ(rollback.lines[0]["restored"], 30) << rollback;
+  std::remove(journal.c_str());
+}
+
+TEST_F(Cluster, BenchAndCompareAcceptTheUrl) {
+  const CliRun bench = run_cli("bench --url '" + cluster_.url() + "' --clients 4 --ops 200 --json", false);
+  ASSERT_EQ(bench.exit_code, 0) << bench;
+  EXPECT_EQ(bench.lines.at(0)["violations"], 0) << bench;
+  EXPECT_EQ(bench.lines.at(0)["errors"], 0) << bench;
+  const std::string json = test_dir() + "/cluster-compare-" + unique_key() + ".json";
+  const CliRun compare =
+      run_cli("compare --url '" + cluster_.url() + "' --duration 0.1 --no-plot --json '" + json + "'", false);
+  EXPECT_EQ(compare.exit_code, 0) << compare;
+  EXPECT_THAT(compare.output, HasSubstr("redisson"));
+  std::remove(json.c_str());
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
