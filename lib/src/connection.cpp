@@ -139,7 +139,11 @@ ReplyPtr Connection::read_reply() {
   // no use for locks any more, so it is dropped and its Endpoint looks for the master again.
   if (reply->type == REDIS_REPLY_ERROR) {
     const std::string_view text = as_view(*reply);
-    if (text.starts_with("READONLY")) broken_ = true;
+    if (text.starts_with("READONLY")) {
+      broken_ = true;
+      throw Error(Errc::io, "write to " + where_ + " refused: " + std::string(text) +
+                                " (the server is a replica now: a failover demoted it, or the URL names a replica)");
+    }
     if (!redirect_ && is_redirect(*reply)) redirect_ = parse_redirect(text);
     if (text.starts_with("TRYAGAIN")) try_again_ = true;
   }
@@ -220,6 +224,13 @@ std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::stri
     replies.push_back(read_reply());
   }
   return replies;
+}
+
+std::string message_of(const Error& error) {
+  std::string message = error.what();
+  const std::string suffix = ": " + error.code().message();
+  if (message.ends_with(suffix)) message.resize(message.size() - suffix.size());
+  return message;
 }
 
 void throw_if_redirect(const redisReply& reply) {

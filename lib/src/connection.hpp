@@ -18,6 +18,7 @@
 
 #include "cluster/redirect.hpp"
 #include "lockbridge/client.hpp"
+#include "lockbridge/error.hpp"
 #include "lockbridge/url.hpp"
 
 namespace lockbridge::detail {
@@ -118,6 +119,10 @@ inline bool is_redirect(const redisReply& reply) noexcept {
 // For operations run through Redis Cluster routing that return error replies instead of throwing:
 // a redirected reply is thrown (Errc::server_reply), so that the router follows the redirect.
 void throw_if_redirect(const redisReply& reply);
+
+// An Error's message without the code description that what() ends with, for quoting it inside
+// another Error's message (which adds its own).
+std::string message_of(const Error& error);
 
 // A key for messages: quoted, with bytes that are not printable ASCII escaped, truncated if long.
 std::string printable_key(std::string_view key);

@@ -54,10 +54,7 @@ ConnectionPool::Lease ConnectionPool::borrow() {
     --open_;
     failures_ = std::min(failures_ + 1, 5U);
     retry_after_ = std::chrono::steady_clock::now() + options_.reconnect_backoff * (1U << (failures_ - 1));
-    last_failure_ = error.what();
-    // what() ends with the code's description; the backoff error appends its own.
-    const std::string suffix = ": " + error.code().message();
-    if (last_failure_.ends_with(suffix)) last_failure_.resize(last_failure_.size() - suffix.size());
+    last_failure_ = message_of(error);  // the backoff error appends the code's description again
     lock.unlock();
     slot_freed_.notify_one();
     throw;

@@ -108,7 +108,7 @@ RedisUrl Endpoint::resolve_master() {
                    : reply->type == REDIS_REPLY_ERROR ? ": " + std::string(as_view(*reply))
                                                        : " answered something other than {ip, port}");
     } catch (const Error& error) {
-      failures += "; " + std::string(error.what());
+      failures += "; " + message_of(error);
     }
   }
   throw Error(Errc::io, "no sentinel of " + url_.redacted() + " named the master '" + url_.master_name + "'" + failures);

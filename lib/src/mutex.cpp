@@ -216,7 +216,10 @@ class MutexCore {
     }
     if (!value) {
       last_error_ = make_error_code(Errc::lease_lost);
-      lease_->lost(Error(Errc::lease_lost, describe("extend", key_) + ": the key no longer holds our value"));
+      lease_->lost(Error(Errc::lease_lost, describe("extend", key_) +
+                                               (quorum_ ? ": fewer than a majority of masters extended it in time (our "
+                                                          "copies were deleted)"
+                                                        : ": the key no longer holds our value")));
       end_hold();
       return false;
     }
@@ -301,8 +304,9 @@ class MutexCore {
     const auto started = Clock::now();
     AcquireAttempt result;
     result.value = options_.token.fixed_value.empty() ? random_token() : options_.token.fixed_value;
-    const Quorum::Outcome outcome = quorum_->acquire(key_, result.value, request.lease);
+    const Quorum::Outcome outcome = quorum_->acquire(key_, result.value, request.lease, request.learn_remaining);
     result.acquired = outcome.held;
+    result.holder_remaining = outcome.holder_remaining;
     // Valid until the lease ends on the master that set it first, less the drift Redlock allows.
     if (result.acquired) begin_hold(result, started, started + request.lease - Quorum::drift(request.lease));
     return result;

@@ -30,13 +30,6 @@ MutexOptions cluster_options(StrategyKind strategy = StrategyKind::token) {
   return options;
 }
 
-ClientOptions quick_client() {
-  ClientOptions options;
-  options.connect_timeout = milliseconds(500);
-  options.command_timeout = milliseconds(500);
-  return options;
-}
-
 // Several threads, each with its own Client (as separate processes would have), lock and unlock
 // one key until stopped, counting what each saw: acquisitions, overlaps (two holders at once,
 // by an in-process count) and the errors that reached them, by code.
@@ -45,7 +38,7 @@ class Lockers {
   Lockers(const std::string& url, const std::string& key, const MutexOptions& options, int threads) {
     for (int i = 0; i < threads; ++i) {
       workers_.emplace_back([this, url, key, options] {
-        Mutex mutex(Client(url, quick_client()), key, options);
+        Mutex mutex(Client(url, quick_failing_client()), key, options);
         mutex.on_release_error([this](const Error& error) { record(error.code(), error.what()); });
         while (!stop_.load()) {
           try {

@@ -123,6 +123,19 @@ TEST_F(Redlock, AnExtendWithoutAMajorityEndsTheHold) {
   EXPECT_EQ(holding(key_, "(nil)"), 2);
 }
 
+TEST_F(Redlock, AWaitersBackoffNeverSleepsPastTheHoldersLease) {
+  // The holder vanishes without releasing; its 300 ms lease ends on every master. With a backoff
+  // of a year the waiter would sleep far past that unless the round told it when the lease ends.
+  Mutex crashed(client_, key_, redlock_options(milliseconds(300)));
+  ASSERT_TRUE(crashed.try_lock());
+  crashed.abandon();
+  MutexOptions patient = redlock_options();
+  patient.retry = RetryPolicy::backoff_with_jitter(std::chrono::hours(24 * 365), std::chrono::hours(24 * 365));
+  Mutex waiter(Client(masters_.url()), key_, patient);
+  EXPECT_TRUE(waiter.try_lock_for(std::chrono::seconds(30)));
+  waiter.unlock();
+}
+
 TEST_F(Redlock, AKeyOfAnotherTypeOnAMajorityIsWrongType) {
   for (const int i : {0, 1, 2}) masters_.masters[i]->command({"HSET", key_, "f", "v"});
   Mutex mutex(client_, key_, redlock_options());
@@ -146,6 +159,9 @@ TEST_F(Redlock, RefusesWhatAQuorumCannotGive) {
   MutexOptions watchdog = redlock_options();
   watchdog.watchdog.enabled = true;
   EXPECT_THAT(refusal(watchdog), HasSubstr("watchdog"));
+  MutexOptions acknowledged = redlock_options();
+  acknowledged.replica_ack.replicas = 1;
+  EXPECT_THAT(refusal(acknowledged), HasSubstr("replica_ack"));
   EXPECT_EQ(expect_error([&] { MultiMutex(client_, {key_, key_ + "2"}, redlock_options()); }).errc(), Errc::bad_option);
 }
 

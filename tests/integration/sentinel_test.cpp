@@ -22,16 +22,9 @@ MutexOptions sentinel_options() {
   return options;
 }
 
-ClientOptions quick_client() {
-  ClientOptions options;
-  options.connect_timeout = milliseconds(500);
-  options.command_timeout = milliseconds(500);
-  return options;
-}
-
 TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
   SentinelTopology topology;
-  const Client client(topology.url(), quick_client());
+  const Client client(topology.url(), quick_failing_client());
   const std::string key = unique_key();
   Mutex mutex(client, key, sentinel_options());
   ASSERT_TRUE(mutex.try_lock());
@@ -50,7 +43,7 @@ TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
 // before the crash (replica_ack) is still held there, by its holder only.
 TEST(Sentinel, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   SentinelTopology topology;
-  const Client client(topology.url(), quick_client());
+  const Client client(topology.url(), quick_failing_client());
   const std::string held_key = unique_key("held");
   MutexOptions acknowledged = sentinel_options();
   acknowledged.replica_ack.replicas = 1;
@@ -101,7 +94,7 @@ TEST(Sentinel, AMasterNameNoSentinelKnowsIsAClearError) {
   SentinelTopology topology;
   std::string url = topology.url();
   url.replace(url.rfind('/') + 1, std::string::npos, "no-such-master");
-  Mutex mutex(Client(url, quick_client()), unique_key(), sentinel_options());
+  Mutex mutex(Client(url, quick_failing_client()), unique_key(), sentinel_options());
   const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::io);
   EXPECT_THAT(error.what(), HasSubstr("named the master 'no-such-master'"));
@@ -114,10 +107,26 @@ TEST(Sentinel, NoSentinelAnsweringIsAClearErrorNotAHang) {
     const auto gone = ServerProcess::start_server();  // a port that was free a moment ago
     url = "redis-sentinel://" + gone->address() + "/lbmaster";
   }
-  Mutex mutex(Client(url, quick_client()), unique_key(), sentinel_options());
+  Mutex mutex(Client(url, quick_failing_client()), unique_key(), sentinel_options());
   const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::io);
   EXPECT_THAT(error.what(), HasSubstr("no sentinel of redis-sentinel://"));
+}
+
+// A master demoted by a failover that is still up refuses writes with READONLY: the caller gets
+// io (retry: with Sentinel the next attempt asks the sentinels), the connection is dropped, and
+// the key is untouched.
+TEST(Sentinel, AWriteRefusedAsReadonlyIsAnIoError) {
+  const auto master = ServerProcess::start_server();
+  const auto replica = ServerProcess::start_server({"--replicaof", "127.0.0.1", std::to_string(master->port())});
+  const std::string key = unique_key();
+  Mutex mutex(Client("redis://" + replica->address(), quick_failing_client()), key, sentinel_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("READONLY"));
+  EXPECT_THAT(error.what(), HasSubstr("the server is a replica now"));
+  EXPECT_FALSE(mutex.owns_lock());
+  EXPECT_EQ(master->command({"EXISTS", key}), "0");
 }
 
 TEST(Sentinel, BenchAcceptsTheUrlAndSeesNoViolation) {

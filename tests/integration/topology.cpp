@@ -26,6 +26,14 @@
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
+
+ClientOptions quick_failing_client() {
+  ClientOptions options;
+  options.connect_timeout = std::chrono::milliseconds(500);
+  options.command_timeout = std::chrono::milliseconds(500);
+  return options;
+}
+
 namespace {
 
 using std::chrono::milliseconds;

@@ -17,7 +17,13 @@
 #include <string_view>
 #include <vector>
 
+#include "lockbridge/client.hpp"
+
 namespace lockbridge::testing {
+
+// Client options for tests that kill servers: a dead node costs half a second per connect or
+// reply, not the default second, so a failover test stays short.
+ClientOptions quick_failing_client();
 
 // One redis-server or redis-sentinel child process on a free 127.0.0.1 TCP port, in a fresh
 // temporary directory (mkdtemp under $LOCKBRIDGE_TEST_DIR if set, else /tmp). Not daemonized: it

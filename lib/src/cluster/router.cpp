@@ -89,7 +89,7 @@ void ClusterRouter::refresh() {
       if (!fallback) fallback = std::move(fresh);
     } catch (const Error& error) {
       unreachable_.insert(candidate);
-      failures += "; " + address(candidate) + ": " + error.what();
+      failures += "; " + address(candidate) + ": " + message_of(error);
     }
   }
   if (fallback) {
@@ -146,7 +146,7 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
         throw;
       }
       if (redirects >= kMaxRedirects) {
-        throw Error(Errc::protocol, std::string(error.what()) + " (still redirected after " +
+        throw Error(Errc::protocol, message_of(error) + " (still redirected after " +
                                         std::to_string(kMaxRedirects) + " redirects; the cluster keeps moving the slot)");
       }
     }

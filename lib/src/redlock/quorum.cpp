@@ -64,7 +64,7 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
       connection->send_pipeline(commands);
       flying.push_back(InFlight{master, std::move(connection), {}});
     } catch (const Error& error) {
-      answers[master].failure = error.what();
+      answers[master].failure = message_of(error);
     }
   }
   // Wait for every master's replies together: one slow master costs the round its own delay once.
@@ -91,7 +91,7 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
         if (request.replies.size() < commands.size()) continue;
         answers[request.master].replies = std::move(request.replies);
       } catch (const Error& error) {
-        answers[request.master].failure = error.what();
+        answers[request.master].failure = message_of(error);
       }
       request.waiting = false;
     }
@@ -143,21 +143,28 @@ std::string Quorum::failures_text(const std::vector<Answer>& answers) const {
   return text;
 }
 
-Quorum::Outcome Quorum::acquire(std::string_view key, const std::string& value, milliseconds lease) {
+Quorum::Outcome Quorum::acquire(std::string_view key, const std::string& value, milliseconds lease,
+                                bool learn_remaining) {
   const auto started = Clock::now();
   const std::string lease_ms = std::to_string(lease.count());
   // With GET (Redis 7.0) a key of another type answers WRONGTYPE instead of passing for held; nil
   // means we set it.
-  const std::vector<std::vector<std::string_view>> set{{"SET", key, value, "NX", "PX", lease_ms, "GET"}};
-  std::vector<Answer> answers = round(set);
+  std::vector<std::vector<std::string_view>> commands{{"SET", key, value, "NX", "PX", lease_ms, "GET"}};
+  if (learn_remaining) commands.push_back({"PTTL", key});
+  std::vector<Answer> answers = round(commands);
   int votes = 0;
   int wrong_type = 0;
   int failed = 0;
+  std::optional<milliseconds> holder_remaining;
   for (Answer& answer : answers) {
     if (answer.failure.empty()) {
       const redisReply& reply = *answer.replies.front();
       if (reply.type == REDIS_REPLY_NIL) {
         ++votes;
+      } else if (reply.type == REDIS_REPLY_STRING && learn_remaining && answer.replies[1]->type == REDIS_REPLY_INTEGER &&
+                 answer.replies[1]->integer >= 0) {
+        const milliseconds left(answer.replies[1]->integer);
+        holder_remaining = holder_remaining ? std::min(*holder_remaining, left) : left;
       } else if (is_error(reply, "WRONGTYPE")) {
         ++wrong_type;
       } else if (reply.type == REDIS_REPLY_ERROR) {
@@ -173,7 +180,7 @@ Quorum::Outcome Quorum::acquire(std::string_view key, const std::string& value, 
   if (outcome.held) return outcome;
   // A master that failed may have set the key before its reply was lost: delete ours everywhere.
   if (votes > 0 || failed > 0) delete_ours(key, value);
-  outcome = Outcome{false, votes, milliseconds::zero()};
+  outcome = Outcome{false, votes, milliseconds::zero(), holder_remaining};
   if (size() - failed - wrong_type >= majority()) return outcome;  // held by another owner: wait
   if (wrong_type > 0) {
     throw Error(Errc::wrong_type, describe("acquire", key) + ": the key holds another type than a string on " +

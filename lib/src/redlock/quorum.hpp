@@ -41,13 +41,18 @@ class Quorum {
     // How long the lock is safe to use, counted from when the round was sent:
     // lease - elapsed - drift. Zero when not held.
     std::chrono::milliseconds validity{0};
+    // Not held, when asked for: the shortest remaining lease among the masters that hold another
+    // owner's value (the soonest a vote can free up).
+    std::optional<std::chrono::milliseconds> holder_remaining;
   };
 
   // SET key value NX PX lease GET on every master. Without a majority in time, whatever was set is
   // deleted again before returning. Throws Error{no_quorum} when too few masters answered for a
   // majority to be possible (naming each failure), Error{wrong_type} when the key has another type
   // on enough masters to block a majority.
-  Outcome acquire(std::string_view key, const std::string& value, std::chrono::milliseconds lease);
+  // With `learn_remaining`, PTTL rides along to each master in the same round.
+  Outcome acquire(std::string_view key, const std::string& value, std::chrono::milliseconds lease,
+                  bool learn_remaining = false);
 
   // Sets our value's TTL to `lease` on every master that still holds it. Without a majority in time
   // the lock is over: our value is deleted everywhere and held is false.
