@@ -165,6 +165,16 @@ TEST_F(Redlock, RefusesWhatAQuorumCannotGive) {
   EXPECT_EQ(expect_error([&] { MultiMutex(client_, {key_, key_ + "2"}, redlock_options()); }).errc(), Errc::bad_option);
 }
 
+TEST_F(Redlock, CompareRunsTheColumnsRedlockAllowsAndSaysWhichItSkips) {
+  const std::string json = test_dir() + "/redlock-compare-" + unique_key() + ".json";
+  const CliRun run = run_cli("compare --url '" + masters_.url() + "' --duration 0.1 --no-plot --json '" + json + "'", false);
+  EXPECT_EQ(run.exit_code, 0) << run;
+  EXPECT_THAT(run.output, HasSubstr("token, poll (as peers)"));
+  EXPECT_THAT(run.errors, HasSubstr("skipping 'legacy faithful'"));
+  EXPECT_THAT(run.errors, HasSubstr("skipping 'redisson'"));
+  std::remove(json.c_str());
+}
+
 TEST_F(Redlock, BenchAcceptsTheUrlAndSeesNoViolation) {
   const CliRun run = run_cli("bench --url '" + masters_.url() + "' --clients 4 --ops 200 --json", /*with_url=*/false);
   ASSERT_EQ(run.exit_code, 0) << run;

@@ -129,13 +129,19 @@ TEST(Sentinel, AWriteRefusedAsReadonlyIsAnIoError) {
   EXPECT_EQ(master->command({"EXISTS", key}), "0");
 }
 
-TEST(Sentinel, BenchAcceptsTheUrlAndSeesNoViolation) {
+TEST(Sentinel, BenchAndCompareAcceptTheUrlAndSeeNoViolation) {
   SentinelTopology topology;
   const CliRun run = run_cli("bench --url '" + topology.url() + "' --clients 4 --ops 200 --json", /*with_url=*/false);
   ASSERT_EQ(run.exit_code, 0) << run;
   ASSERT_EQ(run.lines.size(), 1U) << run;
   EXPECT_EQ(run.lines[0]["violations"], 0) << run;
   EXPECT_EQ(run.lines[0]["errors"], 0) << run;
+  const std::string json = test_dir() + "/sentinel-compare-" + unique_key() + ".json";
+  const CliRun compare =
+      run_cli("compare --url '" + topology.url() + "' --duration 0.1 --no-plot --json '" + json + "'", false);
+  EXPECT_EQ(compare.exit_code, 0) << compare;  // 0: no violation in any column
+  EXPECT_THAT(compare.output, HasSubstr("redisson"));
+  std::remove(json.c_str());
 }
 
 }  // namespace
