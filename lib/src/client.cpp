@@ -1,6 +1,7 @@
 #include "lockbridge/client.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 
@@ -93,11 +94,18 @@ bool named(std::string_view word, std::string_view name) {
 }
 
 // The key Redis Cluster routes a command by: the argument after the command's name (GET k, SET k v,
-// DEL k ...), or the first key of EVAL/EVALSHA/FCALL body numkeys k .... Commands without a key
-// go to the master of slot 0.
+// DEL k ...), or the first key of EVAL/EVALSHA/FCALL body numkeys k .... Commands about the node
+// rather than a key (INFO, SCRIPT LOAD, DBSIZE ...) and those without arguments go to the master
+// of slot 0.
 std::string_view routing_key(std::span<const std::string_view> args) {
   const bool script = named(args[0], "EVAL") || named(args[0], "EVALSHA") || named(args[0], "FCALL");
   if (script) return args.size() > 3 && args[2] != "0" ? args[3] : "";
+  static constexpr std::array<std::string_view, 14> kNodeCommands{"INFO",    "SCRIPT", "CONFIG", "CLIENT", "CLUSTER",
+                                                                  "COMMAND", "DBSIZE", "TIME",   "PING",   "ECHO",
+                                                                  "SCAN",    "WAIT",   "MEMORY", "FLUSHDB"};
+  if (std::any_of(kNodeCommands.begin(), kNodeCommands.end(), [&](std::string_view name) { return named(args[0], name); })) {
+    return "";
+  }
   return args.size() > 1 ? args[1] : "";
 }
 }  // namespace

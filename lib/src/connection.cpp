@@ -146,6 +146,12 @@ ReplyPtr Connection::read_reply() {
     }
     if (!redirect_ && is_redirect(*reply)) redirect_ = parse_redirect(text);
     if (text.starts_with("TRYAGAIN")) try_again_ = true;
+    if (text.starts_with("CLUSTERDOWN")) {
+      // A master failed and its replica is not promoted yet: like an unreachable server, a state
+      // to retry through (any further replies of a pipeline are dropped with the connection).
+      broken_ = true;
+      throw Error(Errc::io, "command on " + where_ + " refused: " + std::string(text));
+    }
   }
   return reply;
 }

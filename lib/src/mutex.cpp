@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "client_state.hpp"
+#include "cluster/key_slot.hpp"
 #include "companion_keys.hpp"
 #include "lease/lease.hpp"
 #include "random.hpp"
@@ -43,7 +44,16 @@ class MutexCore {
         strategy_(make_strategy(options_, state_->scripts)),
         release_channel_(strategy_->release_channel_of(key_)),
         line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->url, key_)) : nullptr),
-        quorum_(state_->redlock() ? std::make_unique<Quorum>(state_->masters, state_->scripts) : nullptr) {}
+        quorum_(state_->redlock() ? std::make_unique<Quorum>(state_->masters, state_->scripts) : nullptr) {
+    // A key with a '}' but no hash tag ("x}y") has no companion name in its own slot: on Redis
+    // Cluster its release announcement (and fence counter, fair queue) would be refused after the
+    // release script had already deleted the key. (The faithful preset announces nothing.)
+    const bool faithful = options_.strategy == StrategyKind::legacy && options_.legacy.preset == LegacyPreset::faithful;
+    if (state_->cluster && !faithful && release_channel_.sharded && key_slot(release_channel_.name) != key_slot(key_)) {
+      throw Error(Errc::bad_option, describe("lock", key_) + ": on Redis Cluster a key containing '}' needs a hash "
+                                    "tag (e.g. '{orders}' in front of it) so that its companion keys share its slot");
+    }
+  }
 
   // Whether this Mutex holds the lock: acquired, not released, and not known lost. A lease lost
   // behind our back ends the hold here too, so the Mutex can lock again.

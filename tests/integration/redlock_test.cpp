@@ -145,7 +145,7 @@ TEST_F(Redlock, AKeyOfAnotherTypeOnAMajorityIsWrongType) {
 
 TEST_F(Redlock, RefusesWhatAQuorumCannotGive) {
   const auto refusal = [&](const MutexOptions& options) {
-    return expect_error([&] { Mutex(client_, key_, options); }).what();
+    return std::string(expect_error([&] { Mutex(client_, key_, options); }).what());
   };
   EXPECT_THAT(refusal(hardened_options()), HasSubstr("needs the token strategy, not legacy"));
   EXPECT_THAT(refusal(faithful_options()), HasSubstr("docs/guarantees.md"));

@@ -80,7 +80,8 @@ class Client {
 
   // With a redis-cluster:// URL, command() and pipeline() go to the master serving the slot of the
   // command's key (the argument after its name, or an EVAL's first key) and follow MOVED/ASK; a
-  // pipeline becomes one pipeline per master; keyless commands go to the master of slot 0.
+  // pipeline becomes one pipeline per master; commands about the node (INFO, SCRIPT, DBSIZE, TIME,
+  // SCAN ...) and keyless ones go to the master of slot 0 (use masters() to reach each master).
   // Sentinel: the current master. Redlock: the first master.
   //
   // Runs one command, binary-safe. Blocks for up to the command timeout waiting for a free pooled

@@ -13,9 +13,10 @@
 //   "the first blocking key" deterministic, and is the order to follow for anyone who locks
 //   subsets of the same keys one by one with Mutex (always ascending), so no two lockers wait on
 //   each other in a cycle.
-// - Redis Cluster: all keys must hash to one slot, or the server refuses the script (CROSSSLOT,
-//   thrown as Error{server_reply}). Give them one hash tag: "{bank}:account:7". lockbridge does
-//   not route or split multi-key locks.
+// - Redis Cluster: all keys must hash to one slot; on a redis-cluster:// Client the constructor
+//   refuses keys of different slots (Error{bad_option} naming them). Give them one hash tag:
+//   "{bank}:account:7". (On a plain redis:// URL of one cluster node the server refuses the
+//   script instead: CROSSSLOT, thrown as Error{server_reply}.) Not on a redlock:// Client.
 // - Waiting follows options.retry; in notify mode a waiter listens on the release channel of the
 //   key that blocked its last attempt. options.local_queue is not used: there is no local line
 //   for a set of keys.

@@ -1,4 +1,4 @@
-// Where a cluster node listens, as Redis reports it (CLUSTER SLOTS, MOVED/ASK redirects).
+// Where a cluster node listens, as Redis reports it (CLUSTER NODES/SLOTS, MOVED/ASK redirects).
 #pragma once
 
 #include <compare>

@@ -29,6 +29,11 @@ ClusterRouter::Node& ClusterRouter::node(const NodeAddress& address) {
   return *slot;
 }
 
+void ClusterRouter::forget_unreachable(const NodeAddress& node) {
+  std::lock_guard lock(mutex_);
+  unreachable_.erase(node);  // a connection to it works again (a blip, not a failover)
+}
+
 void ClusterRouter::schedule_refresh(const NodeAddress& failed) noexcept {
   std::lock_guard lock(mutex_);
   refresh_due_ = true;
@@ -56,6 +61,16 @@ NodeAddress ClusterRouter::master_of(std::uint16_t slot) {
   return *master;
 }
 
+SlotMap ClusterRouter::read_slot_map(Connection& connection, const NodeAddress& asked) {
+  const ReplyPtr nodes = connection.run({"CLUSTER", "NODES"});
+  if (nodes->type == REDIS_REPLY_STRING) return slot_map_from_cluster_nodes(as_view(*nodes), asked);
+  if (nodes->type != REDIS_REPLY_ERROR) unexpected_reply(*nodes, "the node table", "CLUSTER NODES");
+  // Some managed services rename or forbid CLUSTER NODES; CLUSTER SLOTS has no epochs but names
+  // each slot's master as the asked node sees it.
+  const ReplyPtr slots = connection.run({"CLUSTER", "SLOTS"});
+  return SlotMap(to_public_reply(*slots), asked);
+}
+
 void ClusterRouter::refresh() {
   last_refresh_ = Clock::now();
   // Masters we know answer first; the seed nodes of the URL are the fallback (and the start).
@@ -76,10 +91,8 @@ void ClusterRouter::refresh() {
   for (const NodeAddress& candidate : candidates) {
     try {
       Connection connection(server(candidate), options_, round_trips_);
-      const ReplyPtr reply = connection.run({"CLUSTER", "NODES"});
-      throw_if_error(*reply, "CLUSTER NODES");
-      if (reply->type != REDIS_REPLY_STRING) unexpected_reply(*reply, "the node table", "CLUSTER NODES");
-      SlotMap fresh = slot_map_from_cluster_nodes(as_view(*reply), candidate);
+      SlotMap fresh = read_slot_map(connection, candidate);
+      unreachable_.erase(candidate);  // it answered
       if (!names_unreachable(fresh)) {
         map_ = std::move(fresh);
         unreachable_.clear();
@@ -120,6 +133,7 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
       throw;
     }
     Connection& used = **connection;
+    forget_unreachable(target);
     used.set_asking(asking.has_value());
     std::optional<Redirect> redirect;
     try {

@@ -1,5 +1,5 @@
 // Redis Cluster for a redis-cluster:// Client: which master serves a key's hash slot (from CLUSTER
-// NODES, asked of a known master or a seed node), a connection pool per master, and the redirects
+// NODES, or CLUSTER SLOTS where that is refused, asked of a known master or a seed node), a connection pool per master, and the redirects
 // of a cluster that changes under the Client: MOVED updates the map (and a full refresh follows),
 // ASK sends the command once more, after ASKING, to the node importing the slot.
 #pragma once
@@ -65,7 +65,10 @@ class ClusterRouter {
 
   Node& node(const NodeAddress& address);  // created on first use; never removed
   void refresh();  // with mutex_ held
+  // CLUSTER NODES (with config epochs), or CLUSTER SLOTS where the former is refused.
+  static SlotMap read_slot_map(Connection& connection, const NodeAddress& asked);
   void schedule_refresh(const NodeAddress& failed) noexcept;
+  void forget_unreachable(const NodeAddress& node);
   static NodeAddress destination(const Redirect& redirect, const NodeAddress& sender);
   void learn_moved(const Redirect& redirect, const NodeAddress& sender);
 

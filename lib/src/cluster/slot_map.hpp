@@ -1,5 +1,5 @@
-// Which master serves each of the 16384 hash slots, from a CLUSTER SLOTS reply, kept up to date
-// between refreshes by MOVED redirects. No network: the caller sends CLUSTER SLOTS.
+// Which master serves each of the 16384 hash slots, from CLUSTER NODES (cluster_nodes.hpp) or a
+// CLUSTER SLOTS reply, kept up to date between refreshes by MOVED redirects. No network.
 #pragma once
 
 #include <cstddef>

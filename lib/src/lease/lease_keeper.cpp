@@ -186,6 +186,11 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
   for (std::size_t i = 0; i < sent.size(); ++i) {
     Entry& entry = sent[i];
     Lease& lease = *entry.lease;
+    if (!replies[i]) {  // Redis Cluster: its master did not answer; renew it again soon
+      entry.next_renewal = Clock::now() + retry_delay(*lease.renewal);
+      requeue(std::move(entry));
+      continue;
+    }
     try {
       std::optional<std::string> value =
           lease.strategy->extend_outcome(*replies[i], lease.key, values[i]);
@@ -213,14 +218,18 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
   for (auto& [lease, why] : lost) lease->lost(why);
 }
 
-std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> calls) {
+std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> calls) noexcept {
   std::vector<ReplyPtr> replies(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    router_->route(key_slot(calls[i].keys.front()), [&](Connection& connection) {
-      replies[i] = std::move(run_scripts(connection, scripts_, calls.subspan(i, 1)).front());
-      throw_if_redirect(*replies[i]);  // it did not run: the router follows the redirect
-    });
-    renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
+    try {
+      router_->route(key_slot(calls[i].keys.front()), [&](Connection& connection) {
+        replies[i] = std::move(run_scripts(connection, scripts_, calls.subspan(i, 1)).front());
+        throw_if_redirect(*replies[i]);  // it did not run: the router follows the redirect
+      });
+      renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
+    } catch (...) {  // this master is unreachable: only its leases wait for the retry
+      replies[i].reset();
+    }
   }
   return replies;
 }
