@@ -216,14 +216,29 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ClusterNotify,
 
 // The reshard test of issue 7: a slot moves to another master and back while four lockers of a key
 // in it keep locking; ASK and MOVED are followed, and nothing reaches them.
-class ClusterReshard : public ::testing::TestWithParam<StrategyKind> {};
+// Each strategy and legacy preset, by name (the test names use it).
+MutexOptions variant_options(std::string_view variant) {
+  if (variant == "legacy_faithful") {
+    MutexOptions options = MutexOptions::jedis_lock_1_0();
+    options.retry = RetryPolicy::jedis_lock_resolution(milliseconds(5));  // jedis-lock's loop, faster
+    options.acquire_timeout = milliseconds(0);
+    return options;
+  }
+  return cluster_options(variant == "legacy_hardened" ? StrategyKind::legacy
+                         : variant == "redisson"      ? StrategyKind::redisson
+                                                      : StrategyKind::token);
+}
+
+const auto kVariantName = [](const auto& param_info) { return std::string(param_info.param); };
+
+class ClusterReshard : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ClusterReshard, LockersOfAKeyInAMovingSlotSeeNoOverlapAndNoError) {
   ClusterTopology cluster(3);
   const std::string key = unique_key();
   const int slot = cluster.slot_of(key);
   const int home = cluster.owner_of_slot(slot);
-  MutexOptions options = cluster_options(GetParam());
+  MutexOptions options = variant_options(GetParam());
   options.lease = seconds(10);
   Lockers lockers(cluster.url(), key, options, 4);
   ASSERT_TRUE(lockers.make_progress(50)) << lockers;
@@ -238,8 +253,7 @@ TEST_P(ClusterReshard, LockersOfAKeyInAMovingSlotSeeNoOverlapAndNoError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ClusterReshard,
-                         ::testing::Values(StrategyKind::token, StrategyKind::legacy, StrategyKind::redisson),
-                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
+                         ::testing::Values("token", "legacy_hardened", "legacy_faithful", "redisson"), kVariantName);
 
 // A master dies; its replica is promoted by the cluster. Lockers of a key it served see io or
 // timeout errors (the documented ones: the server is unreachable) until the promotion, then lock
@@ -283,8 +297,10 @@ TEST(ClusterFailover, LockingResumesOnThePromotedReplica) {
   }
 }
 
-TEST_F(Cluster, TheWatchdogRenewsLocksOnEveryMaster) {
-  MutexOptions options = cluster_options();
+class ClusterWatchdog : public Cluster, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ClusterWatchdog, RenewsLocksOnEveryMaster) {
+  MutexOptions options = variant_options(GetParam());
   options.lease = milliseconds(300);
   options.watchdog.enabled = true;
   std::vector<std::unique_ptr<Mutex>> held;
@@ -305,6 +321,9 @@ TEST_F(Cluster, TheWatchdogRenewsLocksOnEveryMaster) {
     EXPECT_FALSE(mutex->last_error());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Strategies, ClusterWatchdog, ::testing::Values("token", "legacy_hardened", "redisson"),
+                         kVariantName);
 
 TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
   std::set<int> owners;
