@@ -16,8 +16,9 @@ namespace {
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
-MutexOptions sentinel_options() {
-  MutexOptions options = token_options();
+MutexOptions sentinel_options(StrategyKind strategy = StrategyKind::token) {
+  MutexOptions options = strategy == StrategyKind::legacy ? hardened_options() : token_options();
+  if (strategy == StrategyKind::redisson) options = MutexOptions::redisson_lock();
   options.acquire_timeout = milliseconds(0);
   return options;
 }
@@ -41,11 +42,13 @@ TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
 // The failover test of issue 7: kill the master while a Client that has been locking keeps
 // trying; the same Client locks on the promoted replica, and a lock acknowledged by the replica
 // before the crash (replica_ack) is still held there, by its holder only.
-TEST(Sentinel, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
+class SentinelFailover : public ::testing::TestWithParam<StrategyKind> {};
+
+TEST_P(SentinelFailover, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   SentinelTopology topology;
   const Client client(topology.url(), quick_failing_client());
   const std::string held_key = unique_key("held");
-  MutexOptions acknowledged = sentinel_options();
+  MutexOptions acknowledged = sentinel_options(GetParam());
   acknowledged.replica_ack.replicas = 1;
   acknowledged.replica_ack.timeout = milliseconds(2000);
   Mutex holder(client, held_key, acknowledged);
@@ -53,7 +56,7 @@ TEST(Sentinel, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   ASSERT_EQ(holder.replicas_acknowledged(), 1);
 
   const std::string key = unique_key();
-  Mutex mutex(client, key, sentinel_options());
+  Mutex mutex(client, key, sentinel_options(GetParam()));
   ASSERT_TRUE(mutex.try_lock());
   mutex.unlock();
 
@@ -75,20 +78,25 @@ TEST(Sentinel, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   ASSERT_TRUE(acquired) << failures << " failed attempts";
   const int new_port = topology.wait_for_failover(old_port);
   EXPECT_EQ(new_port, topology.replica->port());
-  EXPECT_EQ(topology.replica->command({"GET", key}), mutex.value());
+  EXPECT_EQ(topology.replica->command({"EXISTS", key}), "1");  // on the promoted replica, as ours:
+  EXPECT_TRUE(mutex.inspect().held_by_me);
   mutex.unlock();
   EXPECT_FALSE(mutex.last_error());
   EXPECT_EQ(topology.replica->command({"EXISTS", key}), "0");
 
   // The acknowledged lock survived the failover: nobody else can take it, and its holder's
   // release still finds its own value on the new master.
-  Mutex rival(Client(topology.url()), held_key, sentinel_options());
+  Mutex rival(Client(topology.url()), held_key, sentinel_options(GetParam()));
   EXPECT_FALSE(rival.try_lock());
   holder.unlock();
   EXPECT_FALSE(holder.last_error());
   EXPECT_TRUE(rival.try_lock());
   rival.unlock();
 }
+
+INSTANTIATE_TEST_SUITE_P(Strategies, SentinelFailover,
+                         ::testing::Values(StrategyKind::token, StrategyKind::legacy, StrategyKind::redisson),
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
 TEST(Sentinel, AMasterNameNoSentinelKnowsIsAClearError) {
   SentinelTopology topology;
