@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "embedded_server.hpp"
+#include "lockbridge/multi_mutex.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -87,6 +88,11 @@ TEST(ReplicaAck, OptionsAreChecked) {
   MutexOptions faithful = faithful_options();
   faithful.replica_ack.replicas = 1;
   EXPECT_THROW(faithful.validate(), Error);
+  MutexOptions acknowledged = token_options();
+  acknowledged.replica_ack.replicas = 1;
+  const Error multi = expect_error([&] { MultiMutex(test_client(), {unique_key("a"), unique_key("b")}, acknowledged); });
+  EXPECT_EQ(multi.errc(), Errc::bad_option);
+  EXPECT_THAT(multi.what(), ::testing::HasSubstr("replica_ack"));
 }
 
 }  // namespace
