@@ -23,13 +23,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
-MutexOptions cluster_options(StrategyKind strategy = StrategyKind::token) {
-  MutexOptions options = strategy == StrategyKind::legacy ? hardened_options() : token_options();
-  if (strategy == StrategyKind::redisson) options = MutexOptions::redisson_lock();
-  options.acquire_timeout = milliseconds(0);
-  return options;
-}
-
 // Several threads, each with its own Client (as separate processes would have), lock and unlock
 // one key until stopped, counting what each saw: acquisitions, overlaps (two holders at once,
 // by an in-process count) and the errors that reached them, by code.
@@ -109,7 +102,7 @@ TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
   std::set<int> owners;
   for (int i = 0; i < 12; ++i) {
     const std::string key = unique_key(std::to_string(i));
-    Mutex mutex(client_, key, cluster_options());
+    Mutex mutex(client_, key, one_attempt_options());
     ASSERT_TRUE(mutex.try_lock()) << key;
     const int owner = cluster_.owner_of_slot(cluster_.slot_of(key));
     owners.insert(owner);
@@ -130,7 +123,7 @@ TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
 
 TEST_F(Cluster, CompanionKeysShareTheLocksSlotSoFencingAndFairModeWork) {
   const std::string key = unique_key();
-  MutexOptions fenced = cluster_options();
+  MutexOptions fenced = one_attempt_options();
   fenced.token.fencing = true;
   Mutex first(client_, key, fenced);
   ASSERT_TRUE(first.try_lock());
@@ -141,7 +134,7 @@ TEST_F(Cluster, CompanionKeysShareTheLocksSlotSoFencingAndFairModeWork) {
   EXPECT_GT(second.fence(), fence);
   second.unlock();
 
-  MutexOptions fair = cluster_options();
+  MutexOptions fair = one_attempt_options();
   fair.wait_mode = WaitMode::fair;
   fair.acquire_timeout = seconds(10);
   Mutex holder(client_, key, fair);
@@ -159,23 +152,23 @@ TEST_F(Cluster, AMultiKeyLockNeedsOneSlotAndSaysWhichDiffer) {
   const std::string a = "lbtest:cluster:a";
   const std::string b = "lbtest:cluster:b";
   ASSERT_NE(cluster_.slot_of(a), cluster_.slot_of(b));
-  const Error error = expect_error([&] { MultiMutex(client_, {a, b}, cluster_options()); });
+  const Error error = expect_error([&] { MultiMutex(client_, {a, b}, one_attempt_options()); });
   EXPECT_EQ(error.errc(), Errc::bad_option);
   EXPECT_THAT(error.what(), HasSubstr("hash slot " + std::to_string(cluster_.slot_of(a))));
   EXPECT_THAT(error.what(), HasSubstr("slot " + std::to_string(cluster_.slot_of(b))));
   EXPECT_THAT(error.what(), HasSubstr("hash tag"));
   const std::string tag = "{" + unique_key() + "}";
-  MultiMutex both(client_, {tag + ":a", tag + ":b"}, cluster_options());
+  MultiMutex both(client_, {tag + ":a", tag + ":b"}, one_attempt_options());
   ASSERT_TRUE(both.try_lock());
   both.unlock();
 }
 
 TEST_F(Cluster, AKeyWithABraceButNoHashTagIsRefusedWhereItsCompanionsWouldLiveElsewhere) {
   const std::string odd = "lbtest:x}" + unique_key();
-  const Error error = expect_error([&] { Mutex(client_, odd, cluster_options()); });
+  const Error error = expect_error([&] { Mutex(client_, odd, one_attempt_options()); });
   EXPECT_EQ(error.errc(), Errc::bad_option);
   EXPECT_THAT(error.what(), HasSubstr("needs a hash tag"));
-  Mutex tagged(client_, "{orders}" + odd, cluster_options());
+  Mutex tagged(client_, "{orders}" + odd, one_attempt_options());
   ASSERT_TRUE(tagged.try_lock());
   tagged.unlock();
   EXPECT_FALSE(tagged.last_error());
@@ -191,7 +184,7 @@ class ClusterNotify : public ::testing::TestWithParam<StrategyKind> {};
 TEST_P(ClusterNotify, AReleaseWakesAWaiterWithASixtySecondPollInterval) {
   ClusterTopology cluster(3);
   const std::string key = unique_key();
-  MutexOptions options = cluster_options(GetParam());
+  MutexOptions options = one_attempt_options(GetParam());
   options.wait_mode = WaitMode::notify;
   options.retry = RetryPolicy::fixed_retries(5, seconds(60));
   options.local_queue = false;
@@ -224,7 +217,7 @@ MutexOptions variant_options(std::string_view variant) {
     options.acquire_timeout = milliseconds(0);
     return options;
   }
-  return cluster_options(variant == "legacy_hardened" ? StrategyKind::legacy
+  return one_attempt_options(variant == "legacy_hardened" ? StrategyKind::legacy
                          : variant == "redisson"      ? StrategyKind::redisson
                                                       : StrategyKind::token);
 }
@@ -263,7 +256,7 @@ TEST(ClusterFailover, LockingResumesOnThePromotedReplica) {
   ClusterTopology cluster(3, 1);
   const std::string key = unique_key();
   const int owner = cluster.owner_of_slot(cluster.slot_of(key));
-  MutexOptions options = cluster_options();
+  MutexOptions options = one_attempt_options();
   options.lease = milliseconds(1500);
   Lockers lockers(cluster.url(), key, options, 3);
   // A key on a master that stays up: while the cluster is down (a slot has no master until the

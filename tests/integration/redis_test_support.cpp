@@ -98,6 +98,14 @@ MutexOptions token_options() {
   return with_test_timing(options);
 }
 
+MutexOptions one_attempt_options(StrategyKind strategy) {
+  MutexOptions options = strategy == StrategyKind::legacy     ? hardened_options()
+                         : strategy == StrategyKind::redisson ? MutexOptions::redisson_lock()
+                                                              : token_options();
+  options.acquire_timeout = std::chrono::milliseconds(0);
+  return options;
+}
+
 Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options) {
   MutexOptions short_lease = options;
   short_lease.lease = std::chrono::milliseconds(50);

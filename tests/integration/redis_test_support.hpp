@@ -61,6 +61,8 @@ Error expect_error(F&& f) {
 MutexOptions faithful_options(LegacyFormat format = LegacyFormat::epoch_ms);
 MutexOptions hardened_options(LegacyFormat format = LegacyFormat::epoch_ms);
 MutexOptions token_options();
+// One attempt (acquire_timeout 0) with `strategy`: token, hardened legacy, or Redisson's defaults.
+MutexOptions one_attempt_options(StrategyKind strategy = StrategyKind::token);
 
 // A holder that stalled past its short lease, and the owner that took the key over after it:
 // both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out.

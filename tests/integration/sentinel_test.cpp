@@ -16,22 +16,15 @@ namespace {
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
-MutexOptions sentinel_options(StrategyKind strategy = StrategyKind::token) {
-  MutexOptions options = strategy == StrategyKind::legacy ? hardened_options() : token_options();
-  if (strategy == StrategyKind::redisson) options = MutexOptions::redisson_lock();
-  options.acquire_timeout = milliseconds(0);
-  return options;
-}
-
 TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
   SentinelTopology topology;
   const Client client(topology.url(), quick_failing_client());
   const std::string key = unique_key();
-  Mutex mutex(client, key, sentinel_options());
+  Mutex mutex(client, key, one_attempt_options());
   ASSERT_TRUE(mutex.try_lock());
   EXPECT_EQ(topology.master->command({"GET", key}), mutex.value());
   ASSERT_TRUE(eventually([&] { return topology.replica->command({"GET", key}) == mutex.value(); }));
-  Mutex other(Client(topology.url()), key, sentinel_options());
+  Mutex other(Client(topology.url()), key, one_attempt_options());
   EXPECT_FALSE(other.try_lock());
   mutex.unlock();
   EXPECT_FALSE(mutex.last_error());
@@ -48,7 +41,7 @@ TEST_P(SentinelFailover, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   SentinelTopology topology;
   const Client client(topology.url(), quick_failing_client());
   const std::string held_key = unique_key("held");
-  MutexOptions acknowledged = sentinel_options(GetParam());
+  MutexOptions acknowledged = one_attempt_options(GetParam());
   acknowledged.replica_ack.replicas = 1;
   acknowledged.replica_ack.timeout = milliseconds(2000);
   Mutex holder(client, held_key, acknowledged);
@@ -56,7 +49,7 @@ TEST_P(SentinelFailover, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   ASSERT_EQ(holder.replicas_acknowledged(), 1);
 
   const std::string key = unique_key();
-  Mutex mutex(client, key, sentinel_options(GetParam()));
+  Mutex mutex(client, key, one_attempt_options(GetParam()));
   ASSERT_TRUE(mutex.try_lock());
   mutex.unlock();
 
@@ -86,7 +79,7 @@ TEST_P(SentinelFailover, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
 
   // The acknowledged lock survived the failover: nobody else can take it, and its holder's
   // release still finds its own value on the new master.
-  Mutex rival(Client(topology.url()), held_key, sentinel_options(GetParam()));
+  Mutex rival(Client(topology.url()), held_key, one_attempt_options(GetParam()));
   EXPECT_FALSE(rival.try_lock());
   holder.unlock();
   EXPECT_FALSE(holder.last_error());
@@ -102,7 +95,7 @@ TEST(Sentinel, AMasterNameNoSentinelKnowsIsAClearError) {
   SentinelTopology topology;
   std::string url = topology.url();
   url.replace(url.rfind('/') + 1, std::string::npos, "no-such-master");
-  Mutex mutex(Client(url, quick_failing_client()), unique_key(), sentinel_options());
+  Mutex mutex(Client(url, quick_failing_client()), unique_key(), one_attempt_options());
   const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::io);
   EXPECT_THAT(error.what(), HasSubstr("named the master 'no-such-master'"));
@@ -115,7 +108,7 @@ TEST(Sentinel, NoSentinelAnsweringIsAClearErrorNotAHang) {
     const auto gone = ServerProcess::start_server();  // a port that was free a moment ago
     url = "redis-sentinel://" + gone->address() + "/lbmaster";
   }
-  Mutex mutex(Client(url, quick_failing_client()), unique_key(), sentinel_options());
+  Mutex mutex(Client(url, quick_failing_client()), unique_key(), one_attempt_options());
   const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::io);
   EXPECT_THAT(error.what(), HasSubstr("no sentinel of redis-sentinel://"));
@@ -128,7 +121,7 @@ TEST(Sentinel, AWriteRefusedAsReadonlyIsAnIoError) {
   const auto master = ServerProcess::start_server();
   const auto replica = ServerProcess::start_server({"--replicaof", "127.0.0.1", std::to_string(master->port())});
   const std::string key = unique_key();
-  Mutex mutex(Client("redis://" + replica->address(), quick_failing_client()), key, sentinel_options());
+  Mutex mutex(Client("redis://" + replica->address(), quick_failing_client()), key, one_attempt_options());
   const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::io);
   EXPECT_THAT(error.what(), HasSubstr("READONLY"));
