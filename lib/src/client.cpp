@@ -90,7 +90,7 @@ ClientStats Client::stats() const noexcept {
 namespace {
 bool named(std::string_view word, std::string_view name) {
   return word.size() == name.size() &&
-         std::equal(word.begin(), word.end(), name.begin(), [](char a, char b) { return std::toupper(a) == b; });
+         std::equal(word.begin(), word.end(), name.begin(), [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; });
 }
 
 // The key Redis Cluster routes a command by: the argument after the command's name (GET k, SET k v,

@@ -204,19 +204,19 @@ class MutexCore {
     const auto started = Clock::now();
     std::optional<std::string> value;
     bool acknowledged = true;
-    if (quorum_) {
+    {
       const Lease::IoClaim io = lease_->claim_io();
-      const std::string held = lease_->snapshot().value;
-      const Quorum::Outcome outcome = quorum_->extend(key_, held, lease);
-      if (outcome.held) value = held;
-      if (value) lease_->renewed(*value, started + lease - Quorum::drift(lease));
-    } else {
-      const Lease::IoClaim io = lease_->claim_io();
-      state_->with_connection(key_, [&](Connection& connection) {
-        value = strategy_->extend(connection, key_, lease_->snapshot().value, lease);
-        if (value) lease_->renewed(*value, started + lease);
-        if (value) acknowledged = replicas_acknowledge(connection, *value, "extend");
-      });
+      if (quorum_) {
+        const std::string held = lease_->snapshot().value;
+        if (quorum_->extend(key_, held, lease).held) value = held;
+        if (value) lease_->renewed(*value, started + lease - Quorum::drift(lease));
+      } else {
+        state_->with_connection(key_, [&](Connection& connection) {
+          value = strategy_->extend(connection, key_, lease_->snapshot().value, lease);
+          if (value) lease_->renewed(*value, started + lease);
+          if (value) acknowledged = replicas_acknowledge(connection, *value, "extend");
+        });
+      }
     }
     if (!acknowledged) {  // released on the shortfall: the hold is over, and the caller is told
       const Error shortfall = replica_shortfall("extend");

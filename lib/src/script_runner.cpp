@@ -5,11 +5,14 @@
 
 namespace lockbridge::detail {
 
+const std::string* ScriptCache::known_sha(const Script& script) {
+  std::lock_guard lock(mutex_);
+  const auto it = sha_by_body_.find(script.body.data());
+  return it == sha_by_body_.end() ? nullptr : &it->second;  // map nodes never move
+}
+
 const std::string& ScriptCache::sha_for(Connection& connection, const Script& script) {
-  {
-    std::lock_guard lock(mutex_);
-    if (const auto it = sha_by_body_.find(script.body.data()); it != sha_by_body_.end()) return it->second;
-  }
+  if (const std::string* known = known_sha(script)) return *known;
   const ReplyPtr reply = connection.run({"SCRIPT", "LOAD", script.body});
   const std::string context = "SCRIPT LOAD " + std::string(script.name);
   if (reply->type != REDIS_REPLY_STRING) unexpected_reply(*reply, "a SHA1", context);

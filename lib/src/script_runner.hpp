@@ -19,6 +19,8 @@ class ScriptCache {
  public:
   // The SHA1 of the script, loading it with SCRIPT LOAD on first use (outside the lock).
   const std::string& sha_for(Connection& connection, const Script& script);
+  // The SHA1 when a SCRIPT LOAD has already reported it; null before that. No I/O.
+  const std::string* known_sha(const Script& script);
 
  private:
   std::mutex mutex_;

@@ -108,9 +108,11 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
 std::vector<Quorum::Answer> Quorum::script_round(const Script& script, std::string_view key,
                                                  std::span<const std::string_view> args) {
   // The SHA1 is the same on every server; learning it costs one SCRIPT LOAD per Client, on the
-  // first master that answers. Without one, every master gets EVAL.
-  const std::string* sha = nullptr;
+  // first master that answers (no connection is borrowed once it is known). Without one, every
+  // master gets EVAL.
+  const std::string* sha = scripts_.known_sha(script);
   for (const auto& master : masters_) {
+    if (sha != nullptr) break;
     try {
       ConnectionPool::Lease connection = master->borrow();
       sha = &scripts_.sha_for(*connection, script);
