@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -55,17 +56,18 @@ TEST(Interop, OurReleaseWakesAWaitingRedissonPeer) {
   options.lease = std::chrono::seconds(60);  // the peer would wait a minute without the message
   Mutex holder(test_client(), key, options);
   ASSERT_TRUE(holder.try_lock());
-  FILE* process = start_process(peer("redisson", key, check, 1));
-  // The peer failed once and subscribed to Redisson's channel: Redis counts it.
-  const std::string channel = "redisson_lock__channel:{" + key + "}";
-  EXPECT_TRUE(eventually([&] {
-    const Reply numsub = raw({"PUBSUB", "NUMSUB", channel});
-    return numsub.elements.size() == 2 && numsub.elements[1].integer >= 1;
-  }));
+  // The peer subscribes after a failed attempt and then tries once more before it waits (as
+  // Redisson does); a release before that second attempt would let it in without a message. It
+  // says on the file system when that attempt has failed, so the release below must wake it.
+  const std::string waiting_file = test_dir() + "/" + unique_key("peer-waiting");
+  std::remove(waiting_file.c_str());
+  FILE* process = start_process("PEER_WAITING_FILE='" + waiting_file + "' " + peer("redisson", key, check, 1));
+  EXPECT_TRUE(eventually([&] { return std::ifstream(waiting_file).good(); })) << "the peer never waited";
   holder.unlock();
   const ProcessOutput finished = finish_process(process);
   EXPECT_EQ(finished.status, 0) << finished.output;
   EXPECT_THAT(finished.output, ::testing::HasSubstr("acquisitions=1 violations=0 errors=0 woken=1 timed_out=0"));
+  std::remove(waiting_file.c_str());
 }
 
 TEST(Interop, ARedissonPeersReleaseWakesOurWaiter) {

@@ -8,7 +8,12 @@ same summary line, plus how its waits ended:
   acquisitions=N violations=V errors=E woken=W timed_out=T
 
 usage: peer.py redisson|jedis SOCKET KEY CHECK_KEY ACQUISITIONS [LEASE_MS [HOLD_MS]]
+
+With PEER_WAITING_FILE set, a Redisson peer creates that file each time an attempt made while
+subscribed has failed: from then on a release message cannot be missed, so a test that waits for
+the file before releasing knows the peer must be woken (and not merely find the lock free).
 """
+import os
 import sys
 import threading
 import time
@@ -51,6 +56,13 @@ class Stats:
         self.timed_out = 0
 
 
+def mark_waiting():
+    path = os.environ.get("PEER_WAITING_FILE")
+    if path:
+        with open(path, "w"):
+            pass
+
+
 def redisson_contend(r, key, lease_ms, stats):
     """RLock.lock(leaseTime): try, subscribe to the channel, then wait for its message (or the
     holder's TTL) between tries (wire-formats.md 4.6). Returns the field that holds the lock."""
@@ -65,6 +77,7 @@ def redisson_contend(r, key, lease_ms, stats):
             ttl = r.eval(REDISSON_LOCK, 1, key, lease_ms, field)
             if ttl is None:
                 return field, channel
+            mark_waiting()
             wait = ttl / 1000.0 if ttl >= 0 else 60.0
             started = time.monotonic()
             message = None
