@@ -315,6 +315,14 @@ void ServerProcess::kill() {
   pid_ = -1;
 }
 
+void ServerProcess::pause() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void ServerProcess::resume() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
 void ServerProcess::restart() {
   kill();
   std::string failure;

@@ -63,6 +63,12 @@ class ServerProcess {
   // config it rewrote, a cluster node its nodes.conf) and blocks until it answers (at most ~5 s).
   // Kills the running process first, if any. Throws std::runtime_error if it does not come up.
   void restart();
+  // SIGSTOP / SIGCONT: a server that keeps its connections open but answers nothing (a long GC
+  // pause, a stopped VM, a host cut off mid-stream); the kernel still accepts connections and
+  // buffers what is sent to it. kill() and the destructor work on a paused process. No-op when
+  // not running.
+  void pause();
+  void resume();
 
   // One command on a fresh connection (connect and command timeouts `timeout`), the reply
   // flattened to a string: integers in decimal, arrays space-joined (recursively), nil as "(nil)",
