@@ -99,8 +99,10 @@ class Cluster : public ::testing::Test {
 };
 
 TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
+  // Random keys until every master has had one: twelve fixed keys missed a master one run in
+  // fifty ((2/3)^12 per master); sixty leave a chance of about 1e-10.
   std::set<int> owners;
-  for (int i = 0; i < 12; ++i) {
+  for (int i = 0; owners.size() < 3 && i < 60; ++i) {
     const std::string key = unique_key(std::to_string(i));
     Mutex mutex(client_, key, one_attempt_options());
     ASSERT_TRUE(mutex.try_lock()) << key;
@@ -118,7 +120,7 @@ TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
     EXPECT_FALSE(mutex.last_error());
     EXPECT_EQ(cluster_.nodes[owner]->command({"EXISTS", key}), "0");
   }
-  EXPECT_EQ(owners.size(), 3U) << "twelve random keys should have reached every master";
+  EXPECT_EQ(owners.size(), 3U) << "sixty random keys should have reached every master";
 }
 
 TEST_F(Cluster, CompanionKeysShareTheLocksSlotSoFencingAndFairModeWork) {
@@ -294,19 +296,20 @@ class ClusterWatchdog : public Cluster, public ::testing::WithParamInterface<con
 
 TEST_P(ClusterWatchdog, RenewsLocksOnEveryMaster) {
   MutexOptions options = variant_options(GetParam());
-  options.lease = milliseconds(300);
+  // A lease a loaded machine cannot starve the watchdog past (sanitizers, parallel tests).
+  options.lease = milliseconds(1000);
   options.watchdog.enabled = true;
   std::vector<std::unique_ptr<Mutex>> held;
   std::set<int> owners;
-  for (int i = 0; i < 9; ++i) {
+  for (int i = 0; i < 9 || (owners.size() < 3 && i < 60); ++i) {  // nine or more, on every master
     const std::string key = unique_key(std::to_string(i));
     owners.insert(cluster_.owner_of_slot(cluster_.slot_of(key)));
     held.push_back(std::make_unique<Mutex>(client_, key, options));
     ASSERT_TRUE(held.back()->try_lock());
   }
-  ASSERT_GE(owners.size(), 2U);
+  ASSERT_EQ(owners.size(), 3U);
   const auto renewals = client_.stats().renewals;
-  ASSERT_TRUE(eventually([&] { return client_.stats().renewals >= renewals + 9 * 4; }));  // past several leases
+  ASSERT_TRUE(eventually([&] { return client_.stats().renewals >= renewals + held.size() * 4; }));  // past several leases
   for (const auto& mutex : held) {
     EXPECT_TRUE(mutex->owns_lock());
     EXPECT_TRUE(mutex->inspect().held_by_me);

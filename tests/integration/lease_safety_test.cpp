@@ -57,10 +57,12 @@ class Watchdog : public ::testing::TestWithParam<StrategyKind> {
 TEST_P(Watchdog, KeepsTheLockPastSeveralLeases) {
   const std::string key = unique_key();
   Client client = test_client();
-  Mutex mutex(client, key, options(milliseconds(300)));
+  // A lease long enough that a loaded machine (sanitizers, parallel tests) cannot starve the
+  // watchdog past it, and a hold of several leases.
+  Mutex mutex(client, key, options(milliseconds(1000)));
   ASSERT_TRUE(mutex.try_lock());
   // Without renewals the key (lease + grace for hardened legacy) would be long gone.
-  std::this_thread::sleep_for(milliseconds(1800));
+  std::this_thread::sleep_for(milliseconds(3500));
   EXPECT_TRUE(mutex.owns_lock());
   EXPECT_GT(mutex.valid_for(), milliseconds(0));
   EXPECT_FALSE(mutex.lease_token().stop_requested());
@@ -100,8 +102,11 @@ TEST_P(Watchdog, TellsTheHolderWhenTheKeyIsDeletedBehindItsBack) {
 TEST_P(Watchdog, StopsRenewingAtMaxHoldAndTheLeaseRunsOut) {
   const std::string key = unique_key();
   Client client = test_client();
-  MutexOptions stuck = options(milliseconds(200));
-  stuck.watchdog.max_hold = milliseconds(400);
+  // max_hold is shorter than one lease, so whenever the watchdog's first turn comes (a loaded
+  // machine may delay it by hundreds of milliseconds) it finds max_hold reached or near, and the
+  // loss notice names max_hold rather than a renewal that came too late.
+  MutexOptions stuck = options(milliseconds(1000));
+  stuck.watchdog.max_hold = milliseconds(300);
   stuck.legacy.safety_ttl_grace = milliseconds(0);
   Mutex mutex(client, key, stuck);
   LossLog log;

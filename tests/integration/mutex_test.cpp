@@ -190,7 +190,8 @@ TEST_P(MutexContract, ScopedLockBacksOffWhenOneKeyIsTaken) {
 
 TEST_P(MutexContract, LeaseExpiryFreesTheLock) {
   const std::string key = unique_key();
-  Mutex crashed(client_, key, options_with_lease(milliseconds(200)));
+  // Long enough that the next line runs inside it on a loaded machine.
+  Mutex crashed(client_, key, options_with_lease(milliseconds(1000)));
   Mutex next(client_, key, options());
   ASSERT_TRUE(crashed.try_lock());
   EXPECT_FALSE(next.try_lock());

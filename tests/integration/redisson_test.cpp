@@ -178,10 +178,12 @@ TEST(Redisson, ReleaseAfterAForceUnlockIsLeaseLostAndDeletesNothing) {
 TEST(Redisson, TheWatchdogKeepsTheLeaseWithPexpire) {
   const std::string key = unique_key();
   MutexOptions options = MutexOptions::redisson_lock();
-  options.lease = milliseconds(300);  // renewed every 100 ms
+  // Renewed every third of the lease; a second leaves a loaded machine (sanitizers, parallel
+  // tests) room to run the watchdog late without the lease running out.
+  options.lease = milliseconds(1000);
   Mutex mutex(test_client(), key, options);
   ASSERT_TRUE(mutex.try_lock());
-  std::this_thread::sleep_for(milliseconds(900));  // three leases
+  std::this_thread::sleep_for(milliseconds(3000));  // three leases
   EXPECT_TRUE(mutex.owns_lock());
   EXPECT_EQ(raw({"HGET", key, mutex.value()}).str, "1");
   mutex.unlock();
