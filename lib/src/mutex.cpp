@@ -41,17 +41,18 @@ class MutexCore {
       : state_(client.state()),
         key_(std::move(key)),
         options_(std::move(options)),
-        strategy_(make_strategy(options_, state_->scripts)),
+        strategy_(make_strategy(options_, state_->scripts, state_->cluster != nullptr)),
         release_channel_(strategy_->release_channel_of(key_)),
         line_(options_.local_queue ? LocalLine::for_lock(lock_identity(state_->url, key_)) : nullptr),
         quorum_(state_->redlock() ? std::make_unique<Quorum>(state_->masters, state_->scripts) : nullptr) {
-    // A key with a '}' but no hash tag ("x}y") has no companion name in its own slot: on Redis
-    // Cluster its release announcement (and fence counter, fair queue) would be refused after the
-    // release script had already deleted the key. (The faithful preset announces nothing.)
+    // A key with a brace but no hash tag ("x}y"; for redisson also "x{y") has no companion name in
+    // its own slot: on Redis Cluster its release announcement (and fence counter, fair queue)
+    // would be refused after the release script had already deleted the key. (The faithful preset
+    // announces nothing.)
     const bool faithful = options_.strategy == StrategyKind::legacy && options_.legacy.preset == LegacyPreset::faithful;
     if (state_->cluster && !faithful && release_channel_.sharded && key_slot(release_channel_.name) != key_slot(key_)) {
-      throw Error(Errc::bad_option, describe("lock", key_) + ": on Redis Cluster a key containing '}' needs a hash "
-                                    "tag (e.g. '{orders}' in front of it) so that its companion keys share its slot");
+      throw Error(Errc::bad_option, describe("lock", key_) + ": on Redis Cluster a key containing a brace needs a "
+                                    "hash tag (e.g. '{orders}' in front of it) so that its companion keys share its slot");
     }
   }
 

@@ -21,7 +21,7 @@ std::optional<std::string> LockStrategy::extend(Connection& connection, std::str
   return extend_outcome(*replies.front(), key, value);
 }
 
-std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts) {
+std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster) {
   switch (options.strategy) {
     case StrategyKind::token:
       return std::make_unique<TokenStrategy>(options, scripts);
@@ -29,7 +29,7 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
       if (options.legacy.preset == LegacyPreset::faithful) return std::make_unique<LegacyFaithful>(options.legacy, scripts);
       return std::make_unique<LegacyHardened>(options.legacy, scripts);
     case StrategyKind::redisson:
-      return std::make_unique<RedissonStrategy>(options, scripts);
+      return std::make_unique<RedissonStrategy>(options, scripts, on_cluster);
   }
   throw Error(Errc::bad_option, "unknown strategy");
 }

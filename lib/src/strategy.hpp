@@ -75,7 +75,9 @@ class LockStrategy {
   ScriptCache& scripts_;  // the Client's: scripts are loaded once per Client
 };
 
-std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts);
+// `on_cluster`: the lock lives on a Redis Cluster, where a strategy may announce releases as its
+// peers do there (Redisson >= 3.22 switches to sharded pub/sub).
+std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
 
 // kCompareAndDelete: the release of every strategy that deletes only its own value.
 // When it deletes, it announces the release on `release_channel` (nothing when empty).

@@ -174,6 +174,16 @@ TEST_F(Cluster, AKeyWithABraceButNoHashTagIsRefusedWhereItsCompanionsWouldLiveEl
   ASSERT_TRUE(tagged.try_lock());
   tagged.unlock();
   EXPECT_FALSE(tagged.last_error());
+  // Redisson names its channel after a key containing '{' without adding braces, so "x{y" (no
+  // hash tag) would announce in another slot; lockbridge's own channel wraps the key in braces,
+  // which keeps "x{y" in its slot.
+  const std::string open_brace = "lbtest:x{" + unique_key();
+  EXPECT_EQ(expect_error([&] { Mutex(client_, open_brace, one_attempt_options(StrategyKind::redisson)); }).errc(),
+            Errc::bad_option);
+  Mutex token(client_, open_brace, one_attempt_options());
+  ASSERT_TRUE(token.try_lock());
+  token.unlock();
+  EXPECT_FALSE(token.last_error());
   // The faithful preset announces nothing and has no companion keys: the key is fine as it is.
   Mutex faithful(client_, odd, MutexOptions::jedis_lock_1_0());
   ASSERT_TRUE(faithful.try_lock());

@@ -62,10 +62,15 @@ std::string unique_key(std::string_view suffix) {
   return key + ":" + detail::random_token().substr(0, 8);
 }
 
-Reply raw(std::initializer_list<std::string_view> args) {
+namespace {
+const Client& raw_client() {
   static const Client client = test_client();
-  return client.command(args);
+  return client;
 }
+}  // namespace
+
+Reply raw(std::initializer_list<std::string_view> args) { return raw_client().command(args); }
+Reply raw(std::span<const std::string> args) { return raw_client().command(args); }
 
 std::int64_t wall_ms() {
   using namespace std::chrono;

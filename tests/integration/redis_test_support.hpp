@@ -12,6 +12,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -34,6 +35,7 @@ std::string unique_key(std::string_view suffix = "");
 
 // One command on a fresh connection of the test client (for setting up and checking keys).
 Reply raw(std::initializer_list<std::string_view> args);
+Reply raw(std::span<const std::string> args);
 
 // The server's clock (Redis TIME) in epoch ms: what hardened legacy, fair mode and audit judge by.
 std::int64_t server_ms();

@@ -5,12 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <hiredis/hiredis.h>
-
 #include <future>
 #include <regex>
 
 #include "redis_test_support.hpp"
+#include "redisson_peer.hpp"
+#include "topology.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -18,9 +18,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr char kJavaField[] = "8b0c2a1e-0000-4000-8000-000000000000:57";
-
-std::string channel_of(const std::string& key) { return "redisson_lock__channel:{" + key + "}"; }
+std::string channel_of(const std::string& key) { return redisson_channel(key); }
 
 MutexOptions redisson_options() {
   MutexOptions options = token_options();
@@ -29,53 +27,13 @@ MutexOptions redisson_options() {
   return options;
 }
 
-// The Java side, as Redisson sends it: tryLockInnerAsync and unlockInnerAsync (3.22 layout).
+// The Java side, as Redisson sends it on one server (redisson_peer.hpp).
 Reply peer_lock(const std::string& key, const std::string& field = kJavaField, const std::string& lease_ms = "60000") {
-  return raw({"EVAL",
-              "if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then "
-              "redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; "
-              "return redis.call('pttl', KEYS[1]);",
-              "1", key, lease_ms, field});
+  return raw(redisson_lock_command(key, field, lease_ms));
 }
 Reply peer_unlock(const std::string& key, const std::string& field = kJavaField) {
-  return raw({"EVAL",
-              "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; "
-              "local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); "
-              "if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; "
-              "else redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[1]); return 1; end;",
-              "2", key, channel_of(key), "0", "30000", field});
+  return raw(redisson_unlock_command(key, field));
 }
-
-// A plain SUBSCRIBE, as a Redisson waiter makes on one server.
-class PeerSubscriber {
- public:
-  explicit PeerSubscriber(const std::string& channel) {
-    const std::string path = test_dir() + "/redis.sock";
-    context_ = redisConnectUnix(path.c_str());
-    const timeval timeout{10, 0};
-    redisSetTimeout(context_, timeout);
-    freeReplyObject(redisCommand(context_, "SUBSCRIBE %b", channel.data(), channel.size()));
-  }
-  ~PeerSubscriber() { redisFree(context_); }
-  PeerSubscriber(const PeerSubscriber&) = delete;
-  PeerSubscriber& operator=(const PeerSubscriber&) = delete;
-
-  // The next message's payload, or nullopt after the 10 s timeout.
-  std::optional<std::string> next_message() {
-    void* reply = nullptr;
-    if (redisGetReply(context_, &reply) != REDIS_OK || reply == nullptr) return std::nullopt;
-    auto* message = static_cast<redisReply*>(reply);
-    std::optional<std::string> payload;
-    if (message->type == REDIS_REPLY_ARRAY && message->elements == 3) {
-      payload = std::string(message->element[2]->str, message->element[2]->len);
-    }
-    freeReplyObject(reply);
-    return payload;
-  }
-
- private:
-  redisContext* context_ = nullptr;
-};
 
 TEST(Redisson, WritesRedissonsHashLayout) {
   const std::string key = unique_key();
@@ -127,7 +85,8 @@ TEST(Redisson, AJavaHolderExcludesUsAndItsReentriesCount) {
 
 TEST(Redisson, OurUnlockPublishesZeroWhereRedissonWaitersListen) {
   const std::string key = unique_key();
-  PeerSubscriber peer(channel_of(key));
+  PeerSubscriber peer(test_dir() + "/redis.sock", "SUBSCRIBE", channel_of(key));
+  ASSERT_TRUE(peer.subscribed());
   Mutex mutex(test_client(), key, redisson_options());
   ASSERT_TRUE(mutex.try_lock());
   mutex.unlock();
@@ -201,6 +160,43 @@ TEST(Redisson, DefaultsAreRedissons) {
   MutexOptions fair = options;
   fair.wait_mode = WaitMode::fair;
   EXPECT_THROW(fair.validate(), Error);
+}
+
+// On a Redis Cluster, Redisson >= 3.22 announces releases with SPUBLISH and waits with SSUBSCRIBE
+// on the slot's master (wire-formats.md §4.1): lockbridge does the same there, so the releases
+// cross both ways between it and such Java peers.
+TEST(RedissonOnCluster, ReleasesCrossBothWaysBySpublishAsRedisson322Does) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  const std::string channel = channel_of(key);
+  ServerProcess& master = *cluster.nodes[cluster.owner_of_slot(cluster.slot_of(key))];
+
+  // Our release wakes a Java waiter: it hears "0" on its sharded subscription.
+  PeerSubscriber java_waiter(master.port(), "SSUBSCRIBE", channel);
+  ASSERT_TRUE(java_waiter.subscribed());
+  Mutex holder(Client(cluster.url()), key, redisson_options());
+  ASSERT_TRUE(holder.try_lock());
+  holder.unlock();
+  EXPECT_EQ(java_waiter.next_message(), "0");
+
+  // A Java release wakes our waiter, whose poll interval is a minute.
+  ASSERT_EQ(master.command(redisson_lock_command(key)), "(nil)");
+  MutexOptions options = redisson_options();
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  options.acquire_timeout = seconds(50);
+  const Client waiter_client(cluster.url());
+  Mutex waiter(waiter_client, key, options);
+  const auto before = waiter_client.stats().round_trips;
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  // Subscribed on the slot's master, and past its attempt after subscribing: now waiting.
+  ASSERT_TRUE(eventually([&] { return master.command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1"; }));
+  ASSERT_TRUE(eventually([&] { return waiter_client.stats().round_trips - before >= 3; }));
+  EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout);
+  EXPECT_EQ(master.command(redisson_unlock_command(key, kJavaField, "spublish")), "1");
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the Java release did not wake the waiter";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
 }
 
 }  // namespace

@@ -22,8 +22,14 @@ std::string owner_field(const RedissonOptions& options) {
 
 }  // namespace
 
-RedissonStrategy::RedissonStrategy(const MutexOptions& options, ScriptCache& scripts)
-    : LockStrategy(scripts), field_(owner_field(options.redisson)), lease_ms_(std::to_string(options.lease.count())) {}
+// Redisson >= 3.22 (ShardedSubscriptionMode.AUTO, its default) publishes and subscribes with
+// SPUBLISH / SSUBSCRIBE on a Redis 7 cluster, and with PUBLISH / SUBSCRIBE on one server; the two
+// kinds never hear each other, so lockbridge does the same on each topology.
+RedissonStrategy::RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster)
+    : LockStrategy(scripts),
+      field_(owner_field(options.redisson)),
+      lease_ms_(std::to_string(options.lease.count())),
+      sharded_(on_cluster) {}
 
 std::string RedissonStrategy::channel_name(std::string_view key) {
   constexpr std::string_view kPrefix = "redisson_lock__channel";
@@ -32,9 +38,8 @@ std::string RedissonStrategy::channel_name(std::string_view key) {
 }
 
 ReleaseChannel RedissonStrategy::release_channel_of(std::string_view key) const {
-  // Redisson on one server publishes with PUBLISH, which SSUBSCRIBE never hears, and its message
-  // ("0") names no waiter.
-  return ReleaseChannel{channel_name(key), /*sharded=*/false, /*payload_names_waiter=*/false};
+  // Its message ("0") names no waiter.
+  return ReleaseChannel{channel_name(key), sharded_, /*payload_names_waiter=*/false};
 }
 
 AcquireAttempt RedissonStrategy::try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) {
@@ -56,7 +61,7 @@ ReleaseOutcome RedissonStrategy::release(Connection& connection, std::string_vie
                                          std::string_view release_channel) {
   const ScriptCall call{&kRedissonUnlock,
                         {std::string(key), std::string(release_channel)},
-                        {"0", lease_ms_, std::string(value), "PUBLISH"}};
+                        {"0", lease_ms_, std::string(value), sharded_ ? "SPUBLISH" : "PUBLISH"}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   const std::string context = describe("release", key);
   throw_if_error(*replies.front(), context);

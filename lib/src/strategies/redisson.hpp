@@ -1,7 +1,8 @@
 // redisson: Redisson's RLock layout, so C++ and Java processes exclude each other on one lock name
 // and wake each other up (docs/design.md 4.7, ../shared/reference/wire-formats.md §4). The key is a
 // hash of <client uuid>:<thread id> -> re-entry count with a PEXPIRE on every acquire; a release
-// decrements, deletes at zero and PUBLISHes "0" on redisson_lock__channel:{key}.
+// decrements, deletes at zero and PUBLISHes "0" on redisson_lock__channel:{key} (SPUBLISH on a
+// Redis Cluster, as Redisson >= 3.22 does there).
 #pragma once
 
 #include "../strategy.hpp"
@@ -10,7 +11,7 @@ namespace lockbridge::detail {
 
 class RedissonStrategy final : public LockStrategy {
  public:
-  RedissonStrategy(const MutexOptions& options, ScriptCache& scripts);
+  RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
 
   AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
@@ -28,6 +29,7 @@ class RedissonStrategy final : public LockStrategy {
  private:
   const std::string field_;     // <client uuid>:<thread id>, this Mutex's identity in the hash
   const std::string lease_ms_;  // the lease a partial unlock re-arms (Redisson's internalLockLeaseTime)
+  const bool sharded_;          // SPUBLISH / SSUBSCRIBE instead of PUBLISH / SUBSCRIBE
 };
 
 }  // namespace lockbridge::detail
