@@ -111,10 +111,11 @@ MutexOptions one_attempt_options(StrategyKind strategy) {
   return options;
 }
 
-Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options) {
+Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options, const std::string& url,
+                                std::chrono::milliseconds stalled_lease) {
   MutexOptions short_lease = options;
-  short_lease.lease = std::chrono::milliseconds(50);
-  Takeover takeover{Mutex(test_client(), key, short_lease), Mutex(test_client(), key, options)};
+  short_lease.lease = stalled_lease;
+  Takeover takeover{Mutex(Client(url), key, short_lease), Mutex(Client(url), key, options)};
   if (!takeover.stalled.try_lock()) throw std::runtime_error("the first holder could not lock a fresh key");
   if (!takeover.next.try_lock_for(std::chrono::seconds(10))) throw std::runtime_error("no takeover after expiry");
   return takeover;

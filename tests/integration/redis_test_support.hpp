@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -67,12 +68,15 @@ MutexOptions token_options();
 MutexOptions one_attempt_options(StrategyKind strategy = StrategyKind::token);
 
 // A holder that stalled past its short lease, and the owner that took the key over after it:
-// both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out.
+// both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out. Each has
+// its own Client of `url` (the fixture's server by default); `stalled` holds `stalled_lease`.
 struct Takeover {
   Mutex stalled;
   Mutex next;
 };
-Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options);
+Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options,
+                                const std::string& url = unix_url(),
+                                std::chrono::milliseconds stalled_lease = std::chrono::milliseconds(50));
 
 // Records, through MONITOR, every command that touches `key`, between start() and stop().
 // start() and stop() each send a marker command and wait for MONITOR to show it, so the
