@@ -1,5 +1,6 @@
 #include "connection.hpp"
 
+#include <poll.h>
 #include <pthread.h>
 #include <sys/time.h>
 
@@ -200,6 +201,12 @@ void Connection::flush() {
     errno = 0;
     if (redisBufferWrite(context_.get(), &done) != REDIS_OK) fail("send", true);
   }
+}
+
+bool Connection::closed_by_peer() const noexcept {
+  if (broken_) return true;
+  pollfd socket{context_->fd, POLLIN | POLLRDHUP, 0};
+  return poll(&socket, 1, 0) != 0;  // readable, hung up, in error, or poll itself failed
 }
 
 std::vector<ReplyPtr> Connection::read_available() {

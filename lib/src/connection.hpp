@@ -50,6 +50,10 @@ class Connection {
   std::vector<ReplyPtr> pipeline(std::span<const std::vector<std::string_view>> commands);
 
   bool broken() const noexcept { return broken_; }
+  // For an idle connection (no reply due): whether the socket is readable or hung up, which means
+  // the server closed it (a restart, a failover, its idle timeout) or sent what nobody asked for.
+  // Either way it is unusable. One poll(2) with no wait; no I/O with the server.
+  bool closed_by_peer() const noexcept;
 
   // The Endpoint address generation this connection was made for (endpoint.hpp).
   std::uint64_t generation() const noexcept { return generation_; }

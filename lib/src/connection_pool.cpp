@@ -13,6 +13,15 @@ ConnectionPool::ConnectionPool(std::shared_ptr<Endpoint> endpoint)
 
 ConnectionPool::Lease ConnectionPool::borrow() {
   std::unique_lock lock(mutex_);
+  // An idle connection the server has closed would fail the caller's command, and the server may
+  // be back already (a restart) or replaced (a failover): drop it here, and let the Endpoint know
+  // before it is asked whether the master moved.
+  std::erase_if(idle_, [&](const std::unique_ptr<Connection>& idle) {
+    if (!idle->closed_by_peer()) return false;
+    endpoint_->connection_broke(*idle);
+    --open_;
+    return true;
+  });
   const auto in_backoff = [&] { return failures_ > 0 && std::chrono::steady_clock::now() < retry_after_; };
   if (!in_backoff()) {  // (the sentinels are not asked faster than the master is dialled)
     lock.unlock();

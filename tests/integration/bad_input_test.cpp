@@ -8,6 +8,7 @@
 
 #include "embedded_server.hpp"
 #include "redis_test_support.hpp"
+#include "topology.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -106,6 +107,23 @@ TEST(BadInput, ServerGoneWhileHoldingIsAnIoErrorNotACrash) {
   EXPECT_EQ(held.last_error(), Errc::io);
   Mutex next(client, unique_key(), token_options());
   EXPECT_EQ(expect_error([&] { (void)next.try_lock(); }).errc(), Errc::io);
+}
+
+// A server restarted while the Client's pooled connection sat idle: that connection is dead, but
+// the server is back. The next operation notices the closed connection before sending anything
+// and makes a new one, so the caller sees no error at all.
+TEST(Connections, AServerRestartedWhileAConnectionWasIdleCostsTheCallerNoError) {
+  const auto server = ServerProcess::start_server();
+  const Client client("redis://" + server->address());
+  const std::string key = unique_key();
+  Mutex mutex(client, key, token_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();  // its connection goes back to the pool, idle
+  server->restart();
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(server->command({"GET", key}), mutex.value());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
 }
 
 TEST(BadInput, WrongPasswordIsAServerReplyErrorNamingAuth) {

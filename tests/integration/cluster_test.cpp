@@ -9,6 +9,7 @@
 #include <atomic>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -263,12 +264,26 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ClusterReshard,
 // A master dies; its replica is promoted by the cluster. Lockers of a key it served see io or
 // timeout errors (the documented ones: the server is unreachable) until the promotion, then lock
 // on the new master, with no overlap. A lock whose release the crash swallowed was replicated:
-// it stays on the new master until its (short, here) lease ends.
-TEST(ClusterFailover, LockingResumesOnThePromotedReplica) {
+// it stays on the new master until its (short, here) lease ends. A lock the replica acknowledged
+// (replica_ack) before the crash is still held there, by its holder only.
+class ClusterFailover : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ClusterFailover, LockingResumesOnThePromotedReplica) {
   ClusterTopology cluster(3, 1);
   const std::string key = unique_key();
   const int owner = cluster.owner_of_slot(cluster.slot_of(key));
-  MutexOptions options = one_attempt_options();
+  const bool faithful = std::string_view(GetParam()) == "legacy_faithful";
+  MutexOptions acknowledged = variant_options(GetParam());
+  acknowledged.replica_ack.replicas = 1;
+  acknowledged.replica_ack.timeout = milliseconds(2000);
+  const std::string held_key = "{" + key + "}:held";  // in the same slot
+  std::optional<Mutex> holder;
+  if (!faithful) {  // the faithful preset refuses replica_ack (its release could not be undone safely)
+    holder.emplace(Client(cluster.url(), quick_failing_client()), held_key, acknowledged);
+    ASSERT_TRUE(holder->try_lock());
+    ASSERT_EQ(holder->replicas_acknowledged(), 1);
+  }
+  MutexOptions options = variant_options(GetParam());
   options.lease = milliseconds(1500);
   Lockers lockers(cluster.url(), key, options, 3);
   // A key on a master that stays up: while the cluster is down (a slot has no master until the
@@ -300,7 +315,19 @@ TEST(ClusterFailover, LockingResumesOnThePromotedReplica) {
           << count << " times; last: " << group->last_error();
     }
   }
+  if (faithful) return;
+  // The acknowledged lock survived the failover: nobody else can take it, and its holder's
+  // release still finds its own value on the new master.
+  Mutex rival(Client(cluster.url()), held_key, variant_options(GetParam()));
+  EXPECT_FALSE(rival.try_lock());
+  holder->unlock();
+  EXPECT_FALSE(holder->last_error());
+  EXPECT_TRUE(rival.try_lock());
+  rival.unlock();
 }
+
+INSTANTIATE_TEST_SUITE_P(Strategies, ClusterFailover,
+                         ::testing::Values("token", "legacy_hardened", "legacy_faithful", "redisson"), kVariantName);
 
 class ClusterWatchdog : public Cluster, public ::testing::WithParamInterface<const char*> {};
 

@@ -130,7 +130,10 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
       connection.emplace(at.pool.borrow());
     } catch (const Error&) {
       schedule_refresh(target);  // the master may be gone, and a replica promoted in its place
-      throw;
+      // Nothing was sent. When the refreshed map names another master for the slot (a replica
+      // promoted while this Client was idle), the operation goes there instead of failing.
+      if (asking || redirects >= kMaxRedirects || master_of(slot) == target) throw;
+      continue;
     }
     Connection& used = **connection;
     forget_unreachable(target);

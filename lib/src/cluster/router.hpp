@@ -37,8 +37,9 @@ class ClusterRouter {
   // Runs `operation` on a connection to the master serving `slot`. When it throws and the reply it
   // failed on was a redirect, follows the redirect and runs it again (it must be safe to repeat:
   // a redirected command did not run); after TRYAGAIN (keys split by a migration) it waits a
-  // little and runs it again. A connection that fails schedules a refresh of the map,
-  // since the master may have failed over. Throws what the operation throws, Error{io} when no
+  // little and runs it again. A connection that fails schedules a refresh of the map, since the
+  // master may have failed over; when it could not even be made (nothing was sent) and the
+  // refreshed map names another master, the operation runs there. Throws what the operation throws, Error{io} when no
   // master serves the slot, Error{protocol} after kMaxRedirects.
   void route(std::uint16_t slot, const Operation& operation);
 
