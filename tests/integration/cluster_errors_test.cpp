@@ -1,0 +1,102 @@
+// The errors a redis-cluster:// Client reports when the cluster cannot serve a lock, each made
+// real with Redis's own servers: no seed answers, a seed that is not a cluster node, a node with no
+// slots, a slot that keeps redirecting, and a multi-key script whose keys stay split by a
+// migration. Each is a clear Error with its code, never a hang, and no key changes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lockbridge/multi_mutex.hpp"
+#include "redis_test_support.hpp"
+#include "topology.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ClusterErrors, NoSeedAnsweringIsAnIoErrorNamingEachSeed) {
+  std::string url;
+  {
+    const auto gone = ServerProcess::start_server();  // a port that was free a moment ago
+    url = "redis-cluster://" + gone->address();
+  }
+  Mutex mutex(Client(url, quick_failing_client()), unique_key(), one_attempt_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("answered CLUSTER NODES"));
+  EXPECT_THAT(error.what(), HasSubstr(url.substr(std::string("redis-cluster://").size())));
+}
+
+TEST(ClusterErrors, ASeedThatIsNotAClusterNodeSaysSo) {
+  const std::string key = unique_key();
+  const std::string url = "redis-cluster://127.0.0.1:" + std::to_string(tcp_port());  // the fixture's plain server
+  Mutex mutex(Client(url, quick_failing_client()), key, one_attempt_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("cluster support disabled"));
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(ClusterErrors, ANodeServingNoSlotsIsAnIoErrorNamingTheSlot) {
+  // A cluster node before `redis-cli --cluster create` gave it slots.
+  const auto lonely = ServerProcess::start_server({"--cluster-enabled", "yes"});
+  const std::string key = unique_key();
+  Mutex mutex(Client("redis-cluster://" + lonely->address(), quick_failing_client()), key, one_attempt_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("serves hash slot " + lonely->command({"CLUSTER", "KEYSLOT", key})));
+  EXPECT_THAT(error.what(), HasSubstr("not fully set up"));
+}
+
+class ClusterMigration : public ::testing::Test {
+ protected:
+  // The master of `key`'s slot, and another one.
+  ServerProcess& owner() const { return *cluster_.nodes[owner_index_]; }
+  ServerProcess& other() const { return *cluster_.nodes[other_index_]; }
+  std::string slot() const { return std::to_string(cluster_.slot_of(key_)); }
+  // Puts the slot back in its plain state on both nodes, whatever a test left.
+  void TearDown() override {
+    for (ServerProcess* node : {&owner(), &other()}) node->command({"CLUSTER", "SETSLOT", slot(), "STABLE"});
+  }
+
+  ClusterTopology cluster_{3};
+  const std::string key_ = unique_key();
+  const int owner_index_ = cluster_.owner_of_slot(cluster_.slot_of(key_));
+  const int other_index_ = (owner_index_ + 1) % 3;
+};
+
+// The owner says the slot is migrating to a node that does not import it: the owner answers ASK
+// (the key is not there), the other node answers MOVED back, and so on. After five redirects the
+// caller gets `protocol`, not an endless loop.
+TEST_F(ClusterMigration, ASlotThatKeepsRedirectingIsAProtocolErrorAfterFiveRedirects) {
+  ASSERT_EQ(owner().command({"CLUSTER", "SETSLOT", slot(), "MIGRATING", cluster_.node_ids[other_index_]}), "OK");
+  Mutex mutex(Client(cluster_.url(), quick_failing_client()), key_, one_attempt_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::protocol);
+  EXPECT_THAT(error.what(), HasSubstr("still redirected after 5 redirects"));
+  for (ServerProcess* node : {&owner(), &other()}) EXPECT_EQ(node->command({"CLUSTER", "COUNTKEYSINSLOT", slot()}), "0");
+}
+
+// Two keys of one slot, split by a migration that stopped halfway: one still on the owner, one
+// moved. A script on both is answered TRYAGAIN for as long as that lasts; after five waits the
+// caller gets the reply as `server_reply`, and neither key changed.
+TEST_F(ClusterMigration, KeysSplitByAMigrationAreTryagainAfterFiveWaits) {
+  const std::string stays = "{" + key_ + "}:stays";
+  const std::string moves = "{" + key_ + "}:moves";
+  ASSERT_EQ(owner().command({"SET", stays, "someone-else"}), "OK");
+  ASSERT_EQ(owner().command({"SET", moves, "someone-else"}), "OK");
+  ASSERT_EQ(other().command({"CLUSTER", "SETSLOT", slot(), "IMPORTING", cluster_.node_ids[owner_index_]}), "OK");
+  ASSERT_EQ(owner().command({"CLUSTER", "SETSLOT", slot(), "MIGRATING", cluster_.node_ids[other_index_]}), "OK");
+  ASSERT_EQ(owner().command({"MIGRATE", "127.0.0.1", std::to_string(other().port()), moves, "0", "5000"}), "OK");
+  MultiMutex both(Client(cluster_.url(), quick_failing_client()), {stays, moves}, one_attempt_options());
+  const Error error = expect_error([&] { (void)both.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::server_reply);
+  EXPECT_THAT(error.what(), HasSubstr("TRYAGAIN"));
+  EXPECT_EQ(owner().command({"GET", stays}), "someone-else");
+  EXPECT_EQ(other().command({"CLUSTER", "COUNTKEYSINSLOT", slot()}), "1");  // the moved key, and nothing new
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
