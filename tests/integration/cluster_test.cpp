@@ -358,6 +358,51 @@ TEST_P(ClusterWatchdog, RenewsLocksOnEveryMaster) {
 INSTANTIATE_TEST_SUITE_P(Strategies, ClusterWatchdog, ::testing::Values("token", "legacy_hardened", "redisson"),
                          kVariantName);
 
+// The watchdog while one lock's master fails over: that lock's renewals fail until the replica is
+// promoted and then reach it (the replica acknowledged the lock, so it is there), while the
+// renewals of a lock on a healthy master go on meanwhile. Both are held throughout.
+TEST(ClusterWatchdogFailover, RenewsOnThePromotedReplicaAndKeepsRenewingTheOthers) {
+  ClusterTopology cluster(3, 1);
+  const Client client(cluster.url(), quick_failing_client());
+  MutexOptions options = one_attempt_options();
+  options.lease = milliseconds(6000);  // renewed every 2 s; a failover here takes one or two
+  options.watchdog.enabled = true;
+  options.replica_ack.replicas = 1;
+  options.replica_ack.timeout = milliseconds(2000);
+  const std::string failing_key = unique_key("failing");
+  const int failing = cluster.owner_of_slot(cluster.slot_of(failing_key));
+  std::string healthy_key;
+  for (int i = 0; healthy_key.empty(); ++i) {
+    const std::string candidate = unique_key(std::to_string(i));
+    if (cluster.owner_of_slot(cluster.slot_of(candidate)) != failing) healthy_key = candidate;
+  }
+  Mutex on_failing(client, failing_key, options);
+  Mutex on_healthy(client, healthy_key, options);
+  std::atomic<int> losses{0};
+  for (Mutex* mutex : {&on_failing, &on_healthy}) mutex->on_lease_lost([&losses](const Error&) { ++losses; });
+  ASSERT_TRUE(on_failing.try_lock());
+  ASSERT_TRUE(on_healthy.try_lock());
+
+  cluster.nodes[failing]->kill();
+  ASSERT_TRUE(eventually([&] {
+    try {
+      return cluster.owner_of_slot(cluster.slot_of(failing_key)) != failing;
+    } catch (const std::exception&) {
+      return false;  // no running node claims it yet
+    }
+  }));
+  // Past two more renewal periods: each lock has been renewed on its (new) master since.
+  const auto renewals = client.stats().renewals;
+  ASSERT_TRUE(eventually([&] { return client.stats().renewals >= renewals + 4; }));
+  EXPECT_EQ(losses.load(), 0);
+  for (Mutex* mutex : {&on_failing, &on_healthy}) {
+    EXPECT_TRUE(mutex->owns_lock());
+    EXPECT_TRUE(mutex->inspect().held_by_me);
+    mutex->unlock();
+    EXPECT_FALSE(mutex->last_error());
+  }
+}
+
 TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
   std::set<int> owners;
   const std::int64_t expiry = server_ms() + 600000;
