@@ -209,21 +209,6 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ClusterNotify,
 
 // The reshard test of issue 7: a slot moves to another master and back while four lockers of a key
 // in it keep locking; ASK and MOVED are followed, and nothing reaches them.
-// Each strategy and legacy preset, by name (the test names use it).
-MutexOptions variant_options(std::string_view variant) {
-  if (variant == "legacy_faithful") {
-    MutexOptions options = MutexOptions::jedis_lock_1_0();
-    options.retry = RetryPolicy::jedis_lock_resolution(milliseconds(5));  // jedis-lock's loop, faster
-    options.acquire_timeout = milliseconds(0);
-    return options;
-  }
-  return one_attempt_options(variant == "legacy_hardened" ? StrategyKind::legacy
-                         : variant == "redisson"      ? StrategyKind::redisson
-                                                      : StrategyKind::token);
-}
-
-const auto kVariantName = [](const auto& param_info) { return std::string(param_info.param); };
-
 class ClusterReshard : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ClusterReshard, LockersOfAKeyInAMovingSlotSeeNoOverlapAndNoError) {

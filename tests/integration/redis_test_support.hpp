@@ -63,6 +63,12 @@ MutexOptions hardened_options(LegacyFormat format = LegacyFormat::epoch_ms);
 MutexOptions token_options();
 // One attempt (acquire_timeout 0) with `strategy`: token, hardened legacy, or Redisson's defaults.
 MutexOptions one_attempt_options(StrategyKind strategy = StrategyKind::token);
+// One attempt with each strategy and legacy preset, by the name parametrized tests use:
+// "token", "legacy_hardened", "legacy_faithful" (jedis-lock 1.0's protocol, its retry loop faster)
+// or "redisson".
+MutexOptions variant_options(std::string_view variant);
+// The test-name generator for suites parametrized by those names.
+inline constexpr auto kVariantName = [](const auto& param_info) { return std::string(param_info.param); };
 
 // A holder that stalled past its short lease, and the owner that took the key over after it:
 // both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out.
