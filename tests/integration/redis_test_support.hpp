@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -44,6 +45,24 @@ std::int64_t wall_ms();
 // Polls `condition` every millisecond until it holds or 10 s pass; returns its last value. For
 // states another thread or the server reaches, whenever that is.
 bool eventually(const std::function<bool()>& condition);
+
+// Runs `attempt` again while it throws io or timeout (a server unreachable, a topology failing
+// over, a client still holding a connection to a dead master), for at most 10 s; returns its
+// first result. Other errors, and the last io or timeout, propagate.
+template <class F>
+auto retry_while_unreachable(F&& attempt) -> decltype(attempt()) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    try {
+      return attempt();
+    } catch (const Error& error) {
+      if ((error.errc() != Errc::io && error.errc() != Errc::timeout) || std::chrono::steady_clock::now() >= give_up) {
+        throw;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 // Runs `f`, which must throw lockbridge::Error, and returns the error (a test failure otherwise).
 template <class F>
