@@ -111,6 +111,18 @@ MutexOptions one_attempt_options(StrategyKind strategy) {
   return options;
 }
 
+MutexOptions variant_options(std::string_view variant) {
+  if (variant == "legacy_faithful") {
+    MutexOptions options = MutexOptions::jedis_lock_1_0();
+    options.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(5));  // jedis-lock's loop, faster
+    options.acquire_timeout = std::chrono::milliseconds(0);
+    return options;
+  }
+  return one_attempt_options(variant == "legacy_hardened" ? StrategyKind::legacy
+                             : variant == "redisson"      ? StrategyKind::redisson
+                                                          : StrategyKind::token);
+}
+
 Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options, const std::string& url,
                                 std::chrono::milliseconds stalled_lease) {
   MutexOptions short_lease = options;

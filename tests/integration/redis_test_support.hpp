@@ -48,6 +48,24 @@ std::int64_t wall_ms();
 // states another thread or the server reaches, whenever that is.
 bool eventually(const std::function<bool()>& condition);
 
+// Runs `attempt` again while it throws io or timeout (a server unreachable, a topology failing
+// over, a client still holding a connection to a dead master), for at most 10 s; returns its
+// first result. Other errors, and the last io or timeout, propagate.
+template <class F>
+auto retry_while_unreachable(F&& attempt) -> decltype(attempt()) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    try {
+      return attempt();
+    } catch (const Error& error) {
+      if ((error.errc() != Errc::io && error.errc() != Errc::timeout) || std::chrono::steady_clock::now() >= give_up) {
+        throw;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // Runs `f`, which must throw lockbridge::Error, and returns the error (a test failure otherwise).
 template <class F>
 Error expect_error(F&& f) {
@@ -66,6 +84,12 @@ MutexOptions hardened_options(LegacyFormat format = LegacyFormat::epoch_ms);
 MutexOptions token_options();
 // One attempt (acquire_timeout 0) with `strategy`: token, hardened legacy, or Redisson's defaults.
 MutexOptions one_attempt_options(StrategyKind strategy = StrategyKind::token);
+// One attempt with each strategy and legacy preset, by the name parametrized tests use:
+// "token", "legacy_hardened", "legacy_faithful" (jedis-lock 1.0's protocol, its retry loop faster)
+// or "redisson".
+MutexOptions variant_options(std::string_view variant);
+// The test-name generator for suites parametrized by those names.
+inline constexpr auto kVariantName = [](const auto& param_info) { return std::string(param_info.param); };
 
 // A holder that stalled past its short lease, and the owner that took the key over after it:
 // both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out. Each has

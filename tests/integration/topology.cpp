@@ -316,7 +316,14 @@ void ServerProcess::kill() {
 }
 
 void ServerProcess::pause() {
-  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGSTOP);
+  // The signal is delivered asynchronously: wait for the stop, so the caller knows it runs no more.
+  int status = 0;
+  pid_t done = -1;
+  while ((done = waitpid(pid_, &status, WUNTRACED)) < 0 && errno == EINTR) {
+  }
+  if (done != pid_ || !WIFSTOPPED(status)) pid_ = -1;  // it had exited (and is reaped now)
 }
 
 void ServerProcess::resume() {
@@ -359,6 +366,14 @@ std::string ServerProcess::log_tail(int lines) const {
   std::string text = "[" + address() + " " + dir_ + "]";
   for (const auto& line : tail) text += "\n  " + line;
   return text;
+}
+
+void cut_off_replica(ServerProcess& master, ServerProcess& replica) {
+  replica.pause();
+  const std::string killed = master.command({"CLIENT", "KILL", "TYPE", "replica"});
+  wait_until([&] { return info_fields(master.command({"INFO", "replication"}))["connected_slaves"] == "0"; },
+             kTopologyTimeout, master.address() + " dropping its replica links (CLIENT KILL answered " + killed + ")",
+             [&] { return master.log_tail(); });
 }
 
 // ---- SentinelTopology -------------------------------------------------------------------------
@@ -578,6 +593,17 @@ int ClusterTopology::slot_of(std::string_view key) const {
     if (node->running()) return std::stoi(node->command({"CLUSTER", "KEYSLOT", key}));
   }
   throw std::runtime_error("no cluster node is running");
+}
+
+int ClusterTopology::replica_of(int master_index) const {
+  const std::string master_port = std::to_string(nodes.at(master_index)->port());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i]->running()) continue;
+    // "slave 127.0.0.1 <master port> connected <offset>"
+    const std::vector<std::string> role = nodes[i]->command_list({"ROLE"});
+    if (role.size() >= 3 && role[0] == "slave" && role[2] == master_port) return static_cast<int>(i);
+  }
+  throw std::runtime_error("no running node replicates " + nodes[master_index]->address());
 }
 
 void ClusterTopology::move_slot(int slot, int to_index) {

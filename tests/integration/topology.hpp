@@ -65,8 +65,8 @@ class ServerProcess {
   void restart();
   // SIGSTOP / SIGCONT: a server that keeps its connections open but answers nothing (a long GC
   // pause, a stopped VM, a host cut off mid-stream); the kernel still accepts connections and
-  // buffers what is sent to it. kill() and the destructor work on a paused process. No-op when
-  // not running.
+  // buffers what is sent to it. pause() returns once the process has stopped. kill() and the
+  // destructor work on a paused process. No-op when not running.
   void pause();
   void resume();
 
@@ -99,6 +99,14 @@ class ServerProcess {
   int port_ = 0;
   mutable pid_t pid_ = -1;
 };
+
+// Makes `replica` miss every write `master` accepts from now on, for certain: pauses the replica
+// (so it cannot reconnect), has the master drop its replica links (CLIENT KILL TYPE replica) and
+// returns once the master counts no connected replica. For "a failover to a replica that never
+// received the write": write, kill the master, and only then resume the replica (resumed while
+// the master runs, it would reconnect and resync). Keep the pause well under the Sentinels'
+// down-after and the cluster-node-timeout (1 s here): they would see the replica down too.
+void cut_off_replica(ServerProcess& master, ServerProcess& replica);
 
 // 1 master + 1 replica + 3 Sentinels (quorum 2), on loopback. The constructor returns once the
 // replica is in sync (the master's INFO replication shows it online) and every Sentinel knows the
@@ -162,6 +170,9 @@ struct ClusterTopology {
   int owner_of_slot(int slot) const;
   // CLUSTER KEYSLOT of `key`, asked of the first running node.
   int slot_of(std::string_view key) const;
+  // The index of a node replicating nodes[master_index] (its ROLE names that master's port).
+  // Throws std::runtime_error if none does.
+  int replica_of(int master_index) const;
   // Blocks until every running node says cluster_state:ok and all of them describe the same nodes,
   // roles and slot owners, with no node failing or in handshake (so not while a killed node is
   // still listed). Throws std::runtime_error after `timeout`, with the last views.
