@@ -15,13 +15,16 @@ ConnectionPool::Lease ConnectionPool::borrow() {
   std::unique_lock lock(mutex_);
   // An idle connection the server has closed would fail the caller's command, and the server may
   // be back already (a restart) or replaced (a failover): drop it here, and let the Endpoint know
-  // before it is asked whether the master moved.
-  std::erase_if(idle_, [&](const std::unique_ptr<Connection>& idle) {
-    if (!idle->closed_by_peer()) return false;
-    endpoint_->connection_broke(*idle);
+  // before it is asked whether the master moved. Only the one that would be handed out is checked
+  // (one poll per borrow); the others are when their turn comes.
+  bool dropped = false;
+  while (!idle_.empty() && idle_.back()->closed_by_peer()) {
+    endpoint_->connection_broke(*idle_.back());
+    idle_.pop_back();
     --open_;
-    return true;
-  });
+    dropped = true;
+  }
+  if (dropped) slot_freed_.notify_all();  // a borrower waiting for a free slot may connect now
   const auto in_backoff = [&] { return failures_ > 0 && std::chrono::steady_clock::now() < retry_after_; };
   if (!in_backoff()) {  // (the sentinels are not asked faster than the master is dialled)
     lock.unlock();

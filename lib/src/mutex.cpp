@@ -132,10 +132,22 @@ class MutexCore {
       if (watch) watch->arm();
       const AcquireAttempt result = attempt(request);
       if (result.acquired) return true;
+      if (watch && watch->redirected()) watch.reset();  // its slot moved (Redis Cluster): subscribe anew
       const bool asked_remaining = std::exchange(request.learn_remaining, true);
       const auto subscribe = [&](Clock::time_point until) {
-        watch = notifier->watch(release_channel_);
-        return watch->wait_subscribed(std::min(until, Clock::now() + state_->endpoint->options().command_timeout));
+        // On Redis Cluster the failed attempt may have been redirected, and the slot's master is
+        // then another than when the wait began: subscribe where releases are announced now. A
+        // subscription the former master answered MOVED (a map that missed the move) is tried
+        // once more, on the master the redirect named.
+        for (int tries = 0; tries < 2; ++tries) {
+          notifier = &state_->notifier_for(release_channel_.name);
+          watch = notifier->watch(release_channel_);
+          if (watch->wait_subscribed(std::min(until, Clock::now() + state_->endpoint->options().command_timeout))) {
+            return true;
+          }
+          if (!watch->redirected()) return false;
+        }
+        return false;
       };
       if (!fair && !asked_remaining && !result.holder_remaining && options_.retry.kind == RetryPolicy::Kind::backoff) {
         // The fast first attempt did not learn when the holder's lease ends, and the backoff must

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "companion_keys.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "redis_test_support.hpp"
 #include "topology.hpp"
@@ -91,6 +92,14 @@ class Lockers {
 // For assertion messages: the errors seen, by code, and the last one's text.
 std::ostream& operator<<(std::ostream& out, const Lockers& lockers) {
   return out << "errors " << ::testing::PrintToString(lockers.errors()) << ", last: " << lockers.last_error();
+}
+
+// A fresh key whose slot is served by a master other than nodes[master].
+std::string key_on_another_master(const ClusterTopology& cluster, int master) {
+  for (int i = 0;; ++i) {
+    std::string candidate = unique_key(std::to_string(i));
+    if (cluster.owner_of_slot(cluster.slot_of(candidate)) != master) return candidate;
+  }
 }
 
 class Cluster : public ::testing::Test {
@@ -220,6 +229,68 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ClusterNotify,
                          ::testing::Values(StrategyKind::token, StrategyKind::legacy, StrategyKind::redisson),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
+// A waiter whose Client read the slot map before the lock's slot moved: its attempt is redirected
+// (MOVED) and corrects the map, and its subscription must then go to the new master, where the
+// release is announced, not to the former one, which would answer MOVED and announce nothing.
+TEST(ClusterNotifyAfterAMove, AWaiterWithAStaleMapSubscribesOnTheSlotsNewMaster) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  const int slot = cluster.slot_of(key);
+  MutexOptions options = one_attempt_options();
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  options.local_queue = false;
+  options.acquire_timeout = seconds(50);
+  const Client waiter_client(cluster.url());
+  Mutex waiter(waiter_client, key, options);
+  EXPECT_FALSE(waiter.inspect().exists);  // the waiter's Client has read the map
+  cluster.move_slot(slot, (cluster.owner_of_slot(slot) + 1) % 3);
+  Mutex holder(Client(cluster.url()), key, options);
+  ASSERT_TRUE(holder.try_lock());
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ServerProcess& owner = *cluster.nodes[cluster.owner_of_slot(slot)];
+  const std::string channel = detail::release_channel(key);
+  ASSERT_TRUE(eventually([&] { return owner.command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1"; }))
+      << "the waiter did not subscribe on the slot's new master";
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the release did not wake the waiter";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
+// A waiter subscribed and waiting when its lock's slot moves (the lock moves with it): Redis drops
+// the subscription on the former master, and the waiter subscribes on the new one, where the
+// release is announced.
+TEST(ClusterNotifyAfterAMove, AWaiterWhoseSlotMovesWhileItWaitsSubscribesOnTheNewMaster) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  const int slot = cluster.slot_of(key);
+  const int home = cluster.owner_of_slot(slot);
+  MutexOptions options = one_attempt_options();
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  options.local_queue = false;
+  options.acquire_timeout = seconds(50);
+  options.lease = seconds(30);
+  Mutex holder(Client(cluster.url()), key, options);
+  ASSERT_TRUE(holder.try_lock());
+  Mutex waiter(Client(cluster.url()), key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  const std::string channel = detail::release_channel(key);
+  const auto subscribed_on = [&](int node) {
+    return cluster.nodes[node]->command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1";
+  };
+  ASSERT_TRUE(eventually([&] { return subscribed_on(home); }));
+  const int next = (home + 1) % 3;
+  cluster.move_slot(slot, next);
+  ASSERT_TRUE(eventually([&] { return subscribed_on(next); })) << "the waiter did not follow the slot";
+  holder.unlock();
+  EXPECT_FALSE(holder.last_error());
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the release did not wake the waiter";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
 // The reshard test of issue 7: a slot moves to another master and back while four lockers of a key
 // in it keep locking; ASK and MOVED are followed, and nothing reaches them.
 class ClusterReshard : public ::testing::TestWithParam<const char*> {};
@@ -273,22 +344,12 @@ TEST_P(ClusterFailover, LockingResumesOnThePromotedReplica) {
   Lockers lockers(cluster.url(), key, options, 3);
   // A key on a master that stays up: while the cluster is down (a slot has no master until the
   // promotion) its lockers see the same io errors, and nothing else.
-  std::string elsewhere;
-  for (int i = 0; elsewhere.empty(); ++i) {
-    const std::string candidate = unique_key(std::to_string(i));
-    if (cluster.owner_of_slot(cluster.slot_of(candidate)) != owner) elsewhere = candidate;
-  }
+  const std::string elsewhere = key_on_another_master(cluster, owner);
   Lockers bystanders(cluster.url(), elsewhere, options, 2);
   ASSERT_TRUE(lockers.make_progress(30));
   ASSERT_TRUE(bystanders.make_progress(30));
   cluster.nodes[owner]->kill();
-  ASSERT_TRUE(eventually([&] {
-    try {
-      return cluster.owner_of_slot(cluster.slot_of(key)) != owner;
-    } catch (const std::exception&) {
-      return false;  // no running node claims it yet
-    }
-  }));
+  cluster.wait_for_new_owner(cluster.slot_of(key), owner);
   ASSERT_TRUE(lockers.make_progress(30)) << lockers;
   ASSERT_TRUE(bystanders.make_progress(30)) << bystanders;
   lockers.stop();
@@ -301,14 +362,8 @@ TEST_P(ClusterFailover, LockingResumesOnThePromotedReplica) {
     }
   }
   if (faithful) return;
-  // The acknowledged lock survived the failover: nobody else can take it, and its holder's
-  // release still finds its own value on the new master.
   Mutex rival(Client(cluster.url()), held_key, variant_options(GetParam()));
-  EXPECT_FALSE(rival.try_lock());
-  holder->unlock();
-  EXPECT_FALSE(holder->last_error());
-  EXPECT_TRUE(rival.try_lock());
-  rival.unlock();
+  expect_held_only_by(*holder, rival);  // the acknowledged lock survived the failover
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ClusterFailover,
@@ -336,13 +391,7 @@ TEST(ClusterFailoverLoss, ALockThePromotedReplicaNeverReceivedIsLostAndItsFenceI
   ASSERT_TRUE(first.fence().has_value());
   cluster.nodes[owner]->kill();
   cluster.nodes[replica]->resume();  // only now: it finds its master gone, not the lock to resync
-  ASSERT_TRUE(eventually([&] {
-    try {
-      return cluster.owner_of_slot(cluster.slot_of(key)) == replica;
-    } catch (const std::exception&) {
-      return false;  // no running node claims it yet
-    }
-  })) << cluster.nodes[replica]->log_tail();
+  ASSERT_EQ(cluster.wait_for_new_owner(cluster.slot_of(key), owner), replica);
   EXPECT_EQ(cluster.nodes[replica]->command({"EXISTS", key}), "0");
 
   // Until every node has heard of the promotion, a call may still be routed to the dead master.
@@ -403,11 +452,7 @@ TEST(ClusterWatchdogFailover, RenewsOnThePromotedReplicaAndKeepsRenewingTheOther
   options.replica_ack.timeout = milliseconds(2000);
   const std::string failing_key = unique_key("failing");
   const int failing = cluster.owner_of_slot(cluster.slot_of(failing_key));
-  std::string healthy_key;
-  for (int i = 0; healthy_key.empty(); ++i) {
-    const std::string candidate = unique_key(std::to_string(i));
-    if (cluster.owner_of_slot(cluster.slot_of(candidate)) != failing) healthy_key = candidate;
-  }
+  const std::string healthy_key = key_on_another_master(cluster, failing);
   Mutex on_failing(client, failing_key, options);
   Mutex on_healthy(client, healthy_key, options);
   std::atomic<int> losses{0};
@@ -416,13 +461,7 @@ TEST(ClusterWatchdogFailover, RenewsOnThePromotedReplicaAndKeepsRenewingTheOther
   ASSERT_TRUE(on_healthy.try_lock());
 
   cluster.nodes[failing]->kill();
-  ASSERT_TRUE(eventually([&] {
-    try {
-      return cluster.owner_of_slot(cluster.slot_of(failing_key)) != failing;
-    } catch (const std::exception&) {
-      return false;  // no running node claims it yet
-    }
-  }));
+  cluster.wait_for_new_owner(cluster.slot_of(failing_key), failing);
   // Past two more renewal periods: each lock has been renewed on its (new) master since.
   const auto renewals = client.stats().renewals;
   ASSERT_TRUE(eventually([&] { return client.stats().renewals >= renewals + 4; }));

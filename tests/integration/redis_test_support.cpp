@@ -123,6 +123,14 @@ MutexOptions variant_options(std::string_view variant) {
                                                           : StrategyKind::token);
 }
 
+void expect_held_only_by(Mutex& holder, Mutex& rival) {
+  EXPECT_FALSE(rival.try_lock()) << "someone else took the lock";
+  holder.unlock();
+  EXPECT_FALSE(holder.last_error()) << "its holder's release did not find its own value";
+  EXPECT_TRUE(rival.try_lock()) << "the lock was not free after its holder's release";
+  rival.unlock();
+}
+
 Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options, const std::string& url,
                                 std::chrono::milliseconds stalled_lease) {
   MutexOptions short_lease = options;

@@ -91,6 +91,10 @@ MutexOptions variant_options(std::string_view variant);
 // The test-name generator for suites parametrized by those names.
 inline constexpr auto kVariantName = [](const auto& param_info) { return std::string(param_info.param); };
 
+// A lock that must have survived something (a failover, for a replica-acknowledged lock): `rival`
+// cannot take it, `holder` releases it without an error, and then `rival` can (and releases it).
+void expect_held_only_by(Mutex& holder, Mutex& rival);
+
 // A holder that stalled past its short lease, and the owner that took the key over after it:
 // both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out. Each has
 // its own Client of `url` (the fixture's server by default); `stalled` holds `stalled_lease`.

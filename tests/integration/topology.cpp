@@ -588,6 +588,28 @@ int ClusterTopology::owner_of_slot(int slot) const {
   return owners.front();
 }
 
+int ClusterTopology::wait_for_new_owner(int slot, int old_owner, milliseconds timeout) const {
+  int owner = old_owner;
+  wait_until(
+      [&] {
+        try {
+          owner = owner_of_slot(slot);
+        } catch (const std::runtime_error&) {
+          return false;  // no running node claims it yet
+        }
+        return owner != old_owner;
+      },
+      timeout, "a new owner of slot " + std::to_string(slot),
+      [&] {
+        std::string logs;
+        for (const auto& node : nodes) {
+          if (node->running()) logs += node->log_tail(10) + "\n";
+        }
+        return logs;
+      });
+  return owner;
+}
+
 int ClusterTopology::slot_of(std::string_view key) const {
   for (const auto& node : nodes) {
     if (node->running()) return std::stoi(node->command({"CLUSTER", "KEYSLOT", key}));

@@ -168,6 +168,10 @@ struct ClusterTopology {
   // The index of the node that claims `slot` itself (its own CLUSTER NODES "myself" line). Throws
   // std::runtime_error unless exactly one running node claims it.
   int owner_of_slot(int slot) const;
+  // Blocks until a running node other than nodes[old_owner] claims `slot` (a replica promoted after
+  // its master died) and returns its index. Throws std::runtime_error after `timeout`, with the
+  // logs of the running nodes.
+  int wait_for_new_owner(int slot, int old_owner, std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
   // CLUSTER KEYSLOT of `key`, asked of the first running node.
   int slot_of(std::string_view key) const;
   // The index of a node replicating nodes[master_index] (its ROLE names that master's port).

@@ -20,12 +20,21 @@ std::string address(const NodeAddress& node) { return node.host + ":" + std::to_
 ClusterRouter::ClusterRouter(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips)
     : url_(url), options_(options), round_trips_(round_trips) {}
 
+ClusterRouter::~ClusterRouter() {
+  // The notifiers' threads call back into the router (on_redirect): stop them first.
+  nodes_.clear();
+}
+
 RedisUrl ClusterRouter::server(const NodeAddress& node) const { return url_.server(RedisUrl::Node{node.host, node.port}); }
 
 ClusterRouter::Node& ClusterRouter::node(const NodeAddress& address) {
   std::lock_guard lock(mutex_);
   auto& slot = nodes_[address];
-  if (!slot) slot = std::make_unique<Node>(std::make_shared<Endpoint>(server(address), options_, round_trips_));
+  if (!slot) {
+    slot = std::make_unique<Node>(std::make_shared<Endpoint>(server(address), options_, round_trips_));
+    // A subscription this node answers MOVED teaches the map, as a command's redirect does.
+    slot->notifier.on_redirect([this, address](const Redirect& redirect) { learn_moved(redirect, address); });
+  }
   return *slot;
 }
 

@@ -31,6 +31,9 @@ class ClusterRouter {
 
   // Does no I/O: the slot map is read on first use.
   ClusterRouter(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips);
+  ~ClusterRouter();
+  ClusterRouter(const ClusterRouter&) = delete;
+  ClusterRouter& operator=(const ClusterRouter&) = delete;
 
   using Operation = std::function<void(Connection&)>;
 

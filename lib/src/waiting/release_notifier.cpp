@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "../cluster/key_slot.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {
@@ -17,6 +18,7 @@ struct ReleaseNotifier::Channel {
   const bool payload_names_waiter;  // else every message is for every waiter
   int watchers = 0;
   bool confirmed = false;         // the server acknowledged the subscription on the current connection
+  bool redirected = false;        // the server answered it MOVED: not subscribed again here
   std::uint64_t generation = 0;   // one per announced release (or lost connection)
   // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
   std::deque<std::pair<std::uint64_t, std::string>> recent;
@@ -66,6 +68,9 @@ std::unique_ptr<ReleaseNotifier::Watch> ReleaseNotifier::watch(const ReleaseChan
       if (it == channels_.end()) {
         it = channels_.emplace(channel.name, std::make_unique<Channel>(channel)).first;
         new_subscription = true;
+      } else if (it->second->redirected) {  // the slot may have come back: ask again
+        it->second->redirected = false;
+        new_subscription = true;
       }
     }
     watch = std::make_unique<Watch>(*this, *it->second);
@@ -93,7 +98,13 @@ ReleaseNotifier::Watch::~Watch() {
 
 bool ReleaseNotifier::Watch::wait_subscribed(Clock::time_point until) {
   std::unique_lock lock(notifier_.mutex_);
-  return channel_->changed.wait_until(lock, until, [&] { return channel_->confirmed; });
+  channel_->changed.wait_until(lock, until, [&] { return channel_->confirmed || channel_->redirected; });
+  return channel_->confirmed;
+}
+
+bool ReleaseNotifier::Watch::redirected() const {
+  std::lock_guard lock(notifier_.mutex_);
+  return channel_->redirected;
 }
 
 void ReleaseNotifier::Watch::arm() {
@@ -166,7 +177,7 @@ int ReleaseNotifier::reconcile() {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(channel.idle_since + kLinger - now);
         poll_ms = poll_ms < 0 ? static_cast<int>(left.count()) : std::min(poll_ms, static_cast<int>(left.count()));
       }
-      if (!subscribed_.contains(it->first)) subscribe.emplace_back(it->first, channel.sharded);
+      if (!subscribed_.contains(it->first) && !channel.redirected) subscribe.emplace_back(it->first, channel.sharded);
       ++it;
     }
   }
@@ -178,7 +189,28 @@ int ReleaseNotifier::reconcile() {
   return poll_ms;
 }
 
+void ReleaseNotifier::redirected(const Redirect& redirect) {
+  {
+    std::lock_guard lock(mutex_);
+    // The error names the slot, not the channel: it answers the pending sharded subscription(s)
+    // of that slot.
+    for (auto& [name, channel] : channels_) {
+      if (!channel->sharded || channel->confirmed || !subscribed_.contains(name) || key_slot(name) != redirect.slot) continue;
+      channel->redirected = true;
+      subscribed_.erase(name);
+      channel->announce("");  // its waiters try again now, and subscribe where the slot is
+    }
+  }
+  if (redirect.kind == Redirect::Kind::moved && redirect_listener_) redirect_listener_(redirect);
+}
+
 void ReleaseNotifier::deliver(const redisReply& reply) {
+  // A subscription the node refuses comes back as an error: MOVED on Redis Cluster when the map
+  // that chose this node missed a move.
+  if (reply.type == REDIS_REPLY_ERROR) {
+    if (const auto redirect = parse_redirect(as_view(reply))) redirected(*redirect);
+    return;
+  }
   // Pushes in subscribe mode are arrays: {"smessage"|"message", channel, payload} or
   // {"ssubscribe"|"subscribe"|"sunsubscribe"|"unsubscribe", channel, count}.
   if (reply.type != REDIS_REPLY_ARRAY || reply.elements < 3 || reply.element[0]->type != REDIS_REPLY_STRING ||
@@ -197,6 +229,13 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
   } else if (kind == (channel.sharded ? "ssubscribe" : "subscribe") && subscribed_.contains(name)) {
     channel.confirmed = true;
     channel.changed.notify_all();
+  } else if (kind == "sunsubscribe" && channel.sharded && channel.confirmed) {
+    // Not asked for: Redis Cluster drops the subscriptions of a slot that moved to another node.
+    // Releases are announced there now: wake the waiters (a release may have gone unheard) and
+    // subscribe again, which this node answers MOVED, so the router learns of the move.
+    channel.confirmed = false;
+    if (const auto sent = subscribed_.find(name); sent != subscribed_.end()) subscribed_.erase(sent);
+    channel.announce("");
   }
 }
 

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "../cluster/redirect.hpp"
 #include "../connection.hpp"
 #include "../endpoint.hpp"
 #include "release_channel.hpp"
@@ -50,6 +52,11 @@ class ReleaseNotifier {
   // channel is already subscribed and confirmed (e.g. lingering after an earlier wait).
   std::unique_ptr<Watch> watch(const ReleaseChannel& channel, bool only_if_subscribed = false);
 
+  // Redis Cluster: called on the notifier's thread when a subscription is answered MOVED (this
+  // node no longer serves the channel's slot), so the router learns of the move. Set before the
+  // first watch().
+  void on_redirect(std::function<void(const Redirect&)> listener) { redirect_listener_ = std::move(listener); }
+
   // One waiter's interest in one channel.
   class Watch {
    public:
@@ -61,6 +68,9 @@ class ReleaseNotifier {
     // Waits until the server has confirmed the subscription, or `until`. true when confirmed:
     // from then on every release is heard.
     bool wait_subscribed(Clock::time_point until);
+    // Whether the server refused the subscription with a redirect (Redis Cluster: the slot has
+    // another master); the channel then hears nothing here, and a waiter subscribes elsewhere.
+    bool redirected() const;
     // Call before each attempt: the next wait_until() returns at once if a release was announced
     // after this point.
     void arm();
@@ -85,11 +95,15 @@ class ReleaseNotifier {
   // linger has passed; returns how long poll may sleep before the next linger ends (-1: no limit).
   int reconcile();
   void deliver(const redisReply& reply);
+  // A subscription answered with a redirect: the pending sharded subscriptions of its slot are
+  // given up here, and the listener hears of a MOVED.
+  void redirected(const Redirect& redirect);
   void connection_lost() noexcept;
   void sleep_or_wake(std::chrono::milliseconds duration) noexcept;
 
   const std::shared_ptr<Endpoint> endpoint_;
   const ClientOptions& options_;  // the endpoint's
+  std::function<void(const Redirect&)> redirect_listener_;
   int wake_fd_ = -1;  // eventfd: tells the thread there is work (or that it must stop)
 
   std::mutex mutex_;
