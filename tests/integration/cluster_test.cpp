@@ -474,6 +474,28 @@ TEST(ClusterWatchdogFailover, RenewsOnThePromotedReplicaAndKeepsRenewingTheOther
   }
 }
 
+// Many watched locks over every master: the watchdog renews them with one pipeline per master
+// per round, not one request per lock.
+TEST_F(Cluster, TheWatchdogRenewsManyLocksWithAPipelinePerMaster) {
+  constexpr int kLocks = 300;
+  MutexOptions options = one_attempt_options();
+  options.lease = milliseconds(1500);
+  options.watchdog.enabled = true;
+  std::vector<Mutex> locks;
+  locks.reserve(kLocks);
+  for (int i = 0; i < kLocks; ++i) {
+    locks.emplace_back(client_, unique_key(std::to_string(i)), options);
+    ASSERT_TRUE(locks.back().try_lock());
+  }
+  const auto before = client_.stats();
+  // Four renewals per lock, whatever the machine's speed.
+  ASSERT_TRUE(eventually([&] { return client_.stats().renewals >= before.renewals + 4 * kLocks; }));
+  const auto round_trips = client_.stats().round_trips - before.round_trips;
+  // One request per renewal would be 1,200 round trips or more.
+  EXPECT_LT(round_trips, static_cast<std::uint64_t>(kLocks)) << round_trips;
+  for (Mutex& mutex : locks) EXPECT_TRUE(mutex.owns_lock()) << mutex.key();
+}
+
 TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
   std::set<int> owners;
   const std::int64_t expiry = server_ms() + 600000;

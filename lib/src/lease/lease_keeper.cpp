@@ -3,6 +3,7 @@
 #include "../cluster/key_slot.hpp"
 
 #include <algorithm>
+#include <map>
 #include <span>
 
 #include "../strategy.hpp"
@@ -219,16 +220,35 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
 }
 
 std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> calls) noexcept {
-  std::vector<ReplyPtr> replies(calls.size());
+  std::vector<ReplyPtr> replies(calls.size());  // null: not renewed this time, retried soon
+  // One pipeline per master, with the renewals of the locks whose slots the map says it serves.
+  std::map<NodeAddress, std::vector<std::size_t>> by_master;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     try {
-      router_->route(key_slot(calls[i].keys.front()), [&](Connection& connection) {
-        replies[i] = std::move(run_scripts(connection, scripts_, calls.subspan(i, 1)).front());
-        throw_if_redirect(*replies[i]);  // it did not run: the router follows the redirect
+      by_master[router_->master_of(key_slot(calls[i].keys.front()))].push_back(i);
+    } catch (...) {  // no master serves its slot right now
+    }
+  }
+  for (const auto& [master, indexes] : by_master) {
+    std::vector<ScriptCall> group;
+    group.reserve(indexes.size());
+    for (const std::size_t i : indexes) group.push_back(calls[i]);
+    try {
+      router_->route(key_slot(group.front().keys.front()), [&](Connection& connection) {
+        std::vector<ReplyPtr> got = run_scripts(connection, scripts_, group);
+        // A redirected renewal did not run. When none ran, the router sends the group where the
+        // first redirect points; otherwise the redirected ones wait for the retry, which the
+        // corrected map sends to their new master.
+        if (std::all_of(got.begin(), got.end(), [](const ReplyPtr& reply) { return is_redirect(*reply); })) {
+          throw_if_redirect(*got.front());
+        }
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          if (!is_redirect(*got[k])) replies[indexes[k]] = std::move(got[k]);
+        }
       });
       renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
     } catch (...) {  // this master is unreachable: only its leases wait for the retry
-      replies[i].reset();
+      for (const std::size_t i : indexes) replies[i].reset();
     }
   }
   return replies;

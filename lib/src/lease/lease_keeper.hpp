@@ -63,8 +63,9 @@ class LeaseKeeper {
   Clock::time_point next_event() const;  // with mutex_ held
   // One pipelined round trip for up to kBatch leases; those not renewed are lost or retried.
   void renew(std::vector<Entry>& batch);
-  // Each call through the router, to the master of its key: replies in order, null where that
-  // master could not be reached (the others' renewals are not held back by it).
+  // Redis Cluster: the calls through the router, one pipeline per master of their keys' slots;
+  // replies in order, null where that master could not be reached or the renewal was redirected
+  // (the others' renewals are not held back by it).
   std::vector<ReplyPtr> renew_routed(std::span<const ScriptCall> calls) noexcept;
   void requeue(Entry entry);
 
