@@ -6,7 +6,8 @@
 namespace lockbridge::tools::bench {
 namespace {
 constexpr std::string_view kPrefix = "cmdstat_";
-constexpr std::array<std::string_view, 4> kBenchOwn{"incr", "decr", "info", "ping"};
+// The bench's own commands, and the cluster map reads (topology, not locking).
+constexpr std::array<std::string_view, 6> kBenchOwn{"incr", "decr", "info", "ping", "cluster|nodes", "cluster|slots"};
 }  // namespace
 
 CommandCounts parse_commandstats(std::string_view info) {
@@ -29,7 +30,13 @@ CommandCounts parse_commandstats(std::string_view info) {
 }
 
 CommandCounts read_commandstats(const Client& client) {
-  return parse_commandstats(client.command({"INFO", "commandstats"}).str);
+  // Every master's counts added up: on a cluster the lock key lives on its slot's master, which
+  // INFO (a node command) would not reach; on Redlock every master serves every lock.
+  CommandCounts sum;
+  for (const Client& master : client.masters()) {
+    for (const auto& [name, calls] : parse_commandstats(master.command({"INFO", "commandstats"}).str)) sum[name] += calls;
+  }
+  return sum;
 }
 
 std::optional<CommandCounts> lock_commands_between(const CommandCounts& before, const CommandCounts& after) {

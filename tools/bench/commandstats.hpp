@@ -16,6 +16,7 @@ using CommandCounts = std::map<std::string, std::uint64_t>;  // lower-case name 
 
 // Parses the text of INFO commandstats; lines it does not understand are skipped.
 CommandCounts parse_commandstats(std::string_view info);
+// The counts of every master `client` reaches (Client::masters()), added up.
 CommandCounts read_commandstats(const Client& client);
 
 // Calls made between `before` and `after`, less the bench's own commands (INCR and DECR of the
