@@ -13,6 +13,6 @@ cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
 libdir=$(find "$work/prefix" -name lockbridge.pc -printf '%h\n')
 PKG_CONFIG_PATH="$libdir" g++ -std=c++20 "$source/tests/package/consumer/main.cpp" -o "$work/pc-consumer" \
-  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static lockbridge)
+  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs --static lockbridge-compat lockbridge)
 "$work/pc-consumer"
 echo "installed package: find_package and pkg-config consumers work"

@@ -1,4 +1,7 @@
-// Uses the installed headers and library: a malformed URL must be a lockbridge::Error.
+// Uses the installed headers and libraries: a malformed URL must be a lockbridge::Error, from the
+// library and through the compat layer (lockbridge::compat) alike. Needs no Redis: nothing
+// connects before the first command.
+#include <lockbridge/compat/jedis_lock.hpp>
 #include <lockbridge/lockbridge.hpp>
 
 #include <iostream>
@@ -8,7 +11,11 @@ int main() {
     lockbridge::Client client("redis://host:notaport");
   } catch (const lockbridge::Error& error) {
     std::cout << "lockbridge " << LOCKBRIDGE_VERSION << ": " << error.what() << "\n";
-    return error.errc() == lockbridge::Errc::bad_option ? 0 : 1;
+    if (error.errc() != lockbridge::Errc::bad_option) return 1;
+    const lockbridge::Client unused("redis://127.0.0.1:1");
+    const lockbridge::compat::JedisLock lock(unused, "consumer-lock");
+    std::cout << "compat: JedisLock on '" << lock.getLockKey() << "'\n";
+    return lock.getLockKey() == "consumer-lock" ? 0 : 1;
   }
   return 1;
 }
