@@ -201,16 +201,22 @@ TEST_F(Cluster, AKeyWithABraceButNoHashTagIsRefusedWhereItsCompanionsWouldLiveEl
   EXPECT_FALSE(faithful.last_error());
 }
 
+// A waiter in notify mode that polls once a minute: within a test's bounds only a release message
+// brings it in.
+MutexOptions minute_poll_waiter(MutexOptions options) {
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  options.local_queue = false;
+  options.acquire_timeout = seconds(50);
+  return options;
+}
+
 class ClusterNotify : public ::testing::TestWithParam<StrategyKind> {};
 
 TEST_P(ClusterNotify, AReleaseWakesAWaiterWithASixtySecondPollInterval) {
   ClusterTopology cluster(3);
   const std::string key = unique_key();
-  MutexOptions options = one_attempt_options(GetParam());
-  options.wait_mode = WaitMode::notify;
-  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
-  options.local_queue = false;
-  options.acquire_timeout = seconds(50);
+  const MutexOptions options = minute_poll_waiter(one_attempt_options(GetParam()));
   Mutex holder(Client(cluster.url()), key, options);
   const Client waiter_client(cluster.url());
   Mutex waiter(waiter_client, key, options);
@@ -236,11 +242,7 @@ TEST(ClusterNotifyAfterAMove, AWaiterWithAStaleMapSubscribesOnTheSlotsNewMaster)
   ClusterTopology cluster(3);
   const std::string key = unique_key();
   const int slot = cluster.slot_of(key);
-  MutexOptions options = one_attempt_options();
-  options.wait_mode = WaitMode::notify;
-  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
-  options.local_queue = false;
-  options.acquire_timeout = seconds(50);
+  const MutexOptions options = minute_poll_waiter(one_attempt_options());
   const Client waiter_client(cluster.url());
   Mutex waiter(waiter_client, key, options);
   EXPECT_FALSE(waiter.inspect().exists);  // the waiter's Client has read the map
@@ -266,11 +268,7 @@ TEST(ClusterNotifyAfterAMove, AWaiterWhoseSlotMovesWhileItWaitsSubscribesOnTheNe
   const std::string key = unique_key();
   const int slot = cluster.slot_of(key);
   const int home = cluster.owner_of_slot(slot);
-  MutexOptions options = one_attempt_options();
-  options.wait_mode = WaitMode::notify;
-  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
-  options.local_queue = false;
-  options.acquire_timeout = seconds(50);
+  MutexOptions options = minute_poll_waiter(one_attempt_options());
   options.lease = seconds(30);
   Mutex holder(Client(cluster.url()), key, options);
   ASSERT_TRUE(holder.try_lock());
@@ -395,19 +393,7 @@ TEST(ClusterFailoverLoss, ALockThePromotedReplicaNeverReceivedIsLostAndItsFenceI
   EXPECT_EQ(cluster.nodes[replica]->command({"EXISTS", key}), "0");
 
   // Until every node has heard of the promotion, a call may still be routed to the dead master.
-  ASSERT_TRUE(retry_while_unreachable([&] { return second.try_lock(); }));
-  EXPECT_TRUE(first.owns_lock());  // two holders
-  ASSERT_TRUE(second.fence().has_value());
-  EXPECT_LE(*second.fence(), *first.fence());
-
-  const LockInfo seen = retry_while_unreachable([&] { return first.inspect(); });
-  EXPECT_TRUE(seen.exists);
-  EXPECT_FALSE(seen.held_by_me);
-  first.unlock();
-  EXPECT_EQ(first.last_error(), make_error_code(Errc::lease_lost));
-  EXPECT_EQ(cluster.nodes[replica]->command({"GET", key}), second.value());
-  second.unlock();
-  EXPECT_FALSE(second.last_error());
+  expect_lost_to_a_second_holder(first, second, [&] { return cluster.nodes[replica]->command({"GET", key}); });
 }
 
 class ClusterWatchdog : public Cluster, public ::testing::WithParamInterface<const char*> {};

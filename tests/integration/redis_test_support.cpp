@@ -131,6 +131,23 @@ void expect_held_only_by(Mutex& holder, Mutex& rival) {
   rival.unlock();
 }
 
+void expect_lost_to_a_second_holder(Mutex& first, Mutex& second, const std::function<std::string()>& value_on_new_master) {
+  ASSERT_TRUE(retry_while_unreachable([&] { return second.try_lock(); }));
+  EXPECT_TRUE(first.owns_lock());  // two holders
+  ASSERT_TRUE(first.fence().has_value());
+  ASSERT_TRUE(second.fence().has_value());
+  EXPECT_LE(*second.fence(), *first.fence()) << "the promoted replica's counter never saw the first INCR";
+  const LockInfo seen = retry_while_unreachable([&] { return first.inspect(); });
+  EXPECT_TRUE(seen.exists);
+  EXPECT_FALSE(seen.held_by_me);
+  first.unlock();
+  EXPECT_EQ(first.last_error(), make_error_code(Errc::lease_lost));
+  EXPECT_EQ(value_on_new_master(), second.value());
+  EXPECT_TRUE(second.inspect().held_by_me);
+  second.unlock();
+  EXPECT_FALSE(second.last_error());
+}
+
 Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options, const std::string& url,
                                 std::chrono::milliseconds stalled_lease) {
   MutexOptions short_lease = options;

@@ -95,6 +95,13 @@ inline constexpr auto kVariantName = [](const auto& param_info) { return std::st
 // cannot take it, `holder` releases it without an error, and then `rival` can (and releases it).
 void expect_held_only_by(Mutex& holder, Mutex& rival);
 
+// After a failover that lost `first`'s lock (the promoted replica never had it): `second` takes it
+// while `first` still believes it holds it (two holders) and draws no larger fence (both fenced);
+// `first` then sees it held by someone else, and its release is lease_lost and leaves `second`'s
+// value, read by `value_on_new_master`, in place. `second` releases it at the end. Calls are
+// retried while the Clients still find the dead master (io, timeout).
+void expect_lost_to_a_second_holder(Mutex& first, Mutex& second, const std::function<std::string()>& value_on_new_master);
+
 // A holder that stalled past its short lease, and the owner that took the key over after it:
 // both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out. Each has
 // its own Client of `url` (the fixture's server by default); `stalled` holds `stalled_lease`.

@@ -124,22 +124,7 @@ TEST(Sentinel, ALockThePromotedReplicaNeverReceivedIsLost) {
 
   ASSERT_EQ(topology.wait_for_failover(old_port), topology.replica->port());
   EXPECT_EQ(topology.replica->command({"EXISTS", key}), "0");
-  ASSERT_TRUE(retry_while_unreachable([&] { return second.try_lock(); }));
-  EXPECT_TRUE(first.owns_lock());  // two holders
-  ASSERT_TRUE(second.fence().has_value());
-  EXPECT_LE(*second.fence(), *first.fence());
-
-  // The first holder's Client reaches the new master once its broken connection to the old one
-  // has failed a call: the key is held there, not by it. Its release is refused and deletes nothing.
-  const LockInfo seen = retry_while_unreachable([&] { return first.inspect(); });
-  EXPECT_TRUE(seen.exists);
-  EXPECT_FALSE(seen.held_by_me);
-  first.unlock();
-  EXPECT_EQ(first.last_error(), make_error_code(Errc::lease_lost));
-  EXPECT_EQ(topology.replica->command({"GET", key}), second.value());
-  EXPECT_TRUE(second.inspect().held_by_me);
-  second.unlock();
-  EXPECT_FALSE(second.last_error());
+  expect_lost_to_a_second_holder(first, second, [&] { return topology.replica->command({"GET", key}); });
 }
 
 // During a failover the Sentinels may still name a server that has become a replica. Made
