@@ -152,7 +152,7 @@ std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> co
       const std::vector<detail::ReplyPtr> replies = connection.pipeline(group);
       // Every command redirected (the slots moved): none ran, so the group may go to the right
       // node. With only some redirected, the others ran, and the replies say which.
-      if (std::all_of(replies.begin(), replies.end(), [](const auto& reply) { return detail::is_redirect(*reply); })) {
+      if (detail::all_redirected(replies)) {
         throw Error(Errc::server_reply, "pipeline: " + std::string(detail::as_view(*replies.front())));
       }
       for (std::size_t j = 0; j < replies.size(); ++j) out[indices[j]] = detail::to_public_reply(*replies[j]);

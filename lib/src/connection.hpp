@@ -5,6 +5,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
@@ -123,6 +124,11 @@ inline bool is_redirect(const redisReply& reply) noexcept {
 // For operations run through Redis Cluster routing that return error replies instead of throwing:
 // a redirected reply is thrown (Errc::server_reply), so that the router follows the redirect.
 void throw_if_redirect(const redisReply& reply);
+// Whether every reply of a pipeline was a redirect: then none of its commands ran, and the whole
+// pipeline may be sent where the first redirect points.
+inline bool all_redirected(std::span<const ReplyPtr> replies) noexcept {
+  return std::all_of(replies.begin(), replies.end(), [](const ReplyPtr& reply) { return is_redirect(*reply); });
+}
 
 // An Error's message without the code description that what() ends with, for quoting it inside
 // another Error's message (which adds its own).

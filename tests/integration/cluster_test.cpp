@@ -252,7 +252,7 @@ TEST(ClusterNotifyAfterAMove, AWaiterWithAStaleMapSubscribesOnTheSlotsNewMaster)
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
   ServerProcess& owner = *cluster.nodes[cluster.owner_of_slot(slot)];
   const std::string channel = detail::release_channel(key);
-  ASSERT_TRUE(eventually([&] { return owner.command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1"; }))
+  ASSERT_TRUE(eventually([&] { return has_one_shard_subscriber(owner, channel); }))
       << "the waiter did not subscribe on the slot's new master";
   holder.unlock();
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the release did not wake the waiter";
@@ -275,13 +275,11 @@ TEST(ClusterNotifyAfterAMove, AWaiterWhoseSlotMovesWhileItWaitsSubscribesOnTheNe
   Mutex waiter(Client(cluster.url()), key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
   const std::string channel = detail::release_channel(key);
-  const auto subscribed_on = [&](int node) {
-    return cluster.nodes[node]->command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1";
-  };
-  ASSERT_TRUE(eventually([&] { return subscribed_on(home); }));
+  ASSERT_TRUE(eventually([&] { return has_one_shard_subscriber(*cluster.nodes[home], channel); }));
   const int next = (home + 1) % 3;
   cluster.move_slot(slot, next);
-  ASSERT_TRUE(eventually([&] { return subscribed_on(next); })) << "the waiter did not follow the slot";
+  ASSERT_TRUE(eventually([&] { return has_one_shard_subscriber(*cluster.nodes[next], channel); }))
+      << "the waiter did not follow the slot";
   holder.unlock();
   EXPECT_FALSE(holder.last_error());
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the release did not wake the waiter";

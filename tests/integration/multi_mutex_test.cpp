@@ -57,12 +57,6 @@ std::int64_t release_subscribers(const std::string& key) {
   return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
 }
 
-bool eventually(const std::function<bool()>& condition) {
-  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
-  while (!condition() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
-  return condition();
-}
-
 TEST(MultiMutex, AcquiresEveryKeyWithOneTokenAndTheLease) {
   const auto keys = tagged_keys({"a", "b", "c"});
   MultiMutex multi(test_client(), keys, token_options());

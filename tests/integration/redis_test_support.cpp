@@ -41,10 +41,10 @@ std::int64_t server_ms() {
   return std::stoll(time.elements[0].str) * 1000 + std::stoll(time.elements[1].str) / 1000;
 }
 
-bool eventually(const std::function<bool()>& condition) {
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds bound) {
   // The answer is the evaluation that ended the wait: asking again could catch a condition that
   // has changed since (a renewal landing between two reads) and report false after true.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto give_up = std::chrono::steady_clock::now() + bound;
   for (;;) {
     if (condition()) return true;
     if (std::chrono::steady_clock::now() >= give_up) return false;

@@ -44,9 +44,9 @@ std::int64_t server_ms();
 // This machine's wall clock in epoch ms (what faithful legacy peers stamp with).
 std::int64_t wall_ms();
 
-// Polls `condition` every millisecond until it holds or 10 s pass; returns its last value. For
-// states another thread or the server reaches, whenever that is.
-bool eventually(const std::function<bool()>& condition);
+// Polls `condition` every millisecond until it holds or `bound` passes; returns its last value.
+// For states another thread or the server reaches, whenever that is.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds bound = std::chrono::seconds(10));
 
 // Runs `attempt` again while it throws io or timeout (a server unreachable, a topology failing
 // over, a client still holding a connection to a dead master), for at most 10 s; returns its

@@ -11,7 +11,6 @@
 
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "redis_test_support.hpp"
 #include "topology.hpp"
@@ -60,11 +59,8 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
   // next INFO of it, every 10 s, and failover_timeout), and the lock written there is replaced by
   // the new master's data.
   cut_off_side.command({"CONFIG", "SET", "requirepass", ""});
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-  while (topology.master->command({"ROLE"}).rfind("slave", 0) != 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  ASSERT_EQ(topology.master->command({"ROLE"}).rfind("slave", 0), 0U) << topology.sentinels[0]->log_tail(40);
+  ASSERT_TRUE(eventually([&] { return topology.master->command({"ROLE"}).rfind("slave", 0) == 0; }, std::chrono::seconds(40)))
+      << topology.sentinels[0]->log_tail(40);
   ASSERT_TRUE(eventually([&] { return topology.master->command({"GET", key}) == majority_side.value(); }));
   // The stranded holder's release fails (here: its Client still sends the password the test took
   // away) and touches nothing of the majority side's lock.

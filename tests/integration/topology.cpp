@@ -376,6 +376,10 @@ void cut_off_replica(ServerProcess& master, ServerProcess& replica) {
              [&] { return master.log_tail(); });
 }
 
+bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel) {
+  return node.command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1";
+}
+
 // ---- SentinelTopology -------------------------------------------------------------------------
 
 SentinelTopology::SentinelTopology(std::string name) : master_name(std::move(name)) {

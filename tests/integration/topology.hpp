@@ -108,6 +108,10 @@ class ServerProcess {
 // down-after and the cluster-node-timeout (1 s here): they would see the replica down too.
 void cut_off_replica(ServerProcess& master, ServerProcess& replica);
 
+// Whether `node` counts exactly one sharded subscriber of `channel` (PUBSUB SHARDNUMSUB): a
+// waiter's Client subscribed there.
+bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel);
+
 // 1 master + 1 replica + 3 Sentinels (quorum 2), on loopback. The constructor returns once the
 // replica is in sync (the master's INFO replication shows it online) and every Sentinel knows the
 // master, the replica (link up) and the other two Sentinels; it throws std::runtime_error after
