@@ -34,7 +34,10 @@ void drop_sentinel_connections(const Client& admin) {
 }
 
 TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRejoins) {
-  SentinelTopology topology;
+  // Once the old master is reachable again it is a candidate for promotion (it says master, so
+  // the Sentinels see no broken link), and a second, spurious failover back to it would undo the
+  // setting: down-after is 3 s here, not 1 s, so a loaded machine does not make one.
+  SentinelTopology topology("lbmaster", std::chrono::seconds(3));
   const int old_port = topology.master->port();
   // The replica keeps replicating from the old master until the promotion.
   topology.replica->command({"CONFIG", "SET", "masterauth", kPassword});
@@ -55,15 +58,18 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
   EXPECT_TRUE(stranded.owns_lock());
   EXPECT_EQ(topology.replica->command({"GET", key}), majority_side.value());
 
-  // Reachable again: the Sentinels make the old master a replica of the new one (after their
-  // next INFO of it, every 10 s, and failover_timeout), and the lock written there is replaced by
-  // the new master's data.
+  // Reachable again: the Sentinels make the old master a replica of the new one (once it has
+  // reported master for 8 s; they ask each replica's INFO every 10 s), and the lock written there is replaced by
+  // the new master's data. Each Sentinel that reconfigures it also sends CLIENT KILL TYPE normal,
+  // so the polls below may see their connection closed; wait_until takes that as "not yet".
   cut_off_side.command({"CONFIG", "SET", "requirepass", ""});
-  ASSERT_TRUE(eventually([&] { return topology.master->command({"ROLE"}).rfind("slave", 0) == 0; }, std::chrono::seconds(40)))
-      << topology.sentinels[0]->log_tail(40);
-  ASSERT_TRUE(eventually([&] { return topology.master->command({"GET", key}) == majority_side.value(); }));
-  // The stranded holder's release fails (here: its Client still sends the password the test took
-  // away) and touches nothing of the majority side's lock.
+  const auto sentinel_logs = [&] { return topology.sentinels[0]->log_tail(40); };
+  wait_until([&] { return topology.master->command({"ROLE"}).rfind("slave", 0) == 0; }, std::chrono::seconds(40),
+             "the old master made a replica", sentinel_logs);
+  wait_until([&] { return topology.master->command({"GET", key}) == majority_side.value(); }, std::chrono::seconds(10),
+             "the new master's lock replicated to the old one", sentinel_logs);
+  // The stranded holder's release fails (its connection was closed, or it finds the other
+  // holder's value) and touches nothing of the majority side's lock.
   stranded.unlock();
   EXPECT_TRUE(stranded.last_error());
   EXPECT_EQ(topology.replica->command({"GET", key}), majority_side.value());

@@ -97,27 +97,6 @@ std::string flatten(const redisReply& reply) {
   }
 }
 
-// Polls `condition` until it holds; throws std::runtime_error naming `what` (and adding
-// `details()`) after `timeout`. A condition that throws counts as not yet.
-void wait_until(const std::function<bool()>& condition, milliseconds timeout, const std::string& what,
-                const std::function<std::string()>& details = {}) {
-  const auto give_up = steady_clock::now() + timeout;
-  std::string last_error;
-  for (;;) {
-    try {
-      if (condition()) return;
-    } catch (const std::runtime_error& error) {
-      last_error = error.what();
-    }
-    if (steady_clock::now() >= give_up) {
-      std::string message = what + ": not within " + std::to_string(timeout.count()) + " ms";
-      if (!last_error.empty()) message += " (last error: " + last_error + ")";
-      if (details) message += "\n" + details();
-      throw std::runtime_error(message);
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-}
 
 std::string make_temp_dir() {
   const char* base = std::getenv("LOCKBRIDGE_TEST_DIR");
@@ -163,6 +142,26 @@ std::vector<std::string> split(const std::string& text, char separator) {
 }
 
 }  // namespace
+
+void wait_until(const std::function<bool()>& condition, milliseconds timeout, const std::string& what,
+                const std::function<std::string()>& details) {
+  const auto give_up = steady_clock::now() + timeout;
+  std::string last_error;
+  for (;;) {
+    try {
+      if (condition()) return;
+    } catch (const std::runtime_error& error) {
+      last_error = error.what();
+    }
+    if (steady_clock::now() >= give_up) {
+      std::string message = what + ": not within " + std::to_string(timeout.count()) + " ms";
+      if (!last_error.empty()) message += " (last error: " + last_error + ")";
+      if (details) message += "\n" + details();
+      throw std::runtime_error(message);
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
 
 // ---- ServerProcess ----------------------------------------------------------------------------
 
@@ -382,7 +381,7 @@ bool has_one_shard_subscriber(const ServerProcess& node, const std::string& chan
 
 // ---- SentinelTopology -------------------------------------------------------------------------
 
-SentinelTopology::SentinelTopology(std::string name) : master_name(std::move(name)) {
+SentinelTopology::SentinelTopology(std::string name, milliseconds down_after) : master_name(std::move(name)) {
   // A master waits repl-diskless-sync-delay (5 s) for more replicas before a full sync; the
   // replica becomes a master on failover, so neither waits.
   master = ServerProcess::start_server({"--repl-diskless-sync-delay", "0"});
@@ -393,7 +392,7 @@ SentinelTopology::SentinelTopology(std::string name) : master_name(std::move(nam
              kTopologyTimeout, "replica " + replica->address() + " in sync with " + master->address(),
              [&] { return master->log_tail() + "\n" + replica->log_tail(); });
 
-  for (int i = 0; i < 3; ++i) sentinels.push_back(ServerProcess::start_sentinel(master_name, master->port(), 2));
+  for (int i = 0; i < 3; ++i) sentinels.push_back(ServerProcess::start_sentinel(master_name, master->port(), 2, down_after));
 
   const std::string master_address = "127.0.0.1 " + std::to_string(master->port());
   const std::string replica_port = std::to_string(replica->port());
@@ -451,7 +450,15 @@ int SentinelTopology::wait_for_failover(int old_port, milliseconds timeout) cons
         if (new_port == old_port) return false;
         const ServerProcess* promoted = server_on(new_port);
         if (promoted == nullptr) throw std::runtime_error("sentinels name an unknown master port " + std::to_string(new_port));
-        return promoted->command({"ROLE"}).rfind("master", 0) == 0;
+        if (promoted->command({"ROLE"}).rfind("master", 0) != 0) return false;
+        // Settled: every Sentinel names it and sees it up. A Sentinel that switched late has fresh
+        // links to it, and one that gets no PONG within down-after would fail over again.
+        for (const auto& sentinel : sentinels) {
+          if (!sentinel->running()) continue;
+          auto fields = field_map(*call(sentinel->port(), {"SENTINEL", "master", master_name}, milliseconds(2000)));
+          if (fields["port"] != std::to_string(new_port) || fields["flags"] != "master") return false;
+        }
+        return true;
       },
       timeout, "failover away from port " + std::to_string(old_port),
       [&] {

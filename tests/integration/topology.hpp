@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -24,6 +25,13 @@ namespace lockbridge::testing {
 // Client options for tests that kill servers: a dead node costs half a second per connect or
 // reply, not the default second, so a failover test stays short.
 ClientOptions quick_failing_client();
+
+// Polls `condition` every 10 ms until it holds; throws std::runtime_error naming `what` (and
+// adding `details()`) after `timeout`. A condition that throws std::runtime_error counts as not
+// yet, so it may ask a server that closes connections meanwhile (a Sentinel reconfiguring a
+// server ends with CLIENT KILL TYPE normal there).
+void wait_until(const std::function<bool()>& condition, std::chrono::milliseconds timeout, const std::string& what,
+                const std::function<std::string()>& details = {});
 
 // One redis-server or redis-sentinel child process on a free 127.0.0.1 TCP port, in a fresh
 // temporary directory (mkdtemp under $LOCKBRIDGE_TEST_DIR if set, else /tmp). Not daemonized: it
@@ -117,7 +125,10 @@ bool has_one_shard_subscriber(const ServerProcess& node, const std::string& chan
 // master, the replica (link up) and the other two Sentinels; it throws std::runtime_error after
 // 20 s otherwise. Members are destroyed Sentinels first.
 struct SentinelTopology {
-  explicit SentinelTopology(std::string master_name = "lbmaster");
+  // `down_after`: the Sentinels' down-after-milliseconds, how long a server may not answer
+  // before they call it down.
+  explicit SentinelTopology(std::string master_name = "lbmaster",
+                            std::chrono::milliseconds down_after = std::chrono::milliseconds(1000));
 
   std::string master_name;
   std::unique_ptr<ServerProcess> master, replica;
@@ -128,8 +139,9 @@ struct SentinelTopology {
   // The port the Sentinels now name as master (SENTINEL get-master-addr-by-name), asked of the
   // first that answers. Throws std::runtime_error if none answers.
   int current_master_port() const;
-  // Blocks until the Sentinels name a master other than `old_port` and that server's ROLE says
-  // master; returns its port. Throws std::runtime_error after `timeout`, with the Sentinels' logs.
+  // Blocks until the Sentinels name a master other than `old_port`, that server's ROLE says
+  // master, and every running Sentinel names it and flags it plain "master" (up, no failover in
+  // progress); returns its port. Throws std::runtime_error after `timeout`, with the Sentinels' logs.
   int wait_for_failover(int old_port, std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
   // The server (master or replica) listening on `port`, or nullptr.
   ServerProcess* server_on(int port) const;
