@@ -198,7 +198,7 @@ class MutexCore {
     } catch (const std::exception& error) {
       report(Error(Errc::io, describe("release", key_) + ": " + error.what()));
     }
-    if (line_) line_->released_here();
+    if (line_) line_->released_here(line_hold_);
   }
 
   // The hold passes to another Mutex of the same identity: end it here, leaving the key alone.
@@ -247,7 +247,7 @@ class MutexCore {
       return false;
     }
     last_error_.clear();
-    if (line_) line_->held_here(started + lease);
+    if (line_) line_->extended_here(line_hold_, started + lease);
     return true;
   }
 
@@ -273,6 +273,7 @@ class MutexCore {
   std::shared_ptr<LockStrategy> strategy_;  // shared with the leases, which the renewal thread keeps
   const ReleaseChannel release_channel_;
   const std::shared_ptr<LocalLine> line_;  // null without local_queue
+  std::uint64_t line_hold_ = 0;            // this Mutex's hold in line_ (LocalLine::held_here)
   std::shared_ptr<Lease> lease_;           // the current or last acquisition; null before the first
   int hold_count_ = 0;                     // > 0 while held; above 1 only when reentrant
   std::optional<int> replicas_acknowledged_;  // WAIT's last answer (replica_ack)
@@ -353,17 +354,23 @@ class MutexCore {
   void begin_hold(const AcquireAttempt& result, Clock::time_point started, Clock::time_point valid_until) {
     std::optional<Lease::Renewal> renewal;
     if (options_.watchdog.enabled) renewal = Lease::Renewal{options_.lease, started + options_.watchdog.max_hold};
-    lease_ = std::make_shared<Lease>(strategy_, key_, result.value, valid_until, result.fence, renewal, on_lease_lost_);
+    if (line_) line_hold_ = line_->held_here(valid_until);
+    // A loss the renewal thread finds also ends the hold in the local line, so a thread of this
+    // process waiting there contends now rather than at the end of the lease it was told of.
+    auto on_lost = [line = line_, hold = line_hold_, handler = on_lease_lost_](const Error& why) {
+      if (line) line->released_here(hold);
+      if (handler) handler(why);
+    };
+    lease_ = std::make_shared<Lease>(strategy_, key_, result.value, valid_until, result.fence, renewal, std::move(on_lost));
     hold_count_ = 1;
     state_->keeper.keep(lease_);
-    if (line_) line_->held_here(valid_until);
   }
 
   // The hold is over without a release of ours (the lease was lost).
   void end_hold() noexcept {
     hold_count_ = 0;
     state_->keeper.forget(*lease_);
-    if (line_) line_->released_here();
+    if (line_) line_->released_here(line_hold_);
   }
 
   void abandon_unknown_attempt() noexcept {

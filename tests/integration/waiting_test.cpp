@@ -174,5 +174,31 @@ TEST(Waiting, ThreadsOfOneProcessQueueLocallyAndDoNotStormRedis) {
   EXPECT_LE(per_acquisition, 2.5) << "round trips per acquisition";
 }
 
+
+TEST(Waiting, ALocalWaiterContendsAsSoonAsTheWatchdogFindsTheHoldersLeaseLost) {
+  // The holder's key vanishes behind its back (an operator's DEL). The first thread in the local
+  // line was told the lock is held until the end of a 15 s lease; the watchdog's first renewal
+  // (at most a third of the lease in) finds the loss, and that ends the hold in the line too, so
+  // the waiter contends then, not when the lease would have ended.
+  const std::string key = unique_key();
+  const Client client = test_client();
+  MutexOptions options = token_options();
+  options.lease = seconds(15);
+  options.watchdog.enabled = true;
+  options.acquire_timeout = seconds(60);
+  Mutex holder(client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  const auto lease_would_end = std::chrono::steady_clock::now() + options.lease;
+  std::stop_token lost = holder.lease_token();
+  Mutex waiter(client, key, options);
+  std::future<void> waited = lock_in_background(waiter);
+  raw({"DEL", key});
+  waited.get();
+  EXPECT_LT(std::chrono::steady_clock::now(), lease_would_end - seconds(5)) << "the waiter waited for the lost lease's end";
+  EXPECT_TRUE(lost.stop_requested());
+  EXPECT_FALSE(holder.owns_lock());
+  EXPECT_EQ(raw({"GET", key}).str, waiter.value());
+}
+
 }  // namespace
 }  // namespace lockbridge::testing

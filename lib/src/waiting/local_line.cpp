@@ -50,14 +50,21 @@ void LocalLine::Place::wait_while_held_here(Clock::time_point until) {
   it_->wait_until(lock, std::min(until, line_->held_until_), [&] { return !line_->held_; });
 }
 
-void LocalLine::held_here(Clock::time_point until) {
+std::uint64_t LocalLine::held_here(Clock::time_point until) {
   std::lock_guard lock(mutex_);
   held_ = true;
   held_until_ = until;
+  return ++hold_;
 }
 
-void LocalLine::released_here() {
+void LocalLine::extended_here(std::uint64_t hold, Clock::time_point until) {
   std::lock_guard lock(mutex_);
+  if (held_ && hold == hold_) held_until_ = until;
+}
+
+void LocalLine::released_here(std::uint64_t hold) {
+  std::lock_guard lock(mutex_);
+  if (!held_ || hold != hold_) return;
   held_ = false;
   wake_first();
 }

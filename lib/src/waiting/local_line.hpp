@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <list>
 #include <memory>
@@ -40,9 +41,15 @@ class LocalLine {
     std::list<std::condition_variable>::iterator it_;
   };
 
-  // A Mutex of this process took the lock (valid until `until`), or let it go.
-  void held_here(Clock::time_point until);
-  void released_here();
+  // A Mutex of this process took the lock, valid until `until`; returns the number of this hold,
+  // which the holder passes to the two calls below.
+  std::uint64_t held_here(Clock::time_point until);
+  // The holder extended its lease.
+  void extended_here(std::uint64_t hold, Clock::time_point until);
+  // The hold ended: released, or its lease lost (which the renewal thread may find while the
+  // owner's thread is away). The first in line goes on to contend in Redis. An older hold
+  // changes nothing: a holder that learns late of its loss cannot end a newer holder's hold.
+  void released_here(std::uint64_t hold);
 
  private:
   void wake_first();  // with mutex_ held
@@ -50,6 +57,7 @@ class LocalLine {
   std::mutex mutex_;
   std::list<std::condition_variable> waiters_;  // arrival order; each waiter sleeps on its own
   bool held_ = false;
+  std::uint64_t hold_ = 0;  // the number of the latest hold
   Clock::time_point held_until_{};
 };
 
