@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cstdint>
 #include <optional>
-#include <thread>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "random.hpp"
 #include "scripts.hpp"
 #include "strategy.hpp"
+#include "waiting/release_listener.hpp"
 #include "waiting/retry_schedule.hpp"
 
 namespace lockbridge {
@@ -98,30 +98,27 @@ class MultiMutexCore {
     refuse_if_held();
     RetrySchedule schedule(options_.retry, Clock::now(), deadline);
     const bool notify = options_.wait_mode == WaitMode::notify;
-    std::unique_ptr<ReleaseNotifier::Watch> watch;
-    std::size_t watched = 0;  // the key whose channel `watch` listens on
+    ReleaseListener listener(*state_, ReleaseChannel{channels_.front()});
+    std::size_t watched = 0;  // the key whose channel the listener listens on
     for (;;) {
-      if (watch) watch->arm();
+      listener.arm();
       const MultiAttempt result = attempt();
       if (result.acquired) return true;
+      listener.drop_if_redirected();
       // The script always reports the blocking key's PTTL, so even the first failure knows when
       // the holder's lease ends: no extra attempt to learn it, unlike MutexCore.
       const auto due = schedule.next(Clock::now(), result.holder_remaining);
       if (!due) return false;
-      if (notify && (!watch || watched != result.blocking)) {
+      if (notify && (!listener.listening() || watched != result.blocking)) {
         // Listen where the set is blocked now (a different key than before, or the first failure).
         // A release between the attempt and the confirmed subscription went unheard: once the
         // server confirms it, bring the due attempt forward. The policy still counts it, so keys
         // that keep changing hands cannot make this loop spin past the policy.
-        watch = state_->notifier_for(channels_[result.blocking]).watch(ReleaseChannel{channels_[result.blocking]});
+        listener.switch_to(ReleaseChannel{channels_[result.blocking]});
         watched = result.blocking;
-        if (watch->wait_subscribed(std::min(*due, Clock::now() + state_->endpoint->options().command_timeout))) continue;
+        if (listener.listen(*due)) continue;
       }
-      if (watch) {
-        watch->wait_until(*due);
-      } else {
-        std::this_thread::sleep_until(*due);
-      }
+      listener.wait_until(*due);
     }
   }
 

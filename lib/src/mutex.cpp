@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "client_state.hpp"
@@ -13,6 +12,7 @@
 #include "redlock/quorum.hpp"
 #include "strategy.hpp"
 #include "waiting/local_line.hpp"
+#include "waiting/release_listener.hpp"
 #include "waiting/retry_schedule.hpp"
 
 namespace lockbridge {
@@ -118,46 +118,27 @@ class MutexCore {
     // Redlock's masters announce nothing: its waiters poll.
     const bool notify = options_.wait_mode != WaitMode::poll && !quorum_;
     const QueueSeat seat(*this, fair ? random_token() : std::string());
-    // Already subscribed (an earlier wait's subscription lingers): watch from before the first
-    // attempt, at no cost. Otherwise subscribe only once an attempt has failed, so the
-    // uncontended path never pays for it.
-    ReleaseNotifier* notifier = notify ? &state_->notifier_for(release_channel_.name) : nullptr;
-    std::unique_ptr<ReleaseNotifier::Watch> watch =
-        notify ? notifier->watch(release_channel_, /*only_if_subscribed=*/true) : nullptr;
+    ReleaseListener listener(*state_, release_channel_);
+    if (notify) listener.listen_if_subscribed();  // from before the first attempt, at no cost
     AttemptRequest request{options_.lease, false, seat.waiter};  // first: the uncontended fast path
     std::optional<Clock::time_point> due;  // the policy's next attempt
     bool heartbeat = false;                // this attempt came early, only to keep a fair seat
     for (;;) {
       if (place) place->wait_while_held_here(deadline);
-      if (watch) watch->arm();
+      listener.arm();
       const AcquireAttempt result = attempt(request);
       if (result.acquired) return true;
-      if (watch && watch->redirected()) watch.reset();  // its slot moved (Redis Cluster): subscribe anew
+      listener.drop_if_redirected();
       const bool asked_remaining = std::exchange(request.learn_remaining, true);
-      const auto subscribe = [&](Clock::time_point until) {
-        // On Redis Cluster the failed attempt may have been redirected, and the slot's master is
-        // then another than when the wait began: subscribe where releases are announced now. A
-        // subscription the former master answered MOVED (a map that missed the move) is tried
-        // once more, on the master the redirect named.
-        for (int tries = 0; tries < 2; ++tries) {
-          notifier = &state_->notifier_for(release_channel_.name);
-          watch = notifier->watch(release_channel_);
-          if (watch->wait_subscribed(std::min(until, Clock::now() + state_->endpoint->options().command_timeout))) {
-            return true;
-          }
-          if (!watch->redirected()) return false;
-        }
-        return false;
-      };
       if (!fair && !asked_remaining && !result.holder_remaining && options_.retry.kind == RetryPolicy::Kind::backoff) {
         // The fast first attempt did not learn when the holder's lease ends, and the backoff must
         // never sleep past it: try again at once, learning it (subscribed first, in notify mode).
-        if (notify && !watch) subscribe(deadline);
+        if (notify && !listener.listening()) listener.listen(deadline);
         continue;
       }
       if (!heartbeat) due = schedule.next(Clock::now(), result.holder_remaining);
       if (!due) return false;
-      if (fair && watch && options_.retry.kind == RetryPolicy::Kind::backoff) {
+      if (fair && listener.listening() && options_.retry.kind == RetryPolicy::Kind::backoff) {
         // A fair release is announced to the waiter whose turn it is, by name: backing off sooner
         // only spends round trips. Wait for the message, or for the holder's lease to end (a
         // holder that died announces nothing); the heartbeat below keeps the seat alive.
@@ -166,14 +147,9 @@ class MutexCore {
       }
       // A release between the failed attempt and the subscription went unheard: once the server
       // confirms the subscription, bring the due attempt forward.
-      if (notify && !watch && subscribe(*due)) continue;
+      if (notify && !listener.listening() && listener.listen(*due)) continue;
       const auto wake_by = fair ? std::min(*due, Clock::now() + options_.fair_waiter_timeout / 3) : *due;
-      bool heard = false;
-      if (watch) {
-        heard = watch->wait_until(wake_by, seat.waiter);
-      } else {
-        std::this_thread::sleep_until(wake_by);
-      }
+      const bool heard = listener.wait_until(wake_by, seat.waiter);
       heartbeat = fair && !heard && Clock::now() < *due;
     }
   }

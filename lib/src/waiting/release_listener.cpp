@@ -1,0 +1,43 @@
+#include "waiting/release_listener.hpp"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+namespace lockbridge::detail {
+
+void ReleaseListener::listen_if_subscribed() {
+  watch_ = state_.notifier_for(channel_.name).watch(channel_, /*only_if_subscribed=*/true);
+}
+
+bool ReleaseListener::listen(Clock::time_point until) {
+  for (int tries = 0; tries < 2; ++tries) {
+    // Asked each time: on Redis Cluster the slot's master may have changed since the wait began,
+    // and a redirect teaches the router the new one.
+    watch_ = state_.notifier_for(channel_.name).watch(channel_);
+    if (watch_->wait_subscribed(std::min(until, Clock::now() + state_.endpoint->options().command_timeout))) return true;
+    if (!watch_->redirected()) return false;
+  }
+  return false;
+}
+
+void ReleaseListener::switch_to(ReleaseChannel channel) {
+  watch_.reset();
+  channel_ = std::move(channel);
+}
+
+void ReleaseListener::arm() {
+  if (watch_) watch_->arm();
+}
+
+void ReleaseListener::drop_if_redirected() {
+  if (watch_ && watch_->redirected()) watch_.reset();
+}
+
+bool ReleaseListener::wait_until(Clock::time_point until, std::string_view me) {
+  if (watch_) return watch_->wait_until(until, me);
+  std::this_thread::sleep_until(until);
+  return false;
+}
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,55 @@
+// One waiter's ear for a lock's release announcements: a Watch on the notifier that hears them,
+// subscribed only once the waiter has had to wait. On Redis Cluster that notifier is the one on the
+// master serving the channel's slot, and a slot that moves while the caller waits makes the
+// subscription hear nothing; the listener then subscribes again where releases are announced now.
+// Shared by the waiting loops of Mutex and MultiMutex.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "client_state.hpp"
+#include "waiting/release_channel.hpp"
+#include "waiting/release_notifier.hpp"
+
+namespace lockbridge::detail {
+
+class ReleaseListener {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Listens on nothing yet.
+  ReleaseListener(ClientState& state, ReleaseChannel channel) : state_(state), channel_(std::move(channel)) {}
+
+  // Listens from now on if the channel is already subscribed and confirmed (an earlier wait's
+  // subscription lingers): no I/O, so the uncontended path never pays for a subscription.
+  void listen_if_subscribed();
+  // Subscribes where the channel's releases are announced now, and waits until the server
+  // confirms it, or `until` (at most the command timeout). true when confirmed: from then on
+  // every release is heard. A subscription answered MOVED (a slot map that missed a move) is tried
+  // once more, on the master the redirect named. Listens from now on either way.
+  bool listen(Clock::time_point until);
+  // Listens on `channel` from now on (MultiMutex: another key of the set blocks it now); call
+  // listen() to subscribe.
+  void switch_to(ReleaseChannel channel);
+
+  bool listening() const noexcept { return watch_ != nullptr; }
+  // Call before each attempt: the next wait_until() returns at once if a release was announced
+  // after this point.
+  void arm();
+  // After a failed attempt: a subscription the server refused with a redirect (its slot moved)
+  // hears nothing, so it is dropped, and listen() subscribes anew.
+  void drop_if_redirected();
+  // Sleeps until a release announced after arm() that is addressed to `me` or to every waiter, or
+  // until `until`; without a subscription, simply until `until`. true when a release woke it.
+  bool wait_until(Clock::time_point until, std::string_view me = {});
+
+ private:
+  ClientState& state_;
+  ReleaseChannel channel_;
+  std::unique_ptr<ReleaseNotifier::Watch> watch_;
+};
+
+}  // namespace lockbridge::detail
