@@ -62,7 +62,7 @@ class SigpipeGuard {
 }  // namespace
 
 Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips)
-    : where_(url.redacted()), round_trips_(&round_trips) {
+    : where_(url.redacted()), command_timeout_(options.command_timeout), round_trips_(&round_trips) {
   const timeval connect_tv = to_timeval(options.connect_timeout);
   errno = 0;
   context_.reset(url.transport == RedisUrl::Transport::unix_socket
@@ -75,9 +75,7 @@ Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::a
     throw Error(is_timeout(context_->err, saved_errno, message) ? Errc::timeout : Errc::io,
                 "connect to " + where_ + ": " + message);
   }
-  if (redisSetTimeout(context_.get(), to_timeval(options.command_timeout)) != REDIS_OK) {
-    throw Error(Errc::io, "connect to " + where_ + ": cannot set the command timeout");
-  }
+  set_reply_timeout(command_timeout_);
   const auto setup = [this](std::initializer_list<std::string_view> args, const std::string& what) {
     ReplyPtr reply = run(args);
     if (reply->type == REDIS_REPLY_ERROR) {
@@ -91,6 +89,20 @@ Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::a
     setup({"AUTH", *url.password}, "AUTH");
   }
   if (url.db != 0) setup({"SELECT", std::to_string(url.db)}, "SELECT " + std::to_string(url.db));
+}
+
+void Connection::set_reply_timeout(std::chrono::milliseconds timeout) {
+  if (redisSetTimeout(context_.get(), to_timeval(timeout)) != REDIS_OK) {
+    broken_ = true;
+    throw Error(Errc::io, "on " + where_ + ": cannot set the socket timeout");
+  }
+}
+
+ReplyPtr Connection::run_held(Args args, std::chrono::milliseconds server_wait) {
+  set_reply_timeout(command_timeout_ + server_wait);
+  ReplyPtr reply = run(args);  // a failure breaks the connection: its timeout no longer matters
+  set_reply_timeout(command_timeout_);
+  return reply;
 }
 
 void Connection::fail(std::string_view doing, bool outcome_unknown) {

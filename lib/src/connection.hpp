@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -46,6 +47,12 @@ class Connection {
   // a transport failure throws io or timeout and breaks the connection.
   ReplyPtr run(Args args);
   ReplyPtr run(std::initializer_list<std::string_view> args) { return run(Args(args.begin(), args.size())); }
+  // A command the server itself holds for up to `server_wait` before it answers (WAIT): its reply
+  // is waited for that long on top of the command timeout.
+  ReplyPtr run_held(Args args, std::chrono::milliseconds server_wait);
+  ReplyPtr run_held(std::initializer_list<std::string_view> args, std::chrono::milliseconds server_wait) {
+    return run_held(Args(args.begin(), args.size()), server_wait);
+  }
 
   // Several commands in one round trip; replies in order.
   std::vector<ReplyPtr> pipeline(std::span<const std::vector<std::string_view>> commands);
@@ -94,8 +101,11 @@ class Connection {
   ReplyPtr read_reply();
   [[noreturn]] void fail(std::string_view doing, bool outcome_unknown);
 
+  void set_reply_timeout(std::chrono::milliseconds timeout);
+
   ContextPtr context_;
   std::string where_;  // the redacted URL, for messages
+  std::chrono::milliseconds command_timeout_;
   bool broken_ = false;
   bool asking_ = false;
   std::optional<Redirect> redirect_;

@@ -284,7 +284,8 @@ class MutexCore {
   bool replicas_acknowledge(Connection& connection, const std::string& value, std::string_view operation) {
     const ReplicaAckOptions& ack = options_.replica_ack;
     if (ack.replicas <= 0) return true;
-    const ReplyPtr reply = connection.run({"WAIT", std::to_string(ack.replicas), std::to_string(ack.timeout.count())});
+    const ReplyPtr reply =
+        connection.run_held({"WAIT", std::to_string(ack.replicas), std::to_string(ack.timeout.count())}, ack.timeout);
     replicas_acknowledged_ = static_cast<int>(expect_integer(*reply, describe(operation, key_)));
     if (*replicas_acknowledged_ >= ack.replicas || ack.on_shortfall == ReplicaAckOptions::OnShortfall::accept) return true;
     (void)strategy_->release(connection, key_, value, release_channel_.name);

@@ -48,6 +48,24 @@ TEST(ReplicaAck, AcceptModeKeepsTheLockAndSaysHowManyAcknowledged) {
   mutex.unlock();
 }
 
+TEST(ReplicaAck, AWaitLongerThanTheCommandTimeoutGetsItsAnswer) {
+  // The server holds WAIT's reply for up to replica_ack.timeout: a 600 ms WAIT on a Client whose
+  // command timeout is 100 ms still ends in its answer (a shortfall here), not in a timeout that
+  // would leave the outcome unknown.
+  const auto master = tools::EmbeddedRedis::start();
+  ClientOptions impatient;
+  impatient.command_timeout = milliseconds(100);
+  const Client client(master->url(), impatient);
+  const std::string key = unique_key();
+  MutexOptions options = with_replicas(1, ReplicaAckOptions::OnShortfall::release);
+  options.replica_ack.timeout = milliseconds(600);
+  Mutex mutex(client, key, options);
+  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::no_quorum);
+  EXPECT_EQ(mutex.replicas_acknowledged(), 0);
+  EXPECT_EQ(client.command({"EXISTS", key}).integer, 0);
+  EXPECT_EQ(client.command({"PING"}).str, "PONG");
+}
+
 // The only test that attaches a replica to the fixture's shared server (the others use private
 // servers), so no other test's WAIT can count it.
 TEST(ReplicaAck, AReplicaThatHasTheWriteIsCountedAndOneThatLeftMakesTheExtendFail) {
