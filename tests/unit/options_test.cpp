@@ -15,9 +15,12 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/mutex.hpp"
+#include "no_server.hpp"
 
 namespace {
 
+using lockbridge::testing::bad_option_message;
+using lockbridge::testing::kUnreachableUrl;
 using lockbridge::Client;
 using lockbridge::ClientOptions;
 using lockbridge::Errc;
@@ -28,25 +31,7 @@ using lockbridge::StrategyKind;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
-// Nothing listens on port 1, so any attempt to connect would fail: constructing must not try.
-constexpr const char* kUnreachableUrl = "redis://127.0.0.1:1";
-
 constexpr milliseconds kYear{365LL * 24 * 3600 * 1000};
-
-// The message of the Error{bad_option} that `action` throws; a test failure if it throws anything
-// else or nothing.
-std::string bad_option_message(const std::function<void()>& action) {
-  try {
-    action();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const lockbridge::Error& error) {
-    EXPECT_EQ(error.errc(), Errc::bad_option) << error.what();
-    return error.what();
-  } catch (const std::exception& error) {
-    ADD_FAILURE() << "threw something other than lockbridge::Error: " << error.what();
-  }
-  return {};
-}
 
 // ---- MutexOptions ----------------------------------------------------------------------------
 

@@ -12,28 +12,17 @@
 #include "lockbridge/error.hpp"
 #include "lockbridge/mutex.hpp"
 #include "lockbridge/stripes.hpp"
+#include "no_server.hpp"
 
 namespace {
 
+using lockbridge::testing::bad_option_message;
+using lockbridge::testing::kUnreachableUrl;
 using lockbridge::Client;
 using lockbridge::Errc;
 using lockbridge::LockStripes;
 using lockbridge::MutexOptions;
 using ::testing::HasSubstr;
-
-// Nothing listens on port 1: constructing stripes and their mutexes must not try to connect.
-constexpr const char* kUnreachableUrl = "redis://127.0.0.1:1";
-
-std::string bad_option_message(const std::function<void()>& action) {
-  try {
-    action();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const lockbridge::Error& error) {
-    EXPECT_EQ(error.errc(), Errc::bad_option) << error.what();
-    return error.what();
-  }
-  return {};
-}
 
 TEST(LockStripes, HashIsFnv1a64AndNeverChanges) {
   // Pinned once: a fleet whose processes disagree on these locks one resource through two keys.
