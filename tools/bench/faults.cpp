@@ -196,7 +196,8 @@ std::string_view FaultInjector::victim_release(const HoldSample* victim_hold, st
 }
 
 // A fenced write is stale when another client acquired the lock between the writer's acquisition
-// and its write: the writer's lease had ended (the pause) and the lock was someone else's.
+// and the sending of its write: the writer's lease had ended (the pause) and the lock was someone
+// else's. A writer stopped after sending wrote on time, however late its answer came.
 void FaultInjector::report_fencing(const std::vector<HoldSample>& ordered, ordered_json& out) const {
   if (!config_.lock.token.fencing) {
     out["stale_writes_accepted_by_fenced_resource"] = nullptr;

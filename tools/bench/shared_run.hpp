@@ -33,7 +33,10 @@ struct HoldSample {
   std::int64_t acquire_end_ns = 0;
   std::int64_t release_start_ns = 0;
   std::int64_t release_end_ns = 0;
-  std::int64_t fenced_write_ns = 0;  // when the fenced write was answered
+  // When the fenced write was sent: a holder that acquired before this certainly held the lock
+  // before the write reached the resource. (Its answer may come much later: the writer may be
+  // stopped right after sending, with a write that was on time.)
+  std::int64_t fenced_write_ns = 0;
 };
 
 // The conductor's signals and the run-wide counters.

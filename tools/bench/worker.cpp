@@ -120,8 +120,8 @@ class Worker {
     // The hold's work ends with a write to the fenced resource: a holder paused past its lease
     // (--fault pause) writes late, with the fence of a lock that is someone else's by now.
     if (const auto fence = mutex_.fence()) {
-      sample.fenced_write = fenced_write(*fence);
       sample.fenced_write_ns = now_ns();
+      sample.fenced_write = fenced_write(*fence);
     }
     if (entered) {
       int me = spec_.index;
