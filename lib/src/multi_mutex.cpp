@@ -99,7 +99,6 @@ class MultiMutexCore {
     RetrySchedule schedule(options_.retry, Clock::now(), deadline);
     const bool notify = options_.wait_mode == WaitMode::notify;
     ReleaseListener listener(*state_, ReleaseChannel{channels_.front()});
-    std::size_t watched = 0;  // the key whose channel the listener listens on
     for (;;) {
       listener.arm();
       const MultiAttempt result = attempt();
@@ -109,14 +108,13 @@ class MultiMutexCore {
       // the holder's lease ends: no extra attempt to learn it, unlike MutexCore.
       const auto due = schedule.next(Clock::now(), result.holder_remaining);
       if (!due) return false;
-      if (notify && (!listener.listening() || watched != result.blocking)) {
+      if (notify) {
         // Listen where the set is blocked now (a different key than before, or the first failure).
         // A release between the attempt and the confirmed subscription went unheard: once the
         // server confirms it, bring the due attempt forward. The policy still counts it, so keys
         // that keep changing hands cannot make this loop spin past the policy.
         listener.switch_to(ReleaseChannel{channels_[result.blocking]});
-        watched = result.blocking;
-        if (listener.listen(*due)) continue;
+        if (!listener.listening() && listener.listen(*due)) continue;
       }
       listener.wait_until(*due);
     }

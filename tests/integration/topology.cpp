@@ -97,7 +97,6 @@ std::string flatten(const redisReply& reply) {
   }
 }
 
-
 std::string make_temp_dir() {
   const char* base = std::getenv("LOCKBRIDGE_TEST_DIR");
   std::filesystem::path parent = (base != nullptr && *base != '\0') ? base : "/tmp";
@@ -603,11 +602,7 @@ int ClusterTopology::wait_for_new_owner(int slot, int old_owner, milliseconds ti
   int owner = old_owner;
   wait_until(
       [&] {
-        try {
-          owner = owner_of_slot(slot);
-        } catch (const std::runtime_error&) {
-          return false;  // no running node claims it yet
-        }
+        owner = owner_of_slot(slot);  // throws while no running node claims it: "not yet"
         return owner != old_owner;
       },
       timeout, "a new owner of slot " + std::to_string(slot),

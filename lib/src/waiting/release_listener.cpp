@@ -22,6 +22,7 @@ bool ReleaseListener::listen(Clock::time_point until) {
 }
 
 void ReleaseListener::switch_to(ReleaseChannel channel) {
+  if (channel.name == channel_.name) return;
   watch_.reset();
   channel_ = std::move(channel);
 }

@@ -31,8 +31,9 @@ class ReleaseListener {
   // every release is heard. A subscription answered MOVED (a slot map that missed a move) is tried
   // once more, on the master the redirect named. Listens from now on either way.
   bool listen(Clock::time_point until);
-  // Listens on `channel` from now on (MultiMutex: another key of the set blocks it now); call
-  // listen() to subscribe.
+  // Listens on `channel` from now on (MultiMutex: another key of the set may block it now): a
+  // different channel drops the current subscription, so listen() subscribes anew; the same one
+  // changes nothing.
   void switch_to(ReleaseChannel channel);
 
   bool listening() const noexcept { return watch_ != nullptr; }
