@@ -1,9 +1,13 @@
 #include "redis_test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -258,14 +262,12 @@ ProcessOutput finish_process(FILE* process) {
   return result;
 }
 
-CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
-  const std::filesystem::path stderr_file = std::filesystem::path(test_dir()) / ("cli-stderr-" + unique_key());
-  const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI + " " + args +
-                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>'" + stderr_file.string() + "'";
-  ProcessOutput finished = finish_process(start_process(command));
+namespace {
+// Exit code, stdout and its JSON lines, and the stderr the shell wrote to `stderr_file` (removed).
+CliRun cli_result(int status, std::string output, const std::filesystem::path& stderr_file) {
   CliRun run;
-  run.output = std::move(finished.output);
-  run.exit_code = WIFEXITED(finished.status) ? WEXITSTATUS(finished.status) : -1;
+  run.output = std::move(output);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   {
     std::ifstream errors(stderr_file);
     run.errors.assign(std::istreambuf_iterator<char>(errors), std::istreambuf_iterator<char>());
@@ -276,6 +278,77 @@ CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
     if (!line.empty() && line.front() == '{') run.lines.push_back(nlohmann::json::parse(line));
   }
   return run;
+}
+
+std::filesystem::path stderr_path() { return std::filesystem::path(test_dir()) / ("cli-stderr-" + unique_key()); }
+}  // namespace
+
+CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
+  const std::filesystem::path stderr_file = stderr_path();
+  const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI + " " + args +
+                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>'" + stderr_file.string() + "'";
+  ProcessOutput finished = finish_process(start_process(command));
+  return cli_result(finished.status, std::move(finished.output), stderr_file);
+}
+
+// The shell prints its pid and then runs the CLI in its place (exec), so that pid is the CLI's.
+BackgroundCli::BackgroundCli(const std::string& args) : stderr_file_(stderr_path().string()) {
+  process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args + " --url '" + unix_url() +
+                           "' 2>'" + stderr_file_ + "'");
+  const auto pid_line = next_line();
+  if (!pid_line) throw std::runtime_error("the CLI did not start: " + args);
+  pid_ = static_cast<pid_t>(std::stol(*pid_line));
+  output_ = unread_;  // what came after the pid line
+}
+
+BackgroundCli::~BackgroundCli() {
+  if (process_ == nullptr) return;
+  ::kill(pid_, SIGKILL);
+  pclose(process_);
+  std::filesystem::remove(stderr_file_);
+}
+
+bool BackgroundCli::read_more(std::chrono::steady_clock::time_point give_up) {
+  const int fd = fileno(process_);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds::zero()) return false;
+    pollfd ready{fd, POLLIN, 0};
+    const int n = poll(&ready, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (n < 0 && errno != EINTR) return false;
+    if (n <= 0) continue;
+    char buffer[512];
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got <= 0) return false;  // its end
+    unread_.append(buffer, static_cast<std::size_t>(got));
+    output_.append(buffer, static_cast<std::size_t>(got));
+    return true;
+  }
+}
+
+std::optional<std::string> BackgroundCli::next_line(std::chrono::milliseconds bound) {
+  const auto give_up = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    const std::size_t end = unread_.find('\n');
+    if (end != std::string::npos) {
+      std::string line = unread_.substr(0, end);
+      unread_.erase(0, end + 1);
+      return line;
+    }
+    if (!read_more(give_up)) return std::nullopt;
+  }
+}
+
+CliRun BackgroundCli::finish(std::chrono::milliseconds bound) {
+  const auto give_up = std::chrono::steady_clock::now() + bound;
+  while (read_more(give_up)) {
+  }
+  if (std::chrono::steady_clock::now() >= give_up) ::kill(pid_, SIGKILL);
+  while (read_more(std::chrono::steady_clock::now() + std::chrono::seconds(10))) {
+  }
+  const int status = pclose(process_);
+  process_ = nullptr;
+  return cli_result(status, std::move(output_), stderr_file_);
 }
 
 }  // namespace lockbridge::testing

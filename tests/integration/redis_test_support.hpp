@@ -13,9 +13,11 @@
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 #include <thread>
 #include <vector>
 
@@ -155,5 +157,29 @@ std::ostream& operator<<(std::ostream& out, const CliRun& run);
 // `args` is shell text; with_url appends --url for the fixture's server; `env` (VAR=value ...) is
 // set for the run.
 CliRun run_cli(const std::string& args, bool with_url = true, const std::string& env = "");
+
+// The lockbridge CLI running in the background with --url for the fixture's server, for tests that
+// signal it. Every wait is bounded: a CLI still running when the test gives up is killed.
+class BackgroundCli {
+ public:
+  explicit BackgroundCli(const std::string& args);
+  ~BackgroundCli();  // SIGKILLs a CLI still running
+  BackgroundCli(const BackgroundCli&) = delete;
+  BackgroundCli& operator=(const BackgroundCli&) = delete;
+
+  pid_t pid() const noexcept { return pid_; }
+  // The next line of its stdout; nullopt at its end, or when none came within `bound`.
+  std::optional<std::string> next_line(std::chrono::milliseconds bound = std::chrono::seconds(10));
+  // Waits for it to exit. After `bound` it is killed (SIGKILL): exit_code is then -1.
+  CliRun finish(std::chrono::milliseconds bound = std::chrono::seconds(10));
+
+ private:
+  bool read_more(std::chrono::steady_clock::time_point give_up);
+  FILE* process_ = nullptr;
+  pid_t pid_ = -1;
+  std::string stderr_file_;
+  std::string unread_;  // read from stdout, not yet returned by next_line()
+  std::string output_;  // all of stdout after the pid line
+};
 
 }  // namespace lockbridge::testing
