@@ -1,13 +1,14 @@
 // lockbridge audit: what lock keys sit in a live Redis (docs/audit.md). Read-only: it never
 // changes a key.
 #include <chrono>
-#include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "audit/scanner.hpp"
 #include "audit/tally.hpp"
 #include "cli_common.hpp"
+#include "output_file.hpp"
 #include "scan_progress.hpp"
 #include "subcommands.hpp"
 
@@ -20,7 +21,8 @@ constexpr std::string_view kUsage =
     "Walks the keys matching PATTERN with SCAN and classifies each: legacy_ms, legacy_seconds,\n"
     "legacy_uuid_ms, legacy_forever, token, redisson, python_redis_lock or other; flags stale, no_ttl,\n"
     "far_future, bad_value, wrong_type. Changes nothing. Progress goes to stderr.\n"
-    "Exit status: 0 nothing named by --fail-on found, 4 something was, 2 bad usage, 3 Redis error.";
+    "Exit status: 0 nothing named by --fail-on found, 4 something was, 2 bad usage, 3 Redis error,\n"
+    "5 a local file (details, stdout) could not be written, 130 interrupted.";
 
 unsigned flags_from(const std::string& list) {
   unsigned flags = 0;
@@ -41,11 +43,11 @@ int audit_command(int argc, char** argv) {
   po::options_description options("audit options");
   add_url_option(options);
   add_far_future_option(options);
+  add_batch_option(options, "one pipelined round trip each");
   options.add_options()
       ("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")
       ("type-hint", po::value<std::string>()->default_value("none"),
        "the keys matched are locks of this kind: a value that does not parse is bad_value, another type wrong_type")
-      ("batch", po::value<int>()->default_value(1000), "SCAN COUNT: keys per batch (one pipelined round trip each)")
       ("json", "print one JSON summary object")
       ("details", po::value<std::string>(), "write one JSON line per lock key to FILE")
       ("fail-on", po::value<std::string>()->default_value(""), "comma-separated flags that make the exit status 4");
@@ -57,13 +59,14 @@ int audit_command(int argc, char** argv) {
   classify_options.hint = *hint;
   classify_options.far_future = far_future_option(vm);
   const unsigned fail_on = flags_from(vm["fail-on"].as<std::string>());
-  std::ofstream details;
+  const int batch_size = batch_option(vm);
+  std::optional<OutputFile> details;
   if (vm.count("details")) {
-    details.open(vm["details"].as<std::string>());
-    if (!details) throw Error(Errc::bad_option, "cannot write --details file '" + vm["details"].as<std::string>() + "'");
+    const NamedFile file{"--details", vm["details"].as<std::string>()};
+    check_files({}, {file});
+    details.emplace(file);
   }
 
-  install_interrupt_handlers();
   const RedisTarget target(url_option(vm));
   // Every master of a cluster (SCAN sees one server's keys), only masters: a replica's keys are
   // its master's.
@@ -73,28 +76,27 @@ int audit_command(int argc, char** argv) {
   std::vector<audit::KeySample> batch;
   std::int64_t server_now_ms = 0;
   for (const Client& master : masters) {
-    audit::KeyScanner scanner(master, vm["match"].as<std::string>(), vm["batch"].as<int>());
+    audit::KeyScanner scanner(master, vm["match"].as<std::string>(), batch_size);
     while (!interrupted() && scanner.next(batch, server_now_ms)) {
       for (const audit::KeySample& sample : batch) {
         const audit::Classification found = audit::classify(sample, server_now_ms, classify_options);
         tally.add(sample, found, server_now_ms);
-        if (details.is_open() && found.lock_class != audit::LockClass::other) {
-          details << dump_line(audit::details_line(sample, found)) << '\n';
+        if (details && found.lock_class != audit::LockClass::other) {
+          details->stream() << dump_line(audit::details_line(sample, found)) << '\n';
         }
       }
       progress.update(tally.total());
     }
   }
   const double seconds = progress.seconds();
-  if (details.is_open()) {
-    details.flush();
-    if (!details) throw Error(Errc::io, "writing the --details file failed");
-  }
   if (vm.count("json")) {
     std::cout << dump_line(tally.to_json(seconds)) << std::endl;
   } else {
     tally.print(std::cout, seconds);
   }
+  // A partial listing would read as keys gone when compared with the last run's: an interrupted
+  // run leaves the file as it was.
+  if (details) details->finish(!interrupted(), "audit");
   if (interrupted()) return kExitInterrupted;
   return tally.any(fail_on) ? kExitFindings : kExitOk;
 }

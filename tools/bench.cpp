@@ -1,6 +1,5 @@
 // lockbridge bench: N clients run the check-key protocol on one key; prints latency, throughput,
 // cost and safety (a table, or one JSON object with --json). README.md documents both.
-#include <cmath>
 #include <iostream>
 
 #include "bench/renewals.hpp"
@@ -22,34 +21,30 @@ constexpr std::string_view kUsage =
     "think. Clients in other languages may join a run on the same K and CK.\n"
     "--renewals N: one client holds N locks with the watchdog on for the duration, and reports how\n"
     "many renewals it made in how many round trips.\n"
-    "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error.";
+    "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error,\n"
+    "5 stdout could not be written, 130 interrupted (SIGINT, SIGTERM, SIGHUP: the run stops at once).";
 
-std::chrono::milliseconds seconds_option(const po::variables_map& vm, const char* name) {
-  const double seconds = vm[name].as<double>();
-  if (!std::isfinite(seconds) || seconds <= 0 || seconds > 86400) {
-    throw po::error(std::string("--") + name + " must be between 0 and 86400 seconds");
-  }
-  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000)));
+// --duration: at most a day.
+constexpr std::chrono::milliseconds kMaxBenchDuration{24LL * 3600 * 1000};
+
+std::chrono::milliseconds duration_option(const po::variables_map& vm) {
+  return seconds_option(vm, "duration", std::chrono::milliseconds(1), kMaxBenchDuration);
 }
 
 bench::BenchConfig config_from(const po::variables_map& vm) {
   bench::BenchConfig config;
   config.lock = lock_options_from(vm);
-  config.lock.acquire_timeout = std::chrono::milliseconds(vm["timeout"].as<long long>());
+  config.lock.acquire_timeout = milliseconds_option(vm, "timeout", std::chrono::milliseconds::zero(), kMaxDurationOption);
   if (vm.count("key")) config.key = vm["key"].as<std::string>();
   if (vm.count("check-key")) config.check_key = vm["check-key"].as<std::string>();
   if (vm.count("key") && config.key.empty()) throw Error(Errc::bad_option, "--key must not be empty");
   if (vm.count("check-key") && config.check_key.empty()) throw Error(Errc::bad_option, "--check-key must not be empty");
-  config.clients = vm["clients"].as<int>();
+  config.clients = static_cast<int>(count_option(vm, "clients", 1, bench::kMaxClients));
   config.procs = vm.count("procs") > 0;
-  config.duration = seconds_option(vm, "duration");
-  if (vm.count("ops")) {
-    const long long ops = vm["ops"].as<long long>();
-    if (ops < 1) throw Error(Errc::bad_option, "--ops must be at least 1");
-    config.ops = static_cast<std::uint64_t>(ops);
-  }
-  config.hold = std::chrono::milliseconds(vm["hold"].as<long long>());
-  config.think = std::chrono::milliseconds(vm["think"].as<long long>());
+  config.duration = duration_option(vm);
+  if (vm.count("ops")) config.ops = static_cast<std::uint64_t>(count_option(vm, "ops", 1, bench::kMaxOps));
+  config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxDurationOption);
+  config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxDurationOption);
   if (vm.count("fault")) {
     config.fault = bench::fault_from_string(vm["fault"].as<std::string>());
     // A fault needs someone to suffer it and someone to show the effect, a holder to catch, and a
@@ -64,21 +59,22 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
       config.procs = true;
     }
   }
-  config.skew = std::chrono::milliseconds(vm["skew-ms"].as<long long>());
+  // The faithful preset's clock offset, within the library's range.
+  config.skew = milliseconds_option(vm, "skew-ms", std::chrono::milliseconds(1), kMaxDurationOption);
   config.validate();
   return config;
 }
 
 int renewal_bench(const po::variables_map& vm) {
-  const int locks = vm["renewals"].as<int>();
-  if (locks < 1 || locks > 1'000'000) throw Error(Errc::bad_option, "--renewals must be between 1 and 1000000");
+  // Each lock is a Mutex of one process, renewed by one thread.
+  const int locks = static_cast<int>(count_option(vm, "renewals", 1, 1'000'000));
   MutexOptions options = lock_options_from(vm);
   options.watchdog.enabled = true;
   if (vm["lease"].defaulted()) options.lease = std::chrono::milliseconds(3000);
   options.validate();
-  install_interrupt_handlers();
+  const std::chrono::milliseconds duration = duration_option(vm);
   RedisTarget target(url_option(vm));
-  const auto result = bench::run_renewal_bench(target.url(), options, locks, seconds_option(vm, "duration"));
+  const auto result = bench::run_renewal_bench(target.url(), options, locks, duration);
   const nlohmann::ordered_json json = bench::to_json(result);
   if (vm.count("json")) {
     std::cout << dump_line(json) << std::endl;
@@ -96,22 +92,21 @@ int bench_command(int argc, char** argv) {
   options.add_options()
       ("key", po::value<std::string>(), "the lock key (default: a fresh lockbridge:bench:<random>)")
       ("check-key", po::value<std::string>(), "the check key (default: KEY:check)")
-      ("clients", po::value<int>()->default_value(1), "concurrent clients, each with its own connections")
+      ("clients", number_value("1"), "concurrent clients (1 to 256), each with its own connections")
       ("procs", "one process per client instead of one thread")
-      ("duration", po::value<double>()->default_value(5.0), "seconds to run")
-      ("ops", po::value<long long>(), "stop after this many acquisitions instead")
-      ("hold", po::value<long long>()->default_value(0), "ms to hold the lock")
-      ("think", po::value<long long>()->default_value(0), "ms to pause after each release")
-      ("timeout", po::value<long long>()->default_value(10000), "ms one acquire waits before it counts as a timeout")
+      ("duration", number_value("5"), "seconds to run (0.001 to 86400)")
+      ("ops", number_value(), "stop after this many acquisitions instead (1 to 10^12)")
+      ("hold", number_value("0"), "ms to hold the lock (0 to 365 days)")
+      ("think", number_value("0"), "ms to pause after each release (0 to 365 days)")
+      ("timeout", number_value("10000"), "ms one acquire waits before it counts as a timeout (0 to 365 days)")
       ("fault", po::value<std::string>(), "pause | kill | skew | restart (see README.md)")
-      ("skew-ms", po::value<long long>()->default_value(5000), "--fault skew: how far client 0's clock runs ahead")
-      ("renewals", po::value<int>(), "hold this many locks with the watchdog and measure the renewals instead")
+      ("skew-ms", number_value("5000"), "--fault skew: how far client 0's clock runs ahead (1 ms to 365 days)")
+      ("renewals", number_value(), "hold this many locks (1 to 10^6) with the watchdog and measure the renewals instead")
       ("json", "print one JSON object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   if (vm.count("renewals")) return renewal_bench(vm);
   const bench::BenchConfig config = config_from(vm);
-  install_interrupt_handlers();
   RedisTarget target(url_option(vm));
   const bench::BenchResult result = bench::run_bench(config, target.url(), target.embedded_server());
   if (vm.count("json")) {

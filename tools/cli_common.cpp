@@ -1,17 +1,29 @@
 #include "cli_common.hpp"
 
+#include <charconv>
+#include <cerrno>
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
+#include <unistd.h>
+
+#include "fd_buffer.hpp"
 #include "lockbridge/version.hpp"
+#include "saturating.hpp"
 
 namespace lockbridge::tools {
 namespace {
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_interrupt(int /*signal*/) { g_interrupted = 1; }
 }  // namespace
+
+FileError::FileError(const std::string& what, const std::string& path, int error_number)
+    : std::runtime_error(what + " '" + path + "': " + std::strerror(error_number)) {}
 
 int exit_code_for(const Error& error) noexcept {
   switch (error.errc()) {
@@ -56,14 +68,14 @@ void add_lock_options(po::options_description& options) {
        "legacy | token | redisson (Redisson RLock's layout; without --lease: 30 s renewed by the watchdog)")
       ("preset", po::value<std::string>()->default_value("hardened"), "legacy preset: faithful | hardened")
       ("format", po::value<std::string>()->default_value("ms"), "legacy value format: ms | seconds | uuid-ms")
-      ("lease", po::value<long long>()->default_value(60000), "lease in ms")
+      ("lease", number_value("60000"), "lease in ms (1 ms to 365 days)")
       ("wait-mode", po::value<std::string>()->default_value("notify"),
        "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
        "plus a first-come first-served queue across processes; token strategy)")
       ("watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")
       ("fencing", "token strategy: draw a fencing token with each acquisition")
-      ("retry", po::value<long long>(),
-       "attempt every MS ms while waiting, counted as jedis-lock counts them (default: exponential backoff "
+      ("retry", number_value(),
+       "attempt every MS ms (0 to 365 days) while waiting, counted as jedis-lock counts them (default: exponential backoff "
        "with jitter, 1-100 ms, never past the holder's lease end)");
 }
 
@@ -90,8 +102,13 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   options.legacy.format = *parsed;
   // Redisson: an explicit lease is a leaseTime, which Redisson never renews.
   const bool lease_given = !vm["lease"].defaulted();
-  if (!redisson || lease_given) options.lease = std::chrono::milliseconds(vm["lease"].as<long long>());
-  if (vm.count("retry")) options.retry = RetryPolicy::jedis_lock_resolution(std::chrono::milliseconds(vm["retry"].as<long long>()));
+  // The library's own ranges (MutexOptions::validate), checked here so the message names the option.
+  const auto lease = milliseconds_option(vm, "lease", std::chrono::milliseconds(1), kMaxDurationOption);
+  if (!redisson || lease_given) options.lease = lease;
+  if (vm.count("retry")) {
+    options.retry = RetryPolicy::jedis_lock_resolution(
+        milliseconds_option(vm, "retry", std::chrono::milliseconds::zero(), kMaxDurationOption));
+  }
   options.wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {
@@ -156,15 +173,14 @@ void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
 }
 
 bool interrupted() noexcept { return g_interrupted != 0; }
 
-bool sleep_unless_interrupted(std::chrono::milliseconds duration) {
-  const auto deadline = std::chrono::steady_clock::now() + duration;
-  while (!interrupted()) {
+bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()>& stop) {
+  const auto deadline = deadline_after(duration);
+  while (!stop()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return true;
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(20)));
@@ -172,7 +188,11 @@ bool sleep_unless_interrupted(std::chrono::milliseconds duration) {
   return false;
 }
 
-int guarded(std::string_view command, const std::function<int()>& body) {
+bool sleep_unless_interrupted(std::chrono::milliseconds duration) { return sleep_unless(duration, interrupted); }
+
+namespace {
+
+int run_body(std::string_view command, const std::function<int()>& body) {
   try {
     return body();
   } catch (const po::error& error) {
@@ -181,10 +201,32 @@ int guarded(std::string_view command, const std::function<int()>& body) {
   } catch (const Error& error) {
     std::cerr << "lockbridge " << command << ": " << error.what() << " [" << errc_name(error.errc()) << "]\n";
     return exit_code_for(error);
+  } catch (const FileError& error) {
+    std::cerr << "lockbridge " << command << ": " << error.what() << " [file]\n";
+    return kExitFile;
   } catch (const std::exception& error) {
     std::cerr << "lockbridge " << command << ": " << error.what() << "\n";
     return kExitRedis;
   }
+}
+
+}  // namespace
+
+int guarded(std::string_view command, const std::function<int()>& body) {
+  install_interrupt_handlers();
+  // Standard output through a buffer that keeps why a write failed: whatever the body printed must
+  // reach it, or the command has failed too.
+  FdBuffer out(STDOUT_FILENO, /*owned=*/false);
+  std::streambuf* const previous = std::cout.rdbuf(&out);
+  int result = run_body(command, body);
+  if (result == kExitOk && interrupted()) result = kExitInterrupted;
+  std::cout.flush();
+  std::cout.rdbuf(previous);
+  if (out.error() != 0) {
+    std::cerr << "lockbridge " << command << ": writing to standard output failed: " << std::strerror(out.error()) << " [file]\n";
+    if (result == kExitOk) result = kExitFile;
+  }
+  return result;
 }
 
 std::string_view version() noexcept { return LOCKBRIDGE_VERSION; }
@@ -193,15 +235,95 @@ std::string dump_line(const nlohmann::ordered_json& value) {
   return value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+// ---- numbers on the command line -------------------------------------------------------------
+
+namespace {
+
+constexpr std::int64_t kMsPerDay = 24LL * 3600 * 1000;
+
+std::string ms_range(std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  std::string range = std::to_string(min.count()) + " and " + std::to_string(max.count()) + " ms";
+  if (max.count() >= kMsPerDay && max.count() % kMsPerDay == 0) range += " (" + std::to_string(max.count() / kMsPerDay) + " days)";
+  return range;
+}
+
+[[noreturn]] void out_of_range(const std::string& name, const std::string& range, const std::string& given) {
+  throw Error(Errc::bad_option, "--" + name + " must be between " + range + ", got '" + given + "'");
+}
+
+const std::string& text_of(const po::variables_map& vm, const std::string& name) {
+  if (!vm.count(name)) throw Error(Errc::bad_option, "--" + name + " is required");
+  return vm[name].as<std::string>();
+}
+
+// The whole text as one integer (no sign but '-', no spaces, no fraction); nullopt otherwise,
+// including beyond 64 bits.
+std::optional<std::int64_t> whole_number(const std::string& text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+po::typed_value<std::string>* number_value() { return po::value<std::string>()->value_name("N"); }
+
+po::typed_value<std::string>* number_value(const std::string& default_value) {
+  return number_value()->default_value(default_value);
+}
+
+std::chrono::milliseconds milliseconds_option(const po::variables_map& vm, const std::string& name,
+                                              std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  const std::string& text = text_of(vm, name);
+  const auto value = whole_number(text);
+  if (!value || *value < min.count() || *value > max.count()) out_of_range(name, ms_range(min, max), text);
+  return std::chrono::milliseconds(*value);
+}
+
+std::int64_t count_option(const po::variables_map& vm, const std::string& name, std::int64_t min, std::int64_t max) {
+  const std::string& text = text_of(vm, name);
+  const auto value = whole_number(text);
+  if (!value || *value < min || *value > max) out_of_range(name, std::to_string(min) + " and " + std::to_string(max), text);
+  return *value;
+}
+
+std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std::string& name,
+                                         std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  const std::string& text = text_of(vm, name);
+  double seconds = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  const bool number = error == std::errc() && end == text.data() + text.size() && !text.empty() && std::isfinite(seconds);
+  // Compared in milliseconds, after rounding: what the command will actually use.
+  const double ms = number ? std::round(seconds * 1000) : 0;
+  if (!number || ms < static_cast<double>(min.count()) || ms > static_cast<double>(max.count())) {
+    const auto as_seconds = [](std::chrono::milliseconds bound) {
+      std::string shown = std::to_string(bound.count() / 1000);
+      if (bound.count() % 1000 != 0) {
+        char fraction[8];
+        std::snprintf(fraction, sizeof fraction, ".%03lld", static_cast<long long>(bound.count() % 1000));
+        shown += fraction;
+      }
+      return shown;
+    };
+    out_of_range(name, as_seconds(min) + " and " + as_seconds(max) + " seconds", text);
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
 void add_far_future_option(po::options_description& options) {
-  options.add_options()("far-future", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
-                        "ms: an expiry further ahead than this is flagged far_future");
+  options.add_options()("far-future", number_value(std::to_string(7LL * kMsPerDay)),
+                        "ms (1 ms to 100 years): an expiry further ahead than this is flagged far_future");
 }
 
 std::chrono::milliseconds far_future_option(const po::variables_map& vm) {
-  const long long far_future = vm["far-future"].as<long long>();
-  if (far_future < 1) throw Error(Errc::bad_option, "--far-future must be at least 1 ms");
-  return std::chrono::milliseconds(far_future);
+  return milliseconds_option(vm, "far-future", std::chrono::milliseconds(1), kMaxFarFuture);
 }
+
+void add_batch_option(po::options_description& options, const std::string& what) {
+  options.add_options()("batch", number_value("1000"), ("SCAN COUNT (1 to 100000): keys per batch (" + what + ")").c_str());
+}
+
+int batch_option(const po::variables_map& vm) { return static_cast<int>(count_option(vm, "batch", 1, kMaxBatch)); }
 
 }  // namespace lockbridge::tools

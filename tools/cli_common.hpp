@@ -1,13 +1,15 @@
 // What every subcommand shares: exit codes, the --url / LOCKBRIDGE_URL / embedded-server rule,
-// lock options on the command line, error reporting and Ctrl-C handling.
+// lock options and numbers on the command line, error reporting and Ctrl-C handling.
 #pragma once
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,12 +26,23 @@ enum ExitCode : int {
   kExitNotAcquired = 1,  // not acquired, or the lease was lost before release
   kExitUsage = 2,        // bad usage or bad input (options, URL, key, wrong type, unparsable value)
   kExitRedis = 3,        // Redis or connection error
-  kExitFindings = 4,     // audit: something named by --fail-on was found
+  kExitFindings = 4,     // audit: something named by --fail-on was found; convert: a key was skipped
+  kExitFile = 5,         // a local file (an output, the journal, standard output) could not be written or read
   kExitInterrupted = 130,
 };
 
 // The exit code for a lockbridge::Error.
 int exit_code_for(const Error& error) noexcept;
+
+// A local file could not be created, read, written, synced or renamed (a full disk, a file-size
+// limit, a missing directory, permissions): exit 5, printed with [file]. Not a lockbridge::Error,
+// whose codes are all about Redis. A file whose content is wrong (not a journal, a malformed line)
+// is bad input instead: Error{bad_option}, exit 2.
+class FileError : public std::runtime_error {
+ public:
+  // what() is "<what> '<path>': <strerror(error_number)>".
+  FileError(const std::string& what, const std::string& path, int error_number);
+};
 
 // Where the subcommand's Redis is: --url, else $LOCKBRIDGE_URL, else an embedded redis-server
 // (started here and stopped when this object goes away).
@@ -54,9 +67,33 @@ std::optional<std::string> url_option(const po::variables_map& vm);
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 
+// Numeric options are declared as text with number_value() and read with the helpers below, so
+// that every number, however large or malformed, gets the same message: Error{bad_option} naming
+// the option and its range ("--for must be between 0 and 31536000000 ms (365 days), got '-1'").
+// The option must be present (given or defaulted).
+po::typed_value<std::string>* number_value();
+po::typed_value<std::string>* number_value(const std::string& default_value);
+std::chrono::milliseconds milliseconds_option(const po::variables_map& vm, const std::string& name,
+                                              std::chrono::milliseconds min, std::chrono::milliseconds max);
+std::int64_t count_option(const po::variables_map& vm, const std::string& name, std::int64_t min, std::int64_t max);
+// Decimal seconds ("--duration 0.5"), rounded to milliseconds.
+std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std::string& name,
+                                         std::chrono::milliseconds min, std::chrono::milliseconds max);
+
+// The longest duration any option takes: the library's own limit for a lease, an acquire timeout
+// and a retry interval (MutexOptions::validate), and the CLI's for --for, --hold and --think.
+inline constexpr std::chrono::milliseconds kMaxDurationOption{365LL * 24 * 3600 * 1000};
+
 // --far-future MS (audit, convert): an expiry further ahead than this is flagged far_future.
+// At most 100 years: no lease is longer, and the sums with Redis TIME stay far from overflowing.
+inline constexpr std::chrono::milliseconds kMaxFarFuture{36525LL * 24 * 3600 * 1000};
 void add_far_future_option(po::options_description& options);
 std::chrono::milliseconds far_future_option(const po::variables_map& vm);
+
+// --batch N (audit, convert): SCAN's COUNT, and the keys read (and written) per round trip.
+inline constexpr std::int64_t kMaxBatch = 100000;
+void add_batch_option(po::options_description& options, const std::string& what);
+int batch_option(const po::variables_map& vm);
 
 // --wait-mode's value. Throws Error{bad_option} naming the choices.
 WaitMode wait_mode_from(std::string_view name);
@@ -79,16 +116,22 @@ std::vector<NamedStrategy> every_strategy();
 std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage, const po::options_description& options,
                                       const po::positional_options_description& positional, po::variables_map& vm);
 
-// Ctrl-C and SIGTERM set a flag instead of killing the process, so locks are released and the
-// embedded server stopped. sleep_unless_interrupted() returns false when interrupted.
+// SIGINT, SIGTERM and SIGHUP (a closed terminal) set a flag instead of killing the process, so
+// locks are released and the embedded server stopped. guarded() installs them for every command.
 void install_interrupt_handlers();
 bool interrupted() noexcept;
+// Sleeps `duration` in short steps; returns false as soon as `stop()` (or, for the second,
+// interrupted()) is true. A duration too long for the steady clock waits until stopped.
+bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()>& stop);
 bool sleep_unless_interrupted(std::chrono::milliseconds duration);
 
 std::string_view version() noexcept;
 
-// Runs a subcommand's body and turns what it throws into a message on stderr and an exit code:
-// usage errors 2, lockbridge::Error by its code, anything else (e.g. no redis-server) 3.
+// Runs a subcommand's body with the interrupt handlers installed, and turns what it throws into a
+// message on stderr and an exit code: usage errors 2, lockbridge::Error by its code, FileError 5,
+// anything else (e.g. no redis-server) 3. Then standard output is flushed: if anything printed
+// could not be written (a full disk, a closed pipe), that is said on stderr and a body's exit 0
+// becomes 5. A body's 0 after an interrupt (a command that does not stop early) becomes 130.
 int guarded(std::string_view command, const std::function<int()>& body);
 
 // One line of JSON. Redis keys go in through put_key() (key_text.hpp), which keeps them exact;

@@ -1,7 +1,5 @@
 // lockbridge compare: the main job. Every strategy and preset through the same workloads on the
 // same Redis, one after the other; one side-by-side table, all results as JSON, and a chart.
-#include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -10,6 +8,7 @@
 #include "bench/report.hpp"
 #include "bench/runner.hpp"
 #include "cli_common.hpp"
+#include "output_file.hpp"
 #include "subcommands.hpp"
 
 namespace lockbridge::tools {
@@ -24,7 +23,8 @@ constexpr std::string_view kUsage =
     "--wait-mode sets the waiting of the lockbridge columns (legacy hardened, token; fair applies to\n"
     "token only) instead of showing notify and fair side by side; the columns that wait as the peers\n"
     "do keep polling. --watchdog renews every lease while held, where the strategy can.\n"
-    "Exit status: 0 no violation, 1 violations seen, 2 bad usage, 3 Redis error.";
+    "Exit status: 0 no violation, 1 violations seen, 2 bad usage, 3 Redis error, 5 a local file (json,\n"
+    "plot, stdout) could not be written, 130 interrupted.";
 
 struct Workload {
   std::string name;
@@ -151,7 +151,7 @@ int compare_command(int argc, char** argv) {
   po::options_description options("compare options");
   add_url_option(options);
   options.add_options()
-      ("duration", po::value<double>()->default_value(3.0), "seconds per strategy and workload")
+      ("duration", number_value("3"), "seconds per strategy and workload (0.001 to 3600)")
       ("json", po::value<std::string>()->default_value("lockbridge-compare.json"), "write all results here")
       ("plot", po::value<std::string>()->default_value("lockbridge-compare.svg"), "draw the chart here (.svg or .png)")
       ("no-plot", "do not draw a chart")
@@ -159,14 +159,19 @@ int compare_command(int argc, char** argv) {
       ("watchdog", "renew every lease while held, where the strategy can");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
-  const double seconds = vm["duration"].as<double>();
-  if (!std::isfinite(seconds) || seconds <= 0 || seconds > 3600) throw po::error("--duration must be between 0 and 3600 seconds");
-  const std::string json_path = vm["json"].as<std::string>();
-  const std::string plot_path = vm["plot"].as<std::string>();
-  std::ofstream json_out(json_path);  // opened first: a bad path should fail before minutes of work
-  if (!json_out) throw Error(Errc::bad_option, "cannot write --json file '" + json_path + "'");
+  // Per run: 24 of them, so an hour each is more than a day.
+  const std::chrono::milliseconds duration =
+      seconds_option(vm, "duration", std::chrono::milliseconds(1), std::chrono::milliseconds(3600 * 1000));
+  const double seconds = std::chrono::duration<double>(duration).count();
+  const bool plot = !vm.count("no-plot");
+  const NamedFile json_file{"--json", vm["json"].as<std::string>()};
+  const NamedFile plot_file{"--plot", vm["plot"].as<std::string>()};
+  check_files({}, plot ? std::vector{json_file, plot_file} : std::vector{json_file});
+  // Created first: a bad path should fail before minutes of work.
+  OutputFile json_out(json_file);
+  std::optional<OutputFile> plot_out;
+  if (plot) plot_out.emplace(plot_file);
 
-  install_interrupt_handlers();
   RedisTarget target(url_option(vm));
   const std::vector<NamedStrategy> columns = runnable_on(
       target.url(),
@@ -185,7 +190,7 @@ int compare_command(int argc, char** argv) {
       config.clients = workload.clients;
       config.hold = std::chrono::milliseconds(workload.hold_ms);
       config.think = std::chrono::milliseconds(workload.think_ms);
-      config.duration = std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1000)));
+      config.duration = duration;
       std::cerr << "  " << workload.name << ": " << strategy.name << "\n";
       results.push_back(bench::run_bench(config, target.url(), target.embedded_server()));
       violations += results.back().violations;
@@ -206,14 +211,15 @@ int compare_command(int argc, char** argv) {
     entry["workload"] = workloads()[i / columns.size()].name;
     all["results"].push_back(std::move(entry));
   }
-  json_out << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-  std::cout << "\nresults: " << json_path << "\n";
-  if (!vm.count("no-plot")) {
+  json_out.stream() << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  json_out.commit();
+  std::cout << "\nresults: " << json_file.path << "\n";
+  if (plot_out) {
     std::vector<std::string> workload_names;
     for (const auto& workload : workloads()) workload_names.push_back(workload.name);
     std::vector<std::string> strategy_names;
     for (const auto& column : columns) strategy_names.push_back(column.name);
-    std::cout << bench::draw_chart(results, workload_names, strategy_names, plot_path).message << "\n";
+    std::cout << bench::draw_chart(results, workload_names, strategy_names, *plot_out).message << "\n";
   }
   return violations == 0 ? kExitOk : kExitNotAcquired;
 }

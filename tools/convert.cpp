@@ -1,12 +1,14 @@
 // lockbridge convert: rewrites live lock keys from one format to the other (legacy timestamp <->
 // token) without losing a lock, with a write-ahead journal and --rollback. docs/migration.md.
-#include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "audit/scanner.hpp"
 #include "cli_common.hpp"
 #include "convert/converter.hpp"
+#include "output_file.hpp"
 #include "random.hpp"  // the token strategy's own token format (lib/src, see CMakeLists.txt)
 #include "scan_progress.hpp"
 #include "subcommands.hpp"
@@ -25,7 +27,9 @@ constexpr std::string_view kUsage =
     "is journalled (and synced) before it is sent; --rollback restores the keys that still hold what\n"
     "convert wrote. --dry-run writes nothing and prints one JSON line per lock key.\n"
     "Exit status: 0 every lock key converted or already in the target format, 4 some were skipped\n"
-    "and reported, 2 bad usage, 3 Redis error, 130 interrupted (after the batch in flight).";
+    "and reported, 2 bad usage, 3 Redis error, 5 a local file (journal, details, stdout) could not be\n"
+    "written, 130 interrupted (after the batch in flight). After an error or an interrupt the summary\n"
+    "says \"incomplete\" and has the counts so far.";
 
 convert::FreshIdentities kernel_random() { return {detail::random_token, detail::random_uuid}; }
 
@@ -48,45 +52,70 @@ convert::ConvertOptions convert_options_from(const po::variables_map& vm) {
   return options;
 }
 
-std::unique_ptr<std::ofstream> open_details(const po::variables_map& vm) {
-  if (!vm.count("details")) return nullptr;
-  auto file = std::make_unique<std::ofstream>(vm["details"].as<std::string>());
-  if (!*file) throw Error(Errc::bad_option, "cannot write --details file '" + vm["details"].as<std::string>() + "'");
-  return file;
+// The summary: one JSON object with --json, else text. One cut short by an error or an interrupt
+// says so ("incomplete"), with the counts so far.
+void print_summary(const po::variables_map& vm, nlohmann::ordered_json summary, bool complete,
+                   const std::function<void(std::ostream&)>& print_text) {
+  if (!complete) summary["incomplete"] = true;
+  if (vm.count("json")) {
+    std::cout << dump_line(summary) << std::endl;
+    return;
+  }
+  if (!complete) std::cout << "incomplete: the run stopped early; the counts so far:\n";
+  print_text(std::cout);
 }
 
-void close_details(std::ofstream* details) {
-  if (details == nullptr) return;
-  details->flush();
-  if (!*details) throw Error(Errc::io, "writing the --details file failed");
+std::optional<NamedFile> details_file(const po::variables_map& vm) {
+  if (!vm.count("details")) return std::nullopt;
+  return NamedFile{"--details", vm["details"].as<std::string>()};
 }
 
 int run_rollback(const po::variables_map& vm, const Client& client) {
-  for (const char* option : {"to", "journal", "dry-run", "delete-stale"}) {
+  // Options of a conversion mean nothing here; taking them silently would suggest, say, that
+  // --match limits what is rolled back.
+  for (const char* option : {"to", "journal", "dry-run", "delete-stale", "format", "match", "batch", "far-future"}) {
     if (vm.count(option) && !vm[option].defaulted()) {
       throw Error(Errc::bad_option, std::string("--rollback takes no --") + option);
     }
   }
-  convert::JournalReader journal(vm["rollback"].as<std::string>());
-  const auto details = open_details(vm);
+  const NamedFile journal_file{"--rollback", vm["rollback"].as<std::string>()};
+  const std::optional<NamedFile> details_name = details_file(vm);
+  check_files({journal_file}, details_name ? std::vector{*details_name} : std::vector<NamedFile>{});
+  convert::JournalReader journal(journal_file.path);
+  std::optional<OutputFile> details;
+  if (details_name) details.emplace(*details_name);
   const ScanProgress clock("rollback", 0);
-  const convert::RollbackTally tally = convert::rollback(client, journal, details.get());
-  close_details(details.get());
-  if (vm.count("json")) {
-    std::cout << dump_line(tally.to_json(clock.seconds())) << std::endl;
-  } else {
-    tally.print(std::cout, clock.seconds());
+  convert::RollbackTally tally;
+  const auto print = [&](bool complete) {
+    print_summary(vm, tally.to_json(clock.seconds()), complete, [&](std::ostream& out) { tally.print(out, clock.seconds()); });
+  };
+  bool complete = false;
+  try {
+    complete = convert::rollback(client, journal, details ? &details->stream() : nullptr, tally);
+  } catch (...) {
+    print(false);
+    throw;
   }
-  return kExitOk;
+  print(complete);
+  if (details) details->finish(complete, "convert");
+  return complete ? kExitOk : kExitInterrupted;
 }
 
 int run_convert(const po::variables_map& vm, const Client& client) {
   if (!vm.count("to")) throw po::error("missing --to token|legacy (or --rollback JOURNAL)");
   const convert::ConvertOptions options = convert_options_from(vm);
+  const int batch_size = batch_option(vm);
   const bool dry_run = vm.count("dry-run") > 0;
+  if (!dry_run && !vm.count("journal")) throw Error(Errc::bad_option, "--journal FILE is required (or --dry-run)");
+  std::vector<NamedFile> outputs;
+  if (!dry_run) outputs.push_back({"--journal", vm["journal"].as<std::string>()});
+  const std::optional<NamedFile> details_name = details_file(vm);
+  if (details_name) outputs.push_back(*details_name);
+  check_files({}, outputs);
+  std::optional<OutputFile> details;
+  if (details_name) details.emplace(*details_name);
   std::unique_ptr<convert::JournalWriter> journal;
   if (!dry_run) {
-    if (!vm.count("journal")) throw Error(Errc::bad_option, "--journal FILE is required (or --dry-run)");
     journal = std::make_unique<convert::JournalWriter>(
         vm["journal"].as<std::string>(),
         nlohmann::ordered_json{{"lockbridge_version", version()},
@@ -95,33 +124,38 @@ int run_convert(const po::variables_map& vm, const Client& client) {
                                {"match", vm["match"].as<std::string>()},
                                {"delete_stale", options.delete_stale}});
   }
-  const auto details = open_details(vm);
   // A dry run prints what it would do: to --details FILE if given, else to stdout.
-  std::ostream* plan_out = details ? static_cast<std::ostream*>(details.get()) : (dry_run ? &std::cout : nullptr);
+  std::ostream* plan_out = details ? &details->stream() : (dry_run ? &std::cout : nullptr);
 
   // Every master of a cluster is scanned in turn; the writes go through `client`, which sends
   // each to the master serving its key.
   const std::vector<Client> masters = client.masters();
   ScanProgress progress("convert", total_keys(masters));
   convert::Converter converter(client, options, journal.get(), plan_out, kernel_random());
-  std::vector<audit::KeySample> batch;
-  std::int64_t server_now_ms = 0;
-  for (const Client& master : masters) {
-    audit::KeyScanner scanner(master, vm["match"].as<std::string>(), vm["batch"].as<int>(), /*expire_time=*/true);
-    while (!interrupted() && scanner.next(batch, server_now_ms)) {
-      converter.convert_batch(batch, server_now_ms);
-      progress.update(converter.tally().scanned);
+  const auto print = [&](bool complete) {
+    nlohmann::ordered_json summary = converter.tally().to_json(progress.seconds());
+    summary["dry_run"] = dry_run;
+    print_summary(vm, summary, complete, [&](std::ostream& out) {
+      if (dry_run) out << "dry run: nothing was written\n";
+      converter.tally().print(out, progress.seconds());
+    });
+  };
+  try {
+    std::vector<audit::KeySample> batch;
+    std::int64_t server_now_ms = 0;
+    for (const Client& master : masters) {
+      audit::KeyScanner scanner(master, vm["match"].as<std::string>(), batch_size, /*expire_time=*/true);
+      while (!interrupted() && scanner.next(batch, server_now_ms)) {
+        converter.convert_batch(batch, server_now_ms);
+        progress.update(converter.tally().scanned);
+      }
     }
+  } catch (...) {
+    print(false);
+    throw;
   }
-  close_details(details.get());
-  nlohmann::ordered_json summary = converter.tally().to_json(progress.seconds());
-  summary["dry_run"] = dry_run;
-  if (vm.count("json")) {
-    std::cout << dump_line(summary) << std::endl;
-  } else {
-    if (dry_run) std::cout << "dry run: nothing was written\n";
-    converter.tally().print(std::cout, progress.seconds());
-  }
+  print(!interrupted());
+  if (details) details->finish(!interrupted(), "convert");
   if (interrupted()) return kExitInterrupted;
   return converter.tally().any_reported() ? kExitFindings : kExitOk;
 }
@@ -130,11 +164,11 @@ int convert_command(int argc, char** argv) {
   po::options_description options("convert options");
   add_url_option(options);
   add_far_future_option(options);
+  add_batch_option(options, "one journal sync, one round trip of writes");
   options.add_options()
       ("to", po::value<std::string>(), "token or legacy: the format to convert lock keys to")
       ("format", po::value<std::string>()->default_value("ms"), "--to legacy: the stamp written (ms, seconds, uuid-ms)")
       ("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")
-      ("batch", po::value<int>()->default_value(1000), "SCAN COUNT: keys per batch (one journal sync, one round trip of writes)")
       ("dry-run", "write nothing; print one JSON line per lock key with what would be done")
       ("delete-stale", "--to token: delete legacy locks whose expiry has passed (otherwise reported)")
       ("journal", po::value<std::string>(), "the write-ahead journal to create (required unless --dry-run)")
@@ -143,7 +177,6 @@ int convert_command(int argc, char** argv) {
       ("json", "print one JSON summary object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
-  install_interrupt_handlers();
   const RedisTarget target(url_option(vm));
   const Client client(target.url());
   return vm.count("rollback") ? run_rollback(vm, client) : run_convert(vm, client);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_common.hpp"
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
 
@@ -67,7 +69,7 @@ EmbeddedRedis::EmbeddedRedis(std::string dir, pid_t pid)
 std::unique_ptr<EmbeddedRedis> EmbeddedRedis::start(std::chrono::milliseconds ready_timeout) {
   // /tmp, not $TMPDIR: a unix socket path must stay under 108 bytes.
   std::string pattern = "/tmp/lockbridge-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory in /tmp");
+  if (mkdtemp(pattern.data()) == nullptr) throw FileError("cannot create a temporary directory", pattern, errno);
   std::unique_ptr<EmbeddedRedis> embedded(new EmbeddedRedis(pattern, -1));
   embedded->pid_ = spawn(embedded->dir_);
   embedded->wait_ready(ready_timeout);

@@ -13,7 +13,7 @@ namespace lockbridge::tools {
 class EmbeddedRedis {
  public:
   // Throws std::runtime_error with a clear message when redis-server is missing or does not start
-  // answering PING within `ready_timeout`.
+  // answering PING within `ready_timeout`, FileError when its directory cannot be created.
   static std::unique_ptr<EmbeddedRedis> start(std::chrono::milliseconds ready_timeout = std::chrono::seconds(10));
   ~EmbeddedRedis();
   EmbeddedRedis(const EmbeddedRedis&) = delete;

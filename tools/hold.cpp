@@ -16,7 +16,8 @@ constexpr std::string_view kUsage =
     "                    [--watchdog] [--fencing] [--url URL] [--json]\n\n"
     "Acquires KEY within --wait ms (0 = one attempt), holds it for --for ms, releases it.\n"
     "Exit status: 0 acquired and released, 1 not acquired (or lost before release),\n"
-    "2 bad usage or bad input, 3 Redis or connection error, 130 interrupted.";
+    "2 bad usage or bad input, 3 Redis or connection error, 5 stdout could not be written,\n"
+    "130 interrupted (SIGINT, SIGTERM or SIGHUP: the lock is released first).";
 
 void print(bool json, const nlohmann::ordered_json& line, const std::string& text) {
   if (json) {
@@ -32,8 +33,8 @@ int hold(int argc, char** argv) {
   add_url_option(options);
   options.add_options()
       ("key", po::value<std::string>(), "the lock key (positional)")
-      ("wait", po::value<long long>()->default_value(0), "ms to keep trying; 0 = a single attempt")
-      ("for", po::value<long long>()->default_value(0), "ms to hold the lock before releasing it")
+      ("wait", number_value("0"), "ms to keep trying (0 to 365 days); 0 = a single attempt")
+      ("for", number_value("0"), "ms to hold the lock before releasing it (0 to 365 days)")
       ("json", "print JSON lines");
   po::positional_options_description positional;
   positional.add("key", 1);
@@ -42,12 +43,11 @@ int hold(int argc, char** argv) {
   if (!vm.count("key")) throw po::error("missing KEY");
   const bool json = vm.count("json") > 0;
   const std::string key = vm["key"].as<std::string>();
-  const long long wait_ms = vm["wait"].as<long long>();
-  const long long for_ms = vm["for"].as<long long>();
-  if (wait_ms < 0 || for_ms < 0) throw po::error("--wait and --for must not be negative");
+  // --wait is the library's acquire timeout, with its range.
+  const auto wait = milliseconds_option(vm, "wait", std::chrono::milliseconds::zero(), kMaxDurationOption);
+  const auto hold_for = milliseconds_option(vm, "for", std::chrono::milliseconds::zero(), kMaxDurationOption);
   const MutexOptions lock_options = lock_options_from(vm);
 
-  install_interrupt_handlers();
   const RedisTarget target(url_option(vm));
   Mutex mutex(Client(target.url()), key, lock_options);
 
@@ -58,14 +58,14 @@ int hold(int argc, char** argv) {
     acquired_line["preset"] = to_string(lock_options.legacy.preset);
     acquired_line["format"] = to_string(lock_options.legacy.format);
   }
-  const bool acquired = wait_ms == 0 ? mutex.try_lock() : mutex.try_lock_for(std::chrono::milliseconds(wait_ms));
+  const bool acquired = wait == std::chrono::milliseconds::zero() ? mutex.try_lock() : mutex.try_lock_for(wait);
   acquired_line["acquired"] = acquired;
   acquired_line["value"] = acquired ? nlohmann::ordered_json(mutex.value()) : nlohmann::ordered_json(nullptr);
   if (acquired && mutex.fence()) acquired_line["fence"] = *mutex.fence();
   print(json, acquired_line, acquired ? "acquired " + key + " (value " + mutex.value() + ")" : "not acquired: " + key);
   if (!acquired) return kExitNotAcquired;
 
-  const bool held_full_time = sleep_unless_interrupted(std::chrono::milliseconds(for_ms));
+  const bool held_full_time = sleep_unless_interrupted(hold_for);
   std::string release_error;
   mutex.on_release_error([&release_error](const Error& e) { release_error = e.what(); });
   mutex.unlock();

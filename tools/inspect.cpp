@@ -9,6 +9,7 @@
 #include "audit/tally.hpp"
 #include "cli_common.hpp"
 #include "key_text.hpp"
+#include "saturating.hpp"
 #include "subcommands.hpp"
 
 namespace lockbridge::tools {
@@ -18,7 +19,8 @@ constexpr std::string_view kUsage =
     "lockbridge inspect KEY [--url URL] [--type-hint ...] [--json]\n\n"
     "Shows KEY's lock class and flags (as lockbridge audit judges them), the holder's identity when\n"
     "the format has one, and the remaining lease by Redis TIME and by this machine's clock.\n"
-    "Exit status: 0 the key exists, 1 it does not, 2 bad usage, 3 Redis error.";
+    "Exit status: 0 the key exists, 1 it does not, 2 bad usage, 3 Redis error, 5 stdout could not be\n"
+    "written, 130 interrupted.";
 
 std::int64_t local_ms() {
   using namespace std::chrono;
@@ -73,7 +75,7 @@ int inspect_command(int argc, char** argv) {
   out["exists"] = exists;
   out["holder"] = holder_of(sample, found);
   std::optional<std::int64_t> expiry = found.expiry_ms;
-  if (!expiry && sample.pttl_ms >= 0) expiry = server_now + sample.pttl_ms;
+  if (!expiry && sample.pttl_ms >= 0) expiry = add_saturating(server_now, sample.pttl_ms);
   out["expiry_ms"] = expiry ? nlohmann::ordered_json(*expiry) : nlohmann::ordered_json(nullptr);
   out["remaining_ms_by_redis_time"] = expiry ? nlohmann::ordered_json(*expiry - server_now) : nlohmann::ordered_json(nullptr);
   out["remaining_ms_by_local_clock"] = expiry ? nlohmann::ordered_json(*expiry - local_now) : nlohmann::ordered_json(nullptr);

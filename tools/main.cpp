@@ -40,8 +40,10 @@ void print_help(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A closed stdout (e.g. `lockbridge hold ... | head -1`) must not kill us before we release.
+  // A closed stdout (e.g. `lockbridge hold ... | head -1`) must not kill us before we release; a
+  // file-size limit (ulimit -f) must fail the write (EFBIG, exit 5) rather than kill us mid-run.
   std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     print_help(std::cerr);
     return lockbridge::tools::kExitUsage;

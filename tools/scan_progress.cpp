@@ -2,11 +2,13 @@
 
 #include <iostream>
 
+#include "replies.hpp"
+
 namespace lockbridge::tools {
 
 long long total_keys(const std::vector<Client>& masters) {
   long long total = 0;
-  for (const Client& master : masters) total += master.command({"DBSIZE"}).integer;
+  for (const Client& master : masters) total += integer_reply(master.command({"DBSIZE"}), {"DBSIZE"});
   return total;
 }
 

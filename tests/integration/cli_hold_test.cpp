@@ -1,6 +1,7 @@
 // `lockbridge hold`: its JSON lines and exit codes are an interface other clients script against.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -110,6 +111,24 @@ TEST(CliHold, BadInputExitsTwo) {
   raw({"SET", legacy_key, "garbage"});
   EXPECT_EQ(run_cli("hold '" + legacy_key + "' --strategy legacy").exit_code, 2);  // unparsable value
   EXPECT_EQ(raw({"GET", legacy_key}).str, "garbage");
+}
+
+TEST(CliHold, HangupReleasesTheLockLikeTermAndInterrupt) {
+  for (const int signal : {SIGHUP, SIGTERM, SIGINT}) {
+    SCOPED_TRACE(strsignal(signal));
+    const std::string key = unique_key();
+    BackgroundCli hold("hold '" + key + "' --json --for 60000");
+    const auto acquired = hold.next_line();
+    ASSERT_TRUE(acquired.has_value());
+    EXPECT_EQ(nlohmann::json::parse(*acquired)["acquired"], true);
+    ::kill(hold.pid(), signal);
+    const CliRun run = hold.finish();
+    EXPECT_EQ(run.exit_code, 130) << run;
+    ASSERT_EQ(run.lines.size(), 2U) << run;  // acquired, released
+    EXPECT_EQ(run.lines[1]["released"], true) << run;
+    EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+    raw({"DEL", key});
+  }
 }
 
 TEST(CliHold, UnreachableServerExitsThree) {

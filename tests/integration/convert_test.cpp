@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "audit/scanner.hpp"
@@ -162,19 +163,99 @@ TEST(Convert, RollbackRestoresTheOriginalValuesOnlyWhereConvertsWriteStillStands
 
   const CliRun rollback = run_cli("convert --json --rollback '" + journal + "'");
   ASSERT_EQ(rollback.exit_code, 0) << rollback;
-  EXPECT_EQ(summary_of(rollback)["restored"], 5) << rollback;  // 3 converted + 2 deleted
+  EXPECT_EQ(summary_of(rollback)["restored"], 3) << rollback;
   EXPECT_EQ(summary_of(rollback)["not_restored"], 1) << rollback;
+  // The deleted stale locks stay deleted: their lease had ended, so rollback reports them expired.
+  EXPECT_EQ(summary_of(rollback)["expired"], 2) << rollback;
+  const std::set<std::string> deleted{"ms-stale:" + space.tag, "ms-stale-too:" + space.tag};
   for (const std::string& key : space.keys) {
     if (key == retaken) continue;
-    EXPECT_EQ(state_of(key), before.at(key)) << key;
+    if (deleted.contains(key)) {
+      EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << key;
+    } else {
+      EXPECT_EQ(state_of(key), before.at(key)) << key;
+    }
   }
   EXPECT_EQ(state_of(retaken), retaken_state);
 
   // Twice is harmless: nothing holds what convert wrote any more.
   const CliRun again = run_cli("convert --json --rollback '" + journal + "'");
   EXPECT_EQ(summary_of(again)["restored"], 0) << again;
-  EXPECT_EQ(summary_of(again)["not_restored"], 6) << again;
+  EXPECT_EQ(summary_of(again)["not_restored"], 4) << again;
+  EXPECT_EQ(summary_of(again)["expired"], 2) << again;
   std::filesystem::remove(journal);
+}
+
+TEST(Convert, RollbackNeverRecreatesAStaleLockConvertDeleted) {
+  const std::string tag = unique_key("stale");
+  const std::string stale = "stale:" + tag;
+  const std::string live = "live:" + tag;
+  const std::int64_t now = server_ms();
+  raw({"SET", stale, std::to_string(now - 60000)});  // a Java leftover: no TTL, long expired
+  raw({"SET", live, std::to_string(now + 600000)});
+  const std::string journal = journal_path(tag, "stale");
+  ASSERT_EQ(run_cli("convert --to token --delete-stale --json --journal '" + journal + "' --match '*" + tag + "'").exit_code, 0);
+  ASSERT_EQ(raw({"EXISTS", stale}).integer, 0);
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE(run);
+    const CliRun rollback = run_cli("convert --json --rollback '" + journal + "'");
+    ASSERT_EQ(rollback.exit_code, 0) << rollback;
+    EXPECT_EQ(summary_of(rollback)["expired"], 1) << rollback;
+    EXPECT_EQ(raw({"EXISTS", stale}).integer, 0) << "a lock whose lease had ended came back, without a TTL";
+    // Meanwhile a legacy client locks the key and releases it: the key is absent again.
+    raw({"SET", stale, std::to_string(server_ms() + 60000)});
+    raw({"DEL", stale});
+  }
+  EXPECT_EQ(raw({"GET", live}).str.size(), 13U) << "the live stamp came back";
+  raw({"DEL", live});
+  std::filesystem::remove(journal);
+}
+
+TEST(Convert, AMalformedLineInTheMiddleOfAJournalStopsRollbackBeforeAnyWrite) {
+  const std::string tag = unique_key("malformed");
+  const std::int64_t now = server_ms();
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3; ++i) {
+    keys.push_back("k" + std::to_string(i) + ":" + tag);
+    raw({"SET", keys.back(), std::to_string(now + 600000)});
+  }
+  const std::string converted = journal_path(tag, "converted");
+  ASSERT_EQ(run_cli("convert --to token --journal '" + converted + "' --match '*" + tag + "'").exit_code, 0);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(converted);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  ASSERT_EQ(lines.size(), 1 + 2 * keys.size());  // header, the planned writes, their outcomes
+  std::map<std::string, std::string> tokens;
+  for (const std::string& key : keys) tokens[key] = raw({"GET", key}).str;
+
+  // Its batches, then the same planned writes again, a malformed line and their outcomes: the
+  // batches before the malformed line must not be sent either.
+  const std::string broken = journal_path(tag, "broken");
+  {
+    std::ofstream out(broken);
+    for (const std::string& line : lines) out << line << '\n';
+    for (std::size_t i = 1; i <= keys.size(); ++i) out << lines[i] << '\n';
+    out << "{\"n\":99,\"key\":\"k\",\"outc\n";
+    for (std::size_t i = keys.size() + 1; i < lines.size(); ++i) out << lines[i] << '\n';
+  }
+  const CliRun run = run_cli("convert --json --rollback '" + broken + "'");
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, ::testing::HasSubstr("line " + std::to_string(lines.size() + keys.size() + 1))) << run;
+  for (const std::string& key : keys) EXPECT_EQ(raw({"GET", key}).str, tokens[key]) << key;
+
+  // A torn last line is what a crash leaves: its writes were never sent, and rollback goes on.
+  {
+    std::ofstream out(converted, std::ios::app);
+    out << "{\"n\":99,\"key\":\"k\",\"act";
+  }
+  const CliRun torn = run_cli("convert --json --rollback '" + converted + "'");
+  EXPECT_EQ(torn.exit_code, 0) << torn;
+  EXPECT_EQ(summary_of(torn)["restored"], keys.size()) << torn;
+  for (const std::string& key : keys) raw({"DEL", key});
+  std::filesystem::remove(converted);
+  std::filesystem::remove(broken);
 }
 
 TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
@@ -223,7 +304,8 @@ TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
 
   // The journal says which writes did not happen; rollback undoes only the two that did.
   JournalReader reader(journal);
-  const tools::convert::RollbackTally undone = tools::convert::rollback(client, reader, nullptr);
+  tools::convert::RollbackTally undone;
+  EXPECT_TRUE(tools::convert::rollback(client, reader, nullptr, undone));
   EXPECT_EQ(undone.outcomes.at("restored"), 2U);
   EXPECT_EQ(undone.outcomes.at("not_written"), 4U);
   for (const auto& [key, state] : changed) EXPECT_EQ(state_of(key), state) << key;

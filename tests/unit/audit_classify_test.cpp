@@ -46,6 +46,13 @@ TEST(AuditClassify, TimestampLocksByFormatWithStaleAndFarFuture) {
   EXPECT_FALSE(of(string_key("k", std::to_string(kNow + 6LL * 24 * 3600 * 1000))).has(Flag::far_future));
 }
 
+TEST(AuditClassify, TheLargestFarFutureMarginFlagsNothingInsteadOfOverflowing) {
+  ClassifyOptions options;
+  options.far_future = std::chrono::milliseconds::max();
+  EXPECT_FALSE(of(string_key("k", std::to_string(kNow + 60000)), options).has(Flag::far_future));
+  EXPECT_FALSE(audit::classify(string_key("k", std::to_string(kNow + 60000)), INT64_MAX, options).has(Flag::far_future));
+}
+
 TEST(AuditClassify, TokensPythonLocksAndRedisson) {
   const Classification token = of(string_key("k", "0123456789abcdef0123456789abcdef", 5000));
   EXPECT_EQ(token.lock_class, LockClass::token);

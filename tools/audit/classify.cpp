@@ -4,6 +4,7 @@
 #include <array>
 
 #include "lockbridge/legacy_value.hpp"
+#include "saturating.hpp"
 
 namespace lockbridge::tools::audit {
 
@@ -51,7 +52,7 @@ void judge_expiry(Classification& result, const LegacyStamp& stamp, std::int64_t
   if (stamp.forever) return;
   result.expiry_ms = stamp.expiry_ms;
   if (stamp.expiry_ms < now_ms) add(result, Flag::stale);
-  if (stamp.expiry_ms > now_ms + options.far_future.count()) add(result, Flag::far_future);
+  if (stamp.expiry_ms > add_saturating(now_ms, options.far_future.count())) add(result, Flag::far_future);
 }
 
 // A string value in a legacy format: the class it is, or nullopt.

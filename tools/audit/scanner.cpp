@@ -1,17 +1,11 @@
 #include "scanner.hpp"
 
 #include "lockbridge/error.hpp"
+#include "replies.hpp"
 
 namespace lockbridge::tools::audit {
 
 namespace {
-
-std::string as_string(const Reply& reply, std::string_view what) {
-  if (reply.kind != Reply::Kind::string && reply.kind != Reply::Kind::status) {
-    throw Error(Errc::protocol, "audit: expected a string for " + std::string(what));
-  }
-  return reply.str;
-}
 
 // A string sample: at most kValueSample bytes kept, `truncated` when there were more.
 void keep_value(KeySample& sample, std::string value) {
@@ -41,9 +35,7 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     if (expire_time) commands.push_back({"PEXPIRETIME", key});
   }
   std::vector<Reply> replies = client.pipeline(commands);
-  const Reply& time = replies.at(0);
-  if (time.kind != Reply::Kind::array || time.elements.size() != 2) throw Error(Errc::protocol, "audit: unexpected TIME reply");
-  server_now_ms = std::stoll(time.elements[0].str) * 1000 + std::stoll(time.elements[1].str) / 1000;
+  server_now_ms = time_reply_ms(replies.at(0));
 
   std::vector<KeySample> samples(keys.size());
   std::vector<std::size_t> not_strings;
@@ -51,17 +43,22 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     KeySample& sample = samples[i];
     sample.key = keys[i];
     Reply& value = replies[1 + per_key * i];
-    sample.pttl_ms = replies[2 + per_key * i].integer;
+    // WRONGTYPE is the answer expected for a key that is not a string; any other error (an ACL's
+    // NOPERM) is Redis's to report.
+    const bool other_type = value.kind == Reply::Kind::error && value.str.starts_with("WRONGTYPE");
+    if (!other_type) string_reply(value, {"GETRANGE", keys[i]});
+    sample.pttl_ms = integer_reply(replies[2 + per_key * i], {"PTTL", keys[i]});
     if (expire_time) {
       const Reply& expire_at = replies[3 + per_key * i];
-      if (expire_at.kind == Reply::Kind::error) {
-        throw Error(Errc::server_reply, "PEXPIRETIME failed (" + expire_at.str + "): convert needs Redis 7.0 or later");
+      if (is_unknown_command(expire_at)) {
+        throw Error(Errc::server_reply, "PEXPIRETIME is unknown to this server (" + expire_at.str +
+                                            "): convert needs Redis 7.0 or later");
       }
-      sample.expire_at_ms = expire_at.integer;
+      sample.expire_at_ms = integer_reply(expire_at, {"PEXPIRETIME", keys[i]});
     }
     if (sample.pttl_ms == -2) {
       sample.type = "none";
-    } else if (value.kind == Reply::Kind::string) {
+    } else if (!other_type) {
       sample.type = "string";
       keep_value(sample, std::move(value.str));
     } else {
@@ -76,32 +73,32 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
   }
   replies = client.pipeline(commands);
   for (std::size_t j = 0; j < not_strings.size(); ++j) {
+    const std::string& key = keys[not_strings[j]];
     KeySample& sample = samples[not_strings[j]];
-    sample.type = as_string(replies[2 * j], "TYPE");
-    const Reply& fields = replies[2 * j + 1];
-    if (sample.type != "hash" || fields.kind != Reply::Kind::array) continue;
-    for (std::size_t k = 0; k + 1 < fields.elements.size(); k += 2) {
-      sample.fields.emplace_back(fields.elements[k].str, fields.elements[k + 1].str);
+    sample.type = string_reply(replies[2 * j], {"TYPE", key});
+    // HRANDFIELD answers WRONGTYPE for every other type: only a hash's answer means anything.
+    if (sample.type != "hash") continue;
+    const std::vector<Reply>& fields = array_reply(replies[2 * j + 1], {"HRANDFIELD", key});
+    for (std::size_t k = 0; k + 1 < fields.size(); k += 2) {
+      sample.fields.emplace_back(string_reply(fields[k], {"HRANDFIELD", key}), string_reply(fields[k + 1], {"HRANDFIELD", key}));
     }
   }
   return samples;
 }
 
 KeyScanner::KeyScanner(const Client& client, std::string pattern, int batch, bool expire_time)
-    : client_(client), pattern_(std::move(pattern)), count_(std::to_string(batch)), expire_time_(expire_time) {
-  if (batch < 1 || batch > 100000) throw Error(Errc::bad_option, "--batch must be between 1 and 100000");
-}
+    : client_(client), pattern_(std::move(pattern)), count_(std::to_string(batch)), expire_time_(expire_time) {}
 
 bool KeyScanner::next(std::vector<KeySample>& samples, std::int64_t& server_now_ms) {
   samples.clear();
   if (done_) return false;
   const Reply scan = client_.command({"SCAN", cursor_, "MATCH", pattern_, "COUNT", count_});
-  if (scan.kind != Reply::Kind::array || scan.elements.size() != 2) throw Error(Errc::protocol, "audit: unexpected SCAN reply");
-  cursor_ = as_string(scan.elements[0], "the SCAN cursor");
+  const std::vector<Reply>& parts = array_reply(scan, {"SCAN"});
+  if (parts.size() != 2) throw Error(Errc::protocol, "SCAN reply has " + std::to_string(parts.size()) + " elements, not 2");
+  cursor_ = string_reply(parts[0], {"SCAN"});
   done_ = cursor_ == "0";
   std::vector<std::string> keys;
-  keys.reserve(scan.elements[1].elements.size());
-  for (const Reply& key : scan.elements[1].elements) keys.push_back(key.str);
+  for (const Reply& key : array_reply(parts[1], {"SCAN"})) keys.push_back(string_reply(key, {"SCAN"}));
   if (!keys.empty()) samples = read_keys(client_, keys, server_now_ms, expire_time_);
   return true;
 }

@@ -15,13 +15,14 @@ namespace lockbridge::tools::audit {
 
 // Reads `keys`: each key's sample, and Redis TIME (epoch ms) into `server_now_ms`. With
 // `expire_time`, also each key's PEXPIRETIME (convert compares it exactly before it writes; audit
-// does without the extra command). Throws Error.
+// does without the extra command). Throws Error: server_reply for an error reply (an ACL's NOPERM)
+// naming the command and key, protocol for a reply of another shape (replies.hpp).
 std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms,
                                  bool expire_time = false);
 
 class KeyScanner {
  public:
-  // `pattern` is SCAN's MATCH; `batch` its COUNT (1 - 100000).
+  // `pattern` is SCAN's MATCH; `batch` its COUNT (1 to kMaxBatch, as batch_option() reads it).
   KeyScanner(const Client& client, std::string pattern, int batch, bool expire_time = false);
 
   // The next batch (possibly empty: SCAN may return no keys for a cursor step). false once the

@@ -13,6 +13,11 @@ namespace lockbridge::tools::bench {
 
 enum class Fault { none, pause, kill, skew, restart };
 
+// More clients than this is a load generator's job, not a lock benchmark's (and each has two connections).
+inline constexpr int kMaxClients = 256;
+// --ops: far more than any run can make, and far from the 64-bit ticket count's limit.
+inline constexpr std::int64_t kMaxOps = 1'000'000'000'000;
+
 std::string_view to_string(Fault fault) noexcept;
 // Throws Error{bad_option} for an unknown name.
 Fault fault_from_string(std::string_view name);
@@ -32,7 +37,8 @@ struct BenchConfig {
   int rtt_pings = 1000;                    // PINGs for rtt_us (at least 1000)
   bool progress = true;                    // a progress line on stderr for runs longer than 2 s
 
-  // Throws Error{bad_option} naming the bad setting.
+  // Throws Error{bad_option} naming the bad setting: settings that rule each other out (each one's
+  // own range is checked where it is read: the command line's helpers, cli_common.hpp).
   void validate() const;
   // "poll 100ms": how a client waits for a held lock.
   std::string wait_mode() const;

@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "replies.hpp"
+
 namespace lockbridge::tools::bench {
 namespace {
 constexpr std::string_view kPrefix = "cmdstat_";
@@ -34,7 +36,7 @@ CommandCounts read_commandstats(const Client& client) {
   // INFO (a node command) would not reach; on Redlock every master serves every lock.
   CommandCounts sum;
   for (const Client& master : client.masters()) {
-    for (const auto& [name, calls] : parse_commandstats(master.command({"INFO", "commandstats"}).str)) sum[name] += calls;
+    for (const auto& [name, calls] : parse_commandstats(string_reply(master.command({"INFO", "commandstats"}), {"INFO"}))) sum[name] += calls;
   }
   return sum;
 }

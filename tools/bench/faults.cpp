@@ -4,13 +4,17 @@
 #include <chrono>
 #include <thread>
 
+#include "saturating.hpp"
+
 namespace lockbridge::tools::bench {
 namespace {
 
 
 double ms_between(std::int64_t from, std::int64_t to) { return static_cast<double>(to - from) / 1e6; }
 
-std::int64_t ns(std::chrono::milliseconds duration) { return duration.count() * kNsPerMs; }
+// The lease and the run's duration are bounded (365 days, one day), far below the int64 limit in ns;
+// the sums below saturate all the same.
+std::int64_t ns(std::chrono::milliseconds duration) { return std::chrono::nanoseconds(duration).count(); }
 
 }  // namespace
 
@@ -22,7 +26,7 @@ FaultInjector::FaultInjector(const BenchConfig& config, SharedRun& run, Fleet& f
       admin_(admin),
       embedded_(embedded),
       // Early enough to leave room for the effect, late enough that every client is in its loop.
-      inject_at_(start_ns + std::min<std::int64_t>(ns(config.duration) / 4, 1000 * kNsPerMs)) {
+      inject_at_(add_saturating(start_ns, std::min<std::int64_t>(ns(config.duration) / 4, 1000 * kNsPerMs))) {
   if (config_.fault == Fault::none || config_.fault == Fault::skew) phase_ = Phase::done;  // skew is set up per client
 }
 
@@ -62,8 +66,8 @@ void FaultInjector::tick(std::int64_t now) {
         if (!catch_holder()) return;
         fault_ns_ = now_ns();
         phase_ = Phase::active;
-        keep_until_ = fault_ns_ + 2 * lease + 1000 * kNsPerMs;
-      } else if (now >= fault_ns_ + 2 * lease) {  // stopped for twice the lease
+        keep_until_ = add_saturating(add_saturating(fault_ns_, 2 * lease), 1000 * kNsPerMs);
+      } else if (now >= add_saturating(fault_ns_, 2 * lease)) {  // stopped for twice the lease
         fleet_.resume(victim_);
         cleared_ns_ = now_ns();
         phase_ = Phase::done;
@@ -85,7 +89,7 @@ void FaultInjector::tick(std::int64_t now) {
           failure_ = std::string("could not leave the check key for the killed client: ") + error.what();
         }
         phase_ = Phase::active;
-        keep_until_ = fault_ns_ + lease + 10'000 * kNsPerMs;  // give up waiting for a recovery after this
+        keep_until_ = add_saturating(add_saturating(fault_ns_, lease), 10'000 * kNsPerMs);  // give up waiting for a recovery
       } else if (control.acquisitions.load() > acquisitions_at_fault_) {
         keep_until_ = now + 500 * kNsPerMs;
         phase_ = Phase::done;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "output_file.hpp"
 #include "runner.hpp"
 
 namespace lockbridge::tools::bench {
@@ -15,8 +16,9 @@ struct PlotOutcome {
 };
 
 // `results` are compare's runs in order: for each workload, one run per strategy.
-// `workloads` and `strategies` name the rows and columns.
+// `workloads` and `strategies` name the rows and columns. gnuplot draws into `chart`, which is
+// committed only when it succeeded. Throws FileError when a file cannot be written.
 PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vector<std::string>& workloads,
-                       const std::vector<std::string>& strategies, const std::string& path);
+                       const std::vector<std::string>& strategies, OutputFile& chart);
 
 }  // namespace lockbridge::tools::bench

@@ -10,7 +10,9 @@
 
 #include "cli_common.hpp"
 #include "faults.hpp"
+#include "saturating.hpp"
 #include "fleet.hpp"
+#include "replies.hpp"
 #include "report.hpp"
 #include "shared_run.hpp"
 
@@ -34,11 +36,12 @@ std::string fresh_key() {
 bool claim_check_key(const Client& admin, const std::string& check_key) {
   const std::int64_t give_up = now_ns() + 2000 * kNsPerMs;
   for (;;) {
-    const Reply current = admin.command({"GET", check_key});
-    if (current.is_nil()) return true;
-    if (current.str == "0") return false;
+    const Reply reply = admin.command({"GET", check_key});
+    if (reply.is_nil()) return true;
+    const std::string current = string_reply(reply, {"GET", check_key});
+    if (current == "0") return false;
     if (now_ns() >= give_up) {
-      throw Error(Errc::bad_value, "check key '" + check_key + "' has held " + current.str +
+      throw Error(Errc::bad_value, "check key '" + check_key + "' has held " + current +
                                        " for 2 s: an earlier run died inside the critical section, or a client "
                                        "ignores the protocol; delete it or choose another --check-key");
     }
@@ -120,7 +123,8 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
 
   const CommandCounts before = read_commandstats(admin);
   const std::int64_t start = now_ns();
-  if (!config.ops) control.end_ns.store(start + config.duration.count() * kNsPerMs);
+  const std::int64_t planned_end = add_saturating(start, std::chrono::nanoseconds(config.duration).count());
+  if (!config.ops) control.end_ns.store(planned_end);
   control.go.store(true, std::memory_order_release);
 
   FaultInjector faults(config, run, fleet, admin, embedded, start);
@@ -132,7 +136,7 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
     const bool all_done = control.finished.load() + fleet.killed() >= config.clients;
     if (all_done || interrupted()) break;
     if (!config.ops) {
-      const std::int64_t end = std::max(start + config.duration.count() * kNsPerMs, faults.keep_running_until());
+      const std::int64_t end = std::max(planned_end, faults.keep_running_until());
       control.end_ns.store(end);
       if (now >= end) break;
     }

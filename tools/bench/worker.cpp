@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <thread>
 
+#include "cli_common.hpp"
+#include "saturating.hpp"
+
 namespace lockbridge::tools::bench {
 namespace {
 
 using std::chrono::milliseconds;
-
-void pause_for(milliseconds duration) {
-  if (duration > milliseconds::zero()) std::this_thread::sleep_for(duration);
-}
 
 // The resource a fenced lock protects, as docs/design.md shows it: it remembers the largest fence
 // it has seen and refuses a write carrying a smaller one (a holder whose lease ended meanwhile).
@@ -94,7 +93,7 @@ class Worker {
     sample.acquire_start_ns = now_ns();
     const std::int64_t end = control_.end_ns.load(std::memory_order_relaxed);
     const std::int64_t deadline =
-        std::min(end, sample.acquire_start_ns + std::chrono::nanoseconds(spec_.lock.acquire_timeout).count());
+        std::min(end, add_saturating(sample.acquire_start_ns, std::chrono::nanoseconds(spec_.lock.acquire_timeout).count()));
     bool acquired = false;
     try {
       acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - sample.acquire_start_ns)));
@@ -116,7 +115,7 @@ class Worker {
     }
     const bool entered = check_command("INCR", 1);
     if (entered) control_.holder.store(spec_.index, std::memory_order_release);
-    pause_for(spec_.hold);
+    pause(spec_.hold);
     // The hold's work ends with a write to the fenced resource: a holder paused past its lease
     // (--fault pause) writes late, with the fence of a lock that is someone else's by now.
     if (const auto fence = mutex_.fence()) {
@@ -133,7 +132,7 @@ class Worker {
     sample.release_end_ns = now_ns();
     sample.release = release_result(mutex_.last_error());
     run_.record(spec_.index, sample);
-    pause_for(spec_.think);
+    pause(spec_.think);
     return true;
   }
 
@@ -188,13 +187,20 @@ class Worker {
     }
   }
 
+  // --hold, --think and the pause after a failure may be long: the end of the run, or a signal
+  // (to this client's own process, or to the conductor, which then stops the run), cuts them short.
+  void pause(milliseconds duration) {
+    if (duration <= milliseconds::zero()) return;
+    sleep_unless(duration, [this] { return control_.stop.load(std::memory_order_relaxed) || interrupted(); });
+  }
+
   void fail(const std::string& message) {
     run_.note_error(spec_.index, message);
     control_.errors.fetch_add(1, std::memory_order_relaxed);
     failing_ = true;
     // A server that is down must not be hammered: wait a while (the longest retry sleep, at least
     // 10 ms) before the next cycle.
-    pause_for(std::max({spec_.lock.retry.interval, spec_.lock.retry.cap, milliseconds(10)}));
+    pause(std::max({spec_.lock.retry.interval, spec_.lock.retry.cap, milliseconds(10)}));
   }
 
   const WorkerSpec& spec_;

@@ -1,5 +1,6 @@
 #include "converter.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 
@@ -13,11 +14,21 @@ namespace lockbridge::tools::convert {
 
 namespace {
 
-// What a script reply says, or the error it carries.
-std::string outcome_of(const Reply& reply, std::string& error) {
-  if (reply.kind == Reply::Kind::string || reply.kind == Reply::Kind::status) return reply.str;
-  error = reply.kind == Reply::Kind::error ? reply.str : "unexpected reply";
-  return "error";
+// The rollback script's answers (the convert script's are the journal's kWriteOutcomes).
+constexpr std::string_view kRollbackOutcomes[] = {"restored", "not_restored", "expired"};
+
+// What the script answered for `key`: one of `known`, or kWriteFailed with Redis's error text in
+// `error`. Any other answer is not our script's: Error{protocol}.
+template <std::size_t N>
+std::string outcome_of(const Reply& reply, const std::string_view (&known)[N], std::string_view key, std::string& error) {
+  if (reply.kind == Reply::Kind::error) {
+    error = reply.str;
+    return std::string(kWriteFailed);
+  }
+  const bool text = reply.kind == Reply::Kind::string || reply.kind == Reply::Kind::status;
+  if (text && std::find(std::begin(known), std::end(known), reply.str) != std::end(known)) return reply.str;
+  throw Error(Errc::protocol, "the script's reply for " + quoted_key(key) + " is not one of its outcomes: " +
+                                  (text ? "'" + reply.str + "'" : "reply type " + std::to_string(static_cast<int>(reply.kind))));
 }
 
 void print_counts(std::ostream& out, const std::map<std::string, std::uint64_t>& counts) {
@@ -64,12 +75,12 @@ void ConvertTally::print(std::ostream& out, double seconds) const {
 }
 
 namespace {
-constexpr const char* kRollbackOutcomes[] = {"restored", "expired", "not_restored", "not_written"};
+constexpr const char* kRollbackCounts[] = {"restored", "expired", "not_restored", "not_written"};
 }  // namespace
 
 nlohmann::ordered_json RollbackTally::to_json(double seconds) const {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const char* name : kRollbackOutcomes) {
+  for (const char* name : kRollbackCounts) {
     const auto found = outcomes.find(name);
     out[name] = found == outcomes.end() ? 0 : found->second;
   }
@@ -80,7 +91,7 @@ nlohmann::ordered_json RollbackTally::to_json(double seconds) const {
 void RollbackTally::print(std::ostream& out, double seconds) const {
   out << "rollback in " << std::fixed << std::setprecision(2) << seconds << " s\n";
   std::map<std::string, std::uint64_t> counts;
-  for (const char* name : kRollbackOutcomes) counts[name] = outcomes.contains(name) ? outcomes.at(name) : 0;
+  for (const char* name : kRollbackCounts) counts[name] = outcomes.contains(name) ? outcomes.at(name) : 0;
   print_counts(out, counts);
 }
 
@@ -161,19 +172,27 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
   std::string first_error;
   for (std::size_t i = 0; i < replies.size(); ++i) {
     std::string error;
-    outcomes.emplace_back(&entries[i], outcome_of(replies[i], error));
+    outcomes.emplace_back(&entries[i], outcome_of(replies[i], kWriteOutcomes, entries[i].key, error));
     if (!error.empty() && first_error.empty()) first_error = quoted_key(entries[i].key) + ": " + error;
   }
-  journal_->write_outcomes(outcomes);
+  // Counted before the outcomes are journalled: the keys were written whether or not that succeeds.
   for (std::size_t i = 0; i < writes.size(); ++i) report(*writes[i].sample, writes[i].found, writes[i].plan, outcomes[i].second);
+  journal_->write_outcomes(outcomes);
   if (!first_error.empty()) throw Error(Errc::server_reply, "convert: the script failed for " + first_error);
 }
 
 // ---- rollback -----------------------------------------------------------------------------------
 
-RollbackTally rollback(const Client& client, JournalReader& journal, std::ostream* details) {
+bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally) {
+  std::vector<JournalRecord> batch;
+  // First the whole journal, one batch at a time: a malformed line anywhere stops it here, before
+  // any key is touched.
+  while (journal.next_batch(batch)) {
+    if (interrupted()) return false;
+  }
+  journal.rewind();
+
   ScriptBatch script(client, kRollbackKey);
-  RollbackTally tally;
   const auto report = [&](const JournalEntry& entry, const std::string& outcome) {
     ++tally.outcomes[outcome];
     if (details == nullptr) return;
@@ -183,34 +202,39 @@ RollbackTally rollback(const Client& client, JournalReader& journal, std::ostrea
     line["outcome"] = outcome;
     *details << dump_line(line) << '\n';
   };
-  std::vector<JournalRecord> batch;
   while (journal.next_batch(batch)) {
+    if (interrupted()) return false;  // between batches: the one read is not sent
     std::vector<const JournalEntry*> sent;
     std::vector<KeyCall> calls;
     for (const JournalRecord& record : batch) {
-      // A write convert skipped (changed, stale) left the key alone: there is nothing to undo.
+      const JournalEntry& entry = record.entry;
+      // A write convert skipped (changed, stale, error) left the key alone: there is nothing to undo.
       // No outcome at all means the run stopped after sending it: it may have happened.
       if (record.outcome && *record.outcome != "written" && *record.outcome != "deleted") {
-        report(record.entry, "not_written");
+        report(entry, "not_written");
         continue;
       }
-      const JournalEntry& entry = record.entry;
-      calls.push_back({entry.key,
-                       {std::string(to_string(entry.action)), entry.new_value, entry.old_value,
-                        std::to_string(entry.old_expire_at_ms)}});
+      // Convert deleted only stale stamps, whose lease had ended when it ran: recreating one would
+      // bring back a lock nobody holds (without a TTL, for a Java stamp), again on every rollback.
+      if (entry.action == Action::remove) {
+        report(entry, "expired");
+        continue;
+      }
+      calls.push_back({entry.key, {entry.new_value, entry.old_value, std::to_string(entry.old_expire_at_ms)}});
       sent.push_back(&entry);
     }
-    if (calls.empty()) continue;
-    const std::vector<Reply> replies = script.run(calls);
-    std::string first_error;
-    for (std::size_t i = 0; i < replies.size(); ++i) {
-      std::string error;
-      report(*sent[i], outcome_of(replies[i], error));
-      if (!error.empty() && first_error.empty()) first_error = quoted_key(sent[i]->key) + ": " + error;
+    if (!calls.empty()) {
+      const std::vector<Reply> replies = script.run(calls);
+      std::string first_error;
+      for (std::size_t i = 0; i < replies.size(); ++i) {
+        std::string error;
+        report(*sent[i], outcome_of(replies[i], kRollbackOutcomes, sent[i]->key, error));
+        if (!error.empty() && first_error.empty()) first_error = quoted_key(sent[i]->key) + ": " + error;
+      }
+      if (!first_error.empty()) throw Error(Errc::server_reply, "rollback: the script failed for " + first_error);
     }
-    if (!first_error.empty()) throw Error(Errc::server_reply, "rollback: the script failed for " + first_error);
   }
-  return tally;
+  return true;
 }
 
 }  // namespace lockbridge::tools::convert

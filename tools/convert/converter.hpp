@@ -40,8 +40,9 @@ class Converter {
             FreshIdentities fresh);
 
   // `samples` as read by read_keys(..., expire_time = true) with Redis TIME `server_now_ms`. Keys
-  // that changed since that read are skipped (Reason::changed), never overwritten. Throws Error;
-  // a script error reply is thrown after the batch's outcomes are journalled.
+  // that changed since that read are skipped (Reason::changed), never overwritten. Throws Error,
+  // FileError (the journal); a script error reply is thrown after the batch's outcomes are counted
+  // and journalled.
   void convert_batch(const std::vector<audit::KeySample>& samples, std::int64_t server_now_ms);
 
   const ConvertTally& tally() const noexcept { return tally_; }
@@ -67,8 +68,12 @@ struct RollbackTally {
   void print(std::ostream& out, double seconds) const;
 };
 
-// Restores every key in the journal that still holds what convert wrote (docs/migration.md).
-// `details` (may be null) gets one JSON line per journalled write with its outcome.
-RollbackTally rollback(const Client& client, JournalReader& journal, std::ostream* details);
+// Restores every key in the journal that still holds what convert wrote (docs/migration.md),
+// counting into `tally` as it goes (so the counts so far survive a throw). The whole journal is
+// read first, and a malformed line stops it before anything is sent. A write convert deleted is
+// never recreated: convert deletes only stamps whose lease had ended, so it counts as expired.
+// `details` (may be null) gets one JSON line per journalled write with its outcome. Returns false
+// when interrupted (between batches) before the end. Throws Error, FileError.
+bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally);
 
 }  // namespace lockbridge::tools::convert

@@ -1,9 +1,12 @@
 #include "journal.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "cli_common.hpp"
 #include "key_text.hpp"
@@ -14,10 +17,10 @@ namespace lockbridge::tools::convert {
 namespace {
 
 constexpr std::string_view kMagic = "lockbridge_convert_journal";
+// A header is a few hundred bytes; a first line longer than this is no journal's.
+constexpr std::size_t kMaxHeader = 1 << 20;
 
-[[noreturn]] void throw_io(const std::string& what, const std::string& path) {
-  throw Error(Errc::io, what + " '" + path + "': " + std::strerror(errno));
-}
+bool is_header(const nlohmann::json& line) { return line.is_object() && line.contains(kMagic); }
 
 nlohmann::ordered_json intent_line(const JournalEntry& entry) {
   nlohmann::ordered_json line;
@@ -65,6 +68,21 @@ JournalEntry entry_from(const nlohmann::json& line) {
 
 }  // namespace
 
+bool is_write_outcome(std::string_view outcome) noexcept {
+  return outcome == kWriteFailed ||
+         std::find(std::begin(kWriteOutcomes), std::end(kWriteOutcomes), outcome) != std::end(kWriteOutcomes);
+}
+
+bool is_convert_journal(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FileError("cannot read (to make sure it is not a convert journal)", path, errno);
+  std::string first;
+  for (char c = 0; first.size() < kMaxHeader && in.get(c) && c != '\n';) first.push_back(c);
+  if (in.bad()) throw FileError("cannot read (to make sure it is not a convert journal)", path, errno);
+  const nlohmann::json line = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
+  return is_header(line);
+}
+
 // ---- writing ------------------------------------------------------------------------------------
 
 JournalWriter::JournalWriter(const std::string& path, nlohmann::ordered_json header) : path_(path) {
@@ -74,7 +92,7 @@ JournalWriter::JournalWriter(const std::string& path, nlohmann::ordered_json hea
       throw Error(Errc::bad_option, "the journal '" + path + "' already exists; convert never overwrites a journal " +
                                         "(it may be needed for --rollback): name a new file");
     }
-    throw_io("cannot create the journal", path);
+    throw FileError("cannot create the journal", path, errno);
   }
   nlohmann::ordered_json first;
   first[std::string(kMagic)] = 1;
@@ -92,11 +110,11 @@ void JournalWriter::append(const std::string& lines) {
     const ssize_t n = ::write(fd_, lines.data() + written, lines.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw_io("writing the journal", path_);
+      throw FileError("writing the journal", path_, errno);
     }
     written += static_cast<std::size_t>(n);
   }
-  if (::fdatasync(fd_) != 0) throw_io("syncing the journal", path_);
+  if (::fdatasync(fd_) != 0) throw FileError("syncing the journal", path_, errno);
 }
 
 void JournalWriter::write_intents(const std::vector<JournalEntry>& entries) {
@@ -121,13 +139,29 @@ void JournalWriter::write_outcomes(const std::vector<std::pair<const JournalEntr
 
 // ---- reading ------------------------------------------------------------------------------------
 
-JournalReader::JournalReader(const std::string& path) : in_(path), path_(path) {
-  if (!in_) throw Error(Errc::bad_option, "cannot read the journal '" + path + "'");
-  auto first = next_line();
-  if (!first || !first->is_object() || !first->contains(kMagic)) {
-    throw Error(Errc::bad_option, "'" + path + "' is not a lockbridge convert journal");
+JournalReader::JournalReader(const std::string& path) : in_(path, std::ios::binary), path_(path) {
+  if (!in_) throw Error(Errc::bad_option, "cannot read the journal '" + path + "': " + std::strerror(errno));
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) {
+    throw Error(Errc::bad_option, "the journal '" + path + "' is not a regular file: rollback reads it twice (once to check it "
+                                  "before anything is sent)");
   }
+  read_header();
+}
+
+void JournalReader::read_header() {
+  auto first = next_line();
+  if (!first || !is_header(*first)) throw Error(Errc::bad_option, "'" + path_ + "' is not a lockbridge convert journal");
   header_ = std::move(*first);
+}
+
+void JournalReader::rewind() {
+  in_.clear();
+  in_.seekg(0);
+  if (!in_) throw FileError("reading the journal", path_, errno != 0 ? errno : EIO);
+  line_number_ = 0;
+  pushed_back_.reset();
+  read_header();
 }
 
 std::optional<nlohmann::json> JournalReader::next_line() {
@@ -144,6 +178,7 @@ std::optional<nlohmann::json> JournalReader::next_line() {
       throw Error(Errc::bad_option, "journal '" + path_ + "' line " + std::to_string(line_number_) + " is not JSON");
     }
   }
+  if (in_.bad()) throw FileError("reading the journal", path_, errno != 0 ? errno : EIO);
   return std::nullopt;
 }
 
@@ -155,9 +190,12 @@ bool JournalReader::next_batch(std::vector<JournalRecord>& batch) {
       if (line->contains("outcome")) {
         seen_outcome = true;
         const auto number = field<std::uint64_t>(*line, "n");
-        for (JournalRecord& record : batch) {
-          if (record.entry.number == number) record.outcome = field<std::string>(*line, "outcome");
-        }
+        const auto outcome = field<std::string>(*line, "outcome");
+        if (!is_write_outcome(outcome)) throw std::invalid_argument("unknown \"outcome\" '" + outcome + "'");
+        const auto planned = std::find_if(batch.begin(), batch.end(),
+                                          [&](const JournalRecord& record) { return record.entry.number == number; });
+        if (planned == batch.end()) throw std::invalid_argument("an outcome for write " + std::to_string(number) + ", not planned in its batch");
+        planned->outcome = outcome;
         continue;
       }
       if (seen_outcome) {  // the next batch's first planned write

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,16 +28,28 @@ struct JournalEntry {
   std::int64_t new_expire_at_ms = -1;
 };
 
+// What an outcome line says of a planned write: the convert script's answer, or kWriteFailed for
+// its error reply (the script writes nothing before it can fail).
+inline constexpr std::string_view kWriteOutcomes[] = {"written", "deleted", "changed", "stale"};
+inline constexpr std::string_view kWriteFailed = "error";
+bool is_write_outcome(std::string_view outcome) noexcept;
+
+// Whether `path` holds a convert journal: its first line is a JSON object with the key
+// "lockbridge_convert_journal". Throws FileError when it exists but cannot be read.
+bool is_convert_journal(const std::string& path);
+
 class JournalWriter {
  public:
   // Creates `path` (mode 0600: it holds lock values) and writes `header`. Refuses a file that
-  // already exists, so an earlier run's journal is never lost. Throws Error.
+  // already exists (Error{bad_option}), so an earlier run's journal is never lost. Throws
+  // FileError when it cannot be created or written.
   JournalWriter(const std::string& path, nlohmann::ordered_json header);
   ~JournalWriter();
   JournalWriter(const JournalWriter&) = delete;
   JournalWriter& operator=(const JournalWriter&) = delete;
 
-  // Appends the lines and returns once they are on disk (fdatasync). Throws Error{io}.
+  // Appends the lines and returns once they are on disk (fdatasync). Throws FileError (a full
+  // disk, a file-size limit): a torn last line is what rollback expects of such a failure.
   void write_intents(const std::vector<JournalEntry>& entries);
   void write_outcomes(const std::vector<std::pair<const JournalEntry*, std::string>>& outcomes);
 
@@ -53,17 +66,23 @@ struct JournalRecord {
 
 class JournalReader {
  public:
-  // Opens `path` and reads its header. Throws Error{bad_option} when it is not a convert journal.
+  // Opens `path` and reads its header. Throws Error{bad_option} when it cannot be opened, is not a
+  // regular file (it is read twice: see rewind()) or is not a convert journal.
   explicit JournalReader(const std::string& path);
   const nlohmann::json& header() const noexcept { return header_; }
 
   // The next batch of planned writes with their outcomes; false at the end. A torn last line (the
   // run died while writing it, so none of its writes were sent) is skipped. Throws Error{bad_option}
-  // for a malformed line anywhere else.
+  // naming the line for a malformed line anywhere else (not JSON, a field missing, an outcome for a
+  // write not planned in its batch, an unknown outcome), FileError when reading fails.
   bool next_batch(std::vector<JournalRecord>& batch);
+  // Back to the first batch: rollback reads the whole journal once to check it before it sends
+  // anything, then again to apply it, holding one batch at a time.
+  void rewind();
 
  private:
   std::optional<nlohmann::json> next_line();
+  void read_header();
 
   std::ifstream in_;
   std::string path_;

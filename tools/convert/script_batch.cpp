@@ -1,6 +1,7 @@
 #include "script_batch.hpp"
 
 #include "lockbridge/error.hpp"
+#include "replies.hpp"
 
 namespace lockbridge::tools::convert {
 
@@ -9,9 +10,7 @@ bool is_noscript(const Reply& reply) { return reply.kind == Reply::Kind::error &
 }  // namespace
 
 void ScriptBatch::load() {
-  const Reply sha = client_.command({"SCRIPT", "LOAD", source_});
-  if (sha.kind != Reply::Kind::string) throw Error(Errc::protocol, "convert: unexpected SCRIPT LOAD reply");
-  sha_ = sha.str;
+  sha_ = string_reply(client_.command({"SCRIPT", "LOAD", source_}), {"SCRIPT LOAD"});
 }
 
 std::vector<Reply> ScriptBatch::run(const std::vector<KeyCall>& calls) {

@@ -31,21 +31,19 @@ redis.call('SET', KEYS[1], ARGV[4], 'PXAT', ARGV[5])
 return 'written'
 )lua";
 
-// KEYS[1] the key. ARGV: [1] the journalled action, [2] the value convert wrote, [3] the value it
-// replaced, [4] that value's PEXPIRETIME (-1: no TTL). Restores the old value and expiry if the key
-// still holds what convert wrote (for a delete: is still absent). Returns 'restored',
-// 'not_restored' (it holds something else: left alone) or 'expired' (the old lease has ended
-// since: the key is removed, as the old lock would have been by now).
+// KEYS[1] the key. ARGV: [1] the value convert wrote, [2] the value it replaced, [3] that value's
+// PEXPIRETIME (-1: no TTL). Restores the old value and expiry if the key still holds what convert
+// wrote. Returns 'restored', 'not_restored' (it holds something else: left alone) or 'expired'
+// (the old lease has ended since: the key is removed, as the old lock would have been by now).
+// Convert's deletes are never undone (rollback() in converter.cpp): it deletes only stamps whose
+// lease had already ended.
 inline constexpr std::string_view kRollbackKey = R"lua(
-local kind = redis.call('TYPE', KEYS[1]).ok
-if ARGV[1] == 'delete' then
-  if kind ~= 'none' then return 'not_restored' end
-elseif kind ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[2] then
+if redis.call('TYPE', KEYS[1]).ok ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 'not_restored'
 end
-local old_at = tonumber(ARGV[4])
+local old_at = tonumber(ARGV[3])
 if old_at < 0 then
-  redis.call('SET', KEYS[1], ARGV[3])
+  redis.call('SET', KEYS[1], ARGV[2])
   return 'restored'
 end
 local t = redis.call('TIME')
@@ -54,7 +52,7 @@ if old_at <= now_ms then
   redis.call('DEL', KEYS[1])
   return 'expired'
 end
-redis.call('SET', KEYS[1], ARGV[3], 'PXAT', ARGV[4])
+redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 'restored'
 )lua";
 

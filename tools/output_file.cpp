@@ -1,0 +1,180 @@
+#include "output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "cli_common.hpp"
+#include "convert/journal.hpp"
+
+namespace lockbridge::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The file `path` names once its symlinks are followed, even when the last one dangles (then the
+// file it would create). Relative link targets are relative to the link's own directory.
+std::string target_of(const std::string& path) {
+  fs::path at = path;
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit (ELOOP)
+    std::error_code error;
+    if (!fs::is_symlink(fs::symlink_status(at, error))) break;
+    const fs::path link = fs::read_symlink(at, error);
+    if (error) break;
+    at = link.is_absolute() ? link : at.parent_path() / link;
+  }
+  return at.string();
+}
+
+// What a file is, to tell whether two names are one file: device and inode when it exists (this
+// sees through hard links and symlinks), else where its name leads.
+struct Identity {
+  bool exists = false;
+  bool regular = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  fs::path where;
+};
+
+Identity from_stat(const struct stat& status) {
+  Identity identity;
+  identity.exists = true;
+  identity.regular = S_ISREG(status.st_mode);
+  identity.device = status.st_dev;
+  identity.inode = status.st_ino;
+  return identity;
+}
+
+Identity identify(const std::string& path) {
+  struct stat status {};
+  Identity identity = ::stat(path.c_str(), &status) == 0 ? from_stat(status) : Identity{};
+  std::error_code error;
+  identity.where = fs::weakly_canonical(fs::absolute(target_of(path), error), error);
+  if (error) identity.where = fs::absolute(path, error).lexically_normal();
+  return identity;
+}
+
+bool same_file(const Identity& a, const Identity& b) {
+  if (a.exists != b.exists) return false;
+  if (a.exists) return a.device == b.device && a.inode == b.inode;
+  return a.where == b.where;
+}
+
+// Only regular files (and names not yet taken) can be replaced, and so lost.
+bool replaceable(const Identity& identity) { return !identity.exists || identity.regular; }
+
+std::string named(const NamedFile& file) {
+  return file.path.empty() ? file.option : file.option + " '" + file.path + "'";
+}
+
+// A new empty file next to `target`, created with the usual permissions (umask), never one that
+// exists already. Returns its descriptor; `path` is set to its name.
+int create_temporary(const std::string& target, const std::string& option, std::string& path) {
+  const fs::path where = target;
+  const fs::path dir = where.parent_path().empty() ? fs::path(".") : where.parent_path();
+  std::random_device random;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    char suffix[24];
+    std::snprintf(suffix, sizeof suffix, ".lockbridge-%08x", static_cast<unsigned>(random()));
+    path = (dir / ("." + where.filename().string() + suffix)).string();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) throw FileError("cannot create the " + option + " file next to", target, errno);
+  }
+  throw FileError("cannot create the " + option + " file next to", target, EEXIST);
+}
+
+}  // namespace
+
+void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
+  std::vector<std::pair<NamedFile, Identity>> seen;
+  for (const NamedFile& input : inputs) seen.emplace_back(input, identify(input.path));
+  // Standard output redirected to a file is an output too: --details cannot share it.
+  struct stat status {};
+  if (::fstat(STDOUT_FILENO, &status) == 0) seen.emplace_back(NamedFile{"standard output", ""}, from_stat(status));
+  for (const NamedFile& output : outputs) {
+    const Identity identity = identify(output.path);
+    if (!replaceable(identity)) continue;
+    for (const auto& [other, other_identity] : seen) {
+      if (replaceable(other_identity) && same_file(identity, other_identity)) {
+        throw Error(Errc::bad_option, named(output) + " is the same file as " + named(other) +
+                                          ": a command never writes over its own input, journal or other output");
+      }
+    }
+    if (identity.exists && convert::is_convert_journal(output.path)) {
+      throw Error(Errc::bad_option, named(output) + " is a lockbridge convert journal, which is never overwritten "
+                                                    "(it may be needed for --rollback): name another file");
+    }
+    seen.emplace_back(output, identity);
+  }
+}
+
+// ---- OutputFile ---------------------------------------------------------------------------------
+
+OutputFile::OutputFile(NamedFile file) : file_(std::move(file)), stream_(nullptr) {
+  struct stat status {};
+  const bool exists = ::stat(file_.path.c_str(), &status) == 0;
+  int fd = -1;
+  if (exists && !S_ISREG(status.st_mode)) {
+    direct_ = true;
+    target_ = write_path_ = file_.path;
+    fd = ::open(file_.path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw FileError("cannot open the " + file_.option + " file", file_.path, errno);
+  } else {
+    target_ = target_of(file_.path);
+    // Renaming needs only the directory's permission: keep a read-only file's protection.
+    if (exists && ::access(target_.c_str(), W_OK) != 0) {
+      throw FileError("cannot write the " + file_.option + " file", file_.path, errno);
+    }
+    fd = create_temporary(target_, file_.option, write_path_);
+    if (exists) ::fchmod(fd, status.st_mode & 07777);
+  }
+  buffer_ = std::make_unique<FdBuffer>(fd, /*owned=*/true);
+  stream_.rdbuf(buffer_.get());
+}
+
+OutputFile::~OutputFile() {
+  stream_.rdbuf(nullptr);
+  buffer_.reset();
+  if (!committed_ && !direct_) ::unlink(write_path_.c_str());
+}
+
+void OutputFile::commit() {
+  const std::string what = " the " + file_.option + " file";
+  stream_.flush();
+  if (buffer_->error() != 0 || !stream_) throw FileError("writing" + what, file_.path, buffer_->error() != 0 ? buffer_->error() : EIO);
+  // A FIFO or a terminal has nothing to sync; a regular file must be on disk before it replaces one.
+  if (!direct_ && ::fsync(buffer_->fd()) != 0) throw FileError("syncing" + what, file_.path, errno);
+  if (!buffer_->close()) throw FileError("writing" + what, file_.path, errno);
+  if (!direct_) {
+    if (::rename(write_path_.c_str(), target_.c_str()) != 0) throw FileError("replacing" + what, file_.path, errno);
+    committed_ = true;
+    // The rename itself is on disk once the directory is (some file systems cannot sync one: EINVAL).
+    const std::string dir = fs::path(target_).parent_path().empty() ? "." : fs::path(target_).parent_path().string();
+    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd >= 0) {
+      const bool synced = ::fsync(dir_fd) == 0 || errno == EINVAL;
+      const int error = errno;
+      ::close(dir_fd);
+      if (!synced) throw FileError("syncing the directory of" + what, file_.path, error);
+    }
+  }
+  committed_ = true;
+}
+
+void OutputFile::finish(bool complete, std::string_view command) {
+  if (complete) {
+    commit();
+    return;
+  }
+  std::cerr << "lockbridge " << command << ": the run was interrupted: " << named(file_) << " is left as it was\n";
+}
+
+}  // namespace lockbridge::tools

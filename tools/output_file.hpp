@@ -1,0 +1,66 @@
+// The files a command writes (audit, convert and rollback --details, compare --json and --plot) and
+// reads (rollback's journal), under one rule, so that a slip on the command line cannot eat data:
+// no output is an input or another output of the same command, however it is spelt (a symlink, a
+// hard link, "./"); no output replaces a convert journal; and an output is replaced whole or not at
+// all. docs/migration.md, "Output files", states the rule for users.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fd_buffer.hpp"
+
+namespace lockbridge::tools {
+
+// A file named on the command line, by the option that named it.
+struct NamedFile {
+  std::string option;  // "--details"
+  std::string path;
+};
+
+// Call before anything is created or sent. Throws Error{bad_option} naming both options when an
+// output is one of `inputs` or another of `outputs` (or the file standard output goes to), and
+// when an output is an existing convert journal. Outputs that exist and are not regular files
+// (/dev/null, a FIFO, a terminal) are written straight through and replace nothing: they are not
+// compared.
+void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
+
+// One output. A regular file (or one that does not exist yet; through a symlink, the file the link
+// names) is written to a temporary file in the same directory, which commit() renames over it once
+// complete: until then, and for ever if the command fails or is interrupted, the target is left
+// exactly as it was. A target that exists and is not a regular file is written directly.
+class OutputFile {
+ public:
+  // Creates the temporary file (or opens the target). Throws FileError.
+  explicit OutputFile(NamedFile file);
+  ~OutputFile();  // without commit(): removes the temporary file
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& stream() noexcept { return stream_; }
+  // Where another program (gnuplot) should write instead of stream(): the temporary file, or the
+  // target when it is written directly.
+  const std::string& write_path() const noexcept { return write_path_; }
+  const NamedFile& file() const noexcept { return file_; }
+
+  // Flushes, syncs to disk and renames the temporary file over the target. Throws FileError for
+  // any write, flush, sync or rename that failed, including earlier writes to stream().
+  void commit();
+  // The end of a command's run: commit() when it went to the end; otherwise (interrupted) the
+  // target is left as it was, which is said on stderr under `command`'s name.
+  void finish(bool complete, std::string_view command);
+
+ private:
+  NamedFile file_;
+  std::string target_;      // the file to replace: the path, or what its symlinks name
+  std::string write_path_;  // the temporary file, or the target when written directly
+  bool direct_ = false;
+  bool committed_ = false;
+  std::unique_ptr<FdBuffer> buffer_;
+  std::ostream stream_;
+};
+
+}  // namespace lockbridge::tools

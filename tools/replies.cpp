@@ -1,0 +1,91 @@
+#include "replies.hpp"
+
+#include <charconv>
+#include <optional>
+
+#include "key_text.hpp"
+#include "lockbridge/error.hpp"
+
+namespace lockbridge::tools {
+
+namespace {
+
+std::string describe(Asked asked) {
+  std::string text(asked.command);
+  if (!asked.key.empty()) text += " " + quoted_key(asked.key);
+  return text;
+}
+
+std::string_view kind_name(Reply::Kind kind) noexcept {
+  switch (kind) {
+    case Reply::Kind::nil:
+      return "nil";
+    case Reply::Kind::string:
+      return "a string";
+    case Reply::Kind::status:
+      return "a status";
+    case Reply::Kind::integer:
+      return "an integer";
+    case Reply::Kind::array:
+      return "an array";
+    case Reply::Kind::error:
+      return "an error";
+  }
+  return "an unknown reply";
+}
+
+[[noreturn]] void wrong_shape(const Reply& reply, Asked asked, std::string_view expected) {
+  expect_no_error(reply, asked);
+  throw Error(Errc::protocol, describe(asked) + ": expected " + std::string(expected) + ", got " + std::string(kind_name(reply.kind)));
+}
+
+std::optional<std::int64_t> decimal(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+void expect_no_error(const Reply& reply, Asked asked) {
+  if (reply.kind == Reply::Kind::error) throw Error(Errc::server_reply, describe(asked) + ": " + reply.str);
+}
+
+bool is_unknown_command(const Reply& reply) noexcept {
+  return reply.kind == Reply::Kind::error && reply.str.starts_with("ERR unknown command");
+}
+
+std::string string_reply(const Reply& reply, Asked asked) {
+  if (reply.kind != Reply::Kind::string && reply.kind != Reply::Kind::status) wrong_shape(reply, asked, "a string");
+  return reply.str;
+}
+
+std::int64_t integer_reply(const Reply& reply, Asked asked) {
+  if (reply.kind != Reply::Kind::integer) wrong_shape(reply, asked, "an integer");
+  return reply.integer;
+}
+
+const std::vector<Reply>& array_reply(const Reply& reply, Asked asked) {
+  if (reply.kind != Reply::Kind::array) wrong_shape(reply, asked, "an array");
+  return reply.elements;
+}
+
+std::int64_t time_reply_ms(const Reply& reply) {
+  const Asked asked{"TIME"};
+  const std::vector<Reply>& parts = array_reply(reply, asked);
+  if (parts.size() != 2) throw Error(Errc::protocol, "TIME reply has " + std::to_string(parts.size()) + " elements, not 2");
+  const std::string seconds_text = string_reply(parts[0], asked);
+  const std::string micros_text = string_reply(parts[1], asked);
+  const auto seconds = decimal(seconds_text);
+  const auto micros = decimal(micros_text);
+  // Bounded so that the milliseconds, and the sums audit makes with them, fit in 64 bits.
+  constexpr std::int64_t kMaxSeconds = std::int64_t{1} << 40;  // some 35000 years
+  if (!seconds || !micros || *seconds < 0 || *seconds > kMaxSeconds || *micros < 0 || *micros > 999'999) {
+    throw Error(Errc::protocol, "TIME reply '" + seconds_text + "' '" + micros_text +
+                                    "' is not a number of seconds and microseconds");
+  }
+  return *seconds * 1000 + *micros / 1000;
+}
+
+}  // namespace lockbridge::tools

@@ -1,0 +1,37 @@
+// Every check of the shape of a reply the CLI reads from Redis in a pipeline (Client::command
+// throws on error replies itself; Client::pipeline hands them back in place). An error reply is
+// Errc::server_reply with Redis's own text and the command (and key) it answered, never a
+// "malformed reply" or a guess at its cause; a reply of the wrong shape is Errc::protocol saying
+// what was expected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockbridge/client.hpp"
+
+namespace lockbridge::tools {
+
+// What a reply answered, for messages: "GETRANGE \"lock:1\"", "TIME".
+struct Asked {
+  std::string_view command;
+  std::string_view key = {};
+};
+
+// Throws Error{server_reply} when `reply` is an error reply.
+void expect_no_error(const Reply& reply, Asked asked);
+// Whether `reply` is Redis's "unknown command" error (a command older servers do not have).
+bool is_unknown_command(const Reply& reply) noexcept;
+
+// The reply's content, or the Error above (error reply) or Error{protocol} (another shape).
+std::string string_reply(const Reply& reply, Asked asked);  // a bulk or status string
+std::int64_t integer_reply(const Reply& reply, Asked asked);
+const std::vector<Reply>& array_reply(const Reply& reply, Asked asked);
+
+// TIME's reply as epoch milliseconds: two decimal numbers, seconds and microseconds. Anything else
+// is Error{protocol} ("TIME reply ... is not a number").
+std::int64_t time_reply_ms(const Reply& reply);
+
+}  // namespace lockbridge::tools
