@@ -148,6 +148,11 @@ TEST(CliFiles, AFailedDetailsWriteLeavesThePreviousFileWholeAndIsAFileError) {
   EXPECT_THAT(run.errors, HasSubstr("[file]")) << run;
   EXPECT_EQ(contents(details), "the previous run\n");
   EXPECT_EQ(scratch.names(), std::vector<std::string>{"details.jsonl"}) << "no temporary file is left behind";
+
+  // A full disk, written directly (a device is never renamed over).
+  const CliRun full = run_cli("audit --match '*" + space.tag + "*' --details /dev/full");
+  EXPECT_EQ(full.exit_code, 5) << full;
+  EXPECT_THAT(full.errors, HasSubstr("'/dev/full': No space left on device [file]")) << full;
 }
 
 TEST(CliFiles, ATargetIsReplacedThroughItsSymlinkAndOneThatIsNotARegularFileIsWrittenDirectly) {
