@@ -92,6 +92,20 @@ TEST(Bench, BadOptionsExitTwo) {
   EXPECT_EQ(run_cli("bench --fault restart --ops 10").exit_code, 2);  // --url given: cannot restart it
 }
 
+TEST(Bench, AKeyOfAnotherTypeStopsTheRunWithExitTwoInsteadOfRetryingForEver) {
+  const std::string key = unique_key("bench");
+  raw({"HSET", key, "f", "v"});
+  for (const std::string limit : {"--ops 5", "--duration 600"}) {
+    SCOPED_TRACE(limit);
+    const CliRun run = run_cli("bench --json --clients 2 " + limit + protocol_keys(key), true, "timeout -s KILL 30");
+    EXPECT_EQ(run.exit_code, 2) << run;
+    EXPECT_THAT(run.errors, ::testing::HasSubstr("[wrong_type]")) << run;
+    EXPECT_EQ(raw({"HGET", key, "f"}).str, "v");
+    EXPECT_EQ(raw({"EXISTS", key + ":check"}).integer, 0) << "the check key is cleaned up";
+  }
+  raw({"DEL", key});
+}
+
 // A client in another program that follows the protocol on the same key and check key joins the
 // run; a client that enters the critical section without the lock is counted as a violation.
 class ForeignClient {

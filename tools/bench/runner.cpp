@@ -178,6 +178,14 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
   } catch (const Error& error) {
     result.first_errors.push_back(std::string("after the run: ") + error.what());
   }
+  if (const int bad_input = control.bad_input.load(); bad_input != 0) {
+    // The clients' first error says what was wrong; it already ends in the code's description.
+    const auto errc = static_cast<Errc>(bad_input);
+    std::string first = result.first_errors.empty() ? std::string("an acquire failed") : result.first_errors.front();
+    const std::string suffix = ": " + make_error_code(errc).message();
+    if (first.ends_with(suffix)) first.resize(first.size() - suffix.size());
+    throw Error(errc, "bench stopped: the lock key cannot be used (" + first + ")");
+  }
   result.config = std::move(config);
   return result;
 }

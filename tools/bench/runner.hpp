@@ -34,7 +34,8 @@ struct BenchResult {
 };
 
 // `embedded` is the server behind `url` when lockbridge started it (restart needs it), else null.
-// Throws Error for a bad configuration, an unreachable server, or a check key already in use.
+// Throws Error for a bad configuration, an unreachable server, a check key already in use, or a lock
+// key that every acquire refuses as bad input (wrong_type, bad_value: the run stops at the first).
 BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis* embedded);
 
 }  // namespace lockbridge::tools::bench

@@ -56,6 +56,9 @@ struct RunControl {
   std::atomic<bool> check_paused{false};
   std::atomic<int> checks_in_flight{0};
   std::atomic<int> restarts{0};    // a connection from before a restart is dead: drop it first
+  // The Errc of an acquire that failed on bad input (a key of another type, an unparsable value):
+  // it fails the same way on every attempt, so the run stops; 0 while none did.
+  std::atomic<int> bad_input{0};
 
   // Claims one acquisition; false when --ops is used up.
   bool take_ticket() noexcept { return tickets.fetch_sub(1, std::memory_order_relaxed) > 0; }

@@ -97,6 +97,15 @@ class Worker {
     bool acquired = false;
     try {
       acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - sample.acquire_start_ns)));
+    } catch (const Error& error) {
+      // Bad input (exit 2 for `hold`) fails every later attempt too: stop the run, not retry for ever.
+      if (exit_code_for(error) == kExitUsage) {
+        int none = 0;
+        control_.bad_input.compare_exchange_strong(none, static_cast<int>(error.errc()));
+        control_.stop.store(true);
+      }
+      fail(error.what());
+      return false;
     } catch (const std::exception& error) {
       fail(error.what());
       return false;
