@@ -13,7 +13,7 @@
 namespace lockbridge::tools::bench {
 
 struct RenewalResult {
-  int locks = 0;
+  int locks = 0;  // taken: fewer than asked when a signal stopped the taking
   std::chrono::milliseconds lease{};
   double seconds = 0;
   std::uint64_t renewals = 0;
@@ -21,7 +21,8 @@ struct RenewalResult {
   int still_held = 0;  // locks held at the end (all of them, unless a lease was lost)
 };
 
-// `options` must have the watchdog on. Throws Error on Redis failures.
+// `options` must have the watchdog on. A signal (interrupted()) stops taking locks and ends the
+// hold. Throws Error on Redis failures.
 RenewalResult run_renewal_bench(const std::string& url, const MutexOptions& options, int locks,
                                 std::chrono::milliseconds duration);
 

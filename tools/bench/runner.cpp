@@ -119,7 +119,8 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
   control.end_ns.store(INT64_MAX);
   const std::vector<WorkerSpec> specs = worker_specs(config, url);
   Fleet fleet(specs, run, config.procs);
-  while (control.ready.load() < config.clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // A signal ends this wait too: a client process that died before it was ready never will be.
+  while (control.ready.load() < config.clients && !interrupted()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   const CommandCounts before = read_commandstats(admin);
   const std::int64_t start = now_ns();
