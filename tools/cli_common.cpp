@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "fd_buffer.hpp"
+#include "lockbridge/deadline.hpp"
 #include "lockbridge/version.hpp"
-#include "saturating.hpp"
 
 namespace lockbridge::tools {
 namespace {

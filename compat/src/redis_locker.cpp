@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "option_limits.hpp"
 #include "random.hpp"
 
 namespace lockbridge::compat {
@@ -31,9 +32,11 @@ MutexOptions RedisLocker::mutex_options(std::chrono::seconds expire) const {
 
 bool RedisLocker::acquireLockWithTimeout(std::chrono::seconds lockKeyExpireSecond, const std::string& lockKey,
                                          bool isWait) {
-  if (lockKeyExpireSecond < std::chrono::seconds(1)) {
-    throw Error(Errc::bad_option, "RedisLocker: lockKeyExpireSecond must be at least 1 s, got " +
-                                      std::to_string(lockKeyExpireSecond.count()));
+  // Checked in seconds: a longer expiry would overflow on its way to the lease in milliseconds.
+  if (lockKeyExpireSecond < std::chrono::seconds(1) ||
+      lockKeyExpireSecond > std::chrono::duration_cast<std::chrono::seconds>(lockbridge::detail::kMaxDuration)) {
+    throw Error(Errc::bad_option, "RedisLocker: lockKeyExpireSecond must be between 1 s and 365 days, got " +
+                                      std::to_string(lockKeyExpireSecond.count()) + " s");
   }
   Mutex mutex(client_, lockKey, mutex_options(lockKeyExpireSecond));
   const bool acquired = isWait ? mutex.try_lock_for(Mutex::kNoDeadline) : mutex.try_lock();

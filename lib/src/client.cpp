@@ -7,15 +7,20 @@
 
 #include "client_state.hpp"
 #include "lockbridge/error.hpp"
+#include "option_limits.hpp"
 
 namespace lockbridge {
 
 void ClientOptions::validate() const {
   using std::chrono::milliseconds;
-  if (connect_timeout <= milliseconds::zero()) throw Error(Errc::bad_option, "connect_timeout must be positive");
-  if (command_timeout <= milliseconds::zero()) throw Error(Errc::bad_option, "command_timeout must be positive");
-  if (pool_size == 0) throw Error(Errc::bad_option, "pool_size must be at least 1");
-  if (reconnect_backoff < milliseconds::zero()) throw Error(Errc::bad_option, "reconnect_backoff must not be negative");
+  detail::require_within("connect_timeout", connect_timeout, milliseconds(1));
+  detail::require_within("command_timeout", command_timeout, milliseconds(1));
+  // Each is a socket, and the pool reserves room for all of them up front.
+  if (pool_size == 0 || pool_size > kMaxPoolSize) {
+    throw Error(Errc::bad_option, "pool_size must be between 1 and " + std::to_string(kMaxPoolSize) + ", got " +
+                                      std::to_string(pool_size));
+  }
+  detail::require_within("reconnect_backoff", reconnect_backoff, milliseconds::zero());
 }
 
 namespace detail {

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include <array>
+#include <charconv>
 #include <cerrno>
 #include <chrono>
 
@@ -267,6 +268,36 @@ void throw_if_error(const redisReply& reply, std::string_view context) {
   const std::string_view text = as_view(reply);
   const Errc code = text.starts_with("WRONGTYPE") ? Errc::wrong_type : Errc::server_reply;
   throw Error(code, std::string(context) + ": " + std::string(text));
+}
+
+void throw_if_script_error(const redisReply& reply, std::string_view context, std::span<const std::string> keys) {
+  if (reply.type != REDIS_REPLY_ERROR) return;
+  const std::string_view text = as_view(reply);
+  std::string message;
+  std::size_t from = 0;
+  for (std::size_t at = text.find("KEYS["); at != std::string_view::npos; at = text.find("KEYS[", from)) {
+    message.append(text.substr(from, at - from));
+    const std::size_t digits = at + 5;
+    std::size_t index = 0;
+    const auto [end, ec] = std::from_chars(text.data() + digits, text.data() + text.size(), index);
+    const std::size_t close = static_cast<std::size_t>(end - text.data());
+    if (ec == std::errc() && close < text.size() && text[close] == ']' && index >= 1 && index <= keys.size()) {
+      message.append(printable_key(keys[index - 1]));
+      from = close + 1;
+    } else {
+      message.append("KEYS[");
+      from = digits;
+    }
+  }
+  message.append(text.substr(from));
+  Errc code = Errc::server_reply;
+  if (text.starts_with("WRONGTYPE")) {
+    code = Errc::wrong_type;
+  } else if (text.find("is not an integer") != std::string_view::npos ||
+             text.find("would overflow") != std::string_view::npos) {
+    code = Errc::bad_value;
+  }
+  throw Error(code, std::string(context) + ": " + message);
 }
 
 void unexpected_reply(const redisReply& reply, std::string_view expected, std::string_view context) {

@@ -118,6 +118,12 @@ class Connection {
 // Errc::server_reply. `context` names the operation, e.g. "acquire 'orders:42'".
 void throw_if_error(const redisReply& reply, std::string_view context);
 
+// throw_if_error for the reply of one of our scripts (scripts.hpp). A script names the key an error
+// is about as "KEYS[n]", replaced here by that key of `keys` (quoted, escaped): a key's bytes never
+// travel inside a Redis error line. Besides WRONGTYPE, a counter Redis cannot increment (not an
+// integer, or at its maximum) maps to Errc::bad_value.
+void throw_if_script_error(const redisReply& reply, std::string_view context, std::span<const std::string> keys);
+
 // Shape checks that throw Errc::protocol naming what was expected.
 std::int64_t expect_integer(const redisReply& reply, std::string_view context);
 [[noreturn]] void unexpected_reply(const redisReply& reply, std::string_view expected, std::string_view context);

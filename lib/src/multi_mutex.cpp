@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -168,20 +167,7 @@ class MultiMutexCore {
 
   MultiAttempt parse_acquire(const redisReply& reply) const {
     const std::string context = describe_keys("acquire", keys_);
-    if (reply.type == REDIS_REPLY_ERROR) {
-      // "WRONGTYPE lock key <i> of <n> holds a <type>, not a string": name the key itself.
-      constexpr std::string_view kPrefix = "WRONGTYPE lock key ";
-      const std::string_view text = as_view(reply);
-      std::size_t index = 0;
-      if (text.starts_with(kPrefix)) {
-        const char* first = text.data() + kPrefix.size();
-        (void)std::from_chars(first, text.data() + text.size(), index);
-      }
-      if (index >= 1 && index <= keys_.size()) {
-        throw Error(Errc::wrong_type, describe("acquire", keys_[index - 1]) + ": " + std::string(text));
-      }
-      throw_if_error(reply, context);
-    }
+    throw_if_script_error(reply, context, keys_);
     const redisReply& array = expect_array(reply, 1, context);
     MultiAttempt result;
     if (expect_integer(*array.element[0], context) == 1) {

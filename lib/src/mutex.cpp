@@ -8,6 +8,7 @@
 #include "cluster/key_slot.hpp"
 #include "companion_keys.hpp"
 #include "lease/lease.hpp"
+#include "option_limits.hpp"
 #include "random.hpp"
 #include "redlock/quorum.hpp"
 #include "strategy.hpp"
@@ -82,7 +83,7 @@ class MutexCore {
     AcquireAttempt result;
     std::optional<Error> lost_reply;
     try {
-      state_->with_connection(key_, [&](Connection& connection) {
+      on_connection("acquire", [&](Connection& connection) {
         result = strategy_->try_acquire(connection, key_, request);
         if (result.acquired && !replicas_acknowledge(connection, result.value, "acquire")) throw replica_shortfall("acquire");
       });
@@ -200,7 +201,7 @@ class MutexCore {
         if (quorum_->extend(key_, held, lease).held) value = held;
         if (value) lease_->renewed(*value, started + lease - Quorum::drift(lease));
       } else {
-        state_->with_connection(key_, [&](Connection& connection) {
+        on_connection("extend", [&](Connection& connection) {
           value = strategy_->extend(connection, key_, lease_->snapshot().value, lease);
           if (value) lease_->renewed(*value, started + lease);
           if (value) acknowledged = replicas_acknowledge(connection, *value, "extend");
@@ -231,7 +232,7 @@ class MutexCore {
     const std::string mine = holds() ? lease_->snapshot().value : std::string();
     if (quorum_) return quorum_->inspect(key_, mine);
     LockInfo info;
-    state_->with_connection(key_, [&](Connection& connection) { info = strategy_->inspect(connection, key_, mine); });
+    on_connection("inspect", [&](Connection& connection) { info = strategy_->inspect(connection, key_, mine); });
     return info;
   }
 
@@ -259,6 +260,16 @@ class MutexCore {
   std::function<void(const Error&)> on_lease_lost_;
 
  private:
+  // Runs `operation` on a connection for the key; its errors name the key (naming_key).
+  template <class Operation>
+  void on_connection(std::string_view name, Operation&& operation) const {
+    try {
+      state_->with_connection(key_, std::forward<Operation>(operation));
+    } catch (const Error& error) {
+      throw naming_key(error, name, key_);
+    }
+  }
+
   // A fair waiter's id and its place in the Redis queue, left when the wait ends without the lock
   // (an acquisition takes it out of the queue itself).
   struct QueueSeat {
@@ -317,7 +328,7 @@ class MutexCore {
   bool released_value(const std::string& value) {
     if (quorum_) return quorum_->release(key_, value) > 0;
     ReleaseOutcome outcome = ReleaseOutcome::not_ours;
-    state_->with_connection(key_, [&](Connection& connection) {
+    on_connection("release", [&](Connection& connection) {
       outcome = strategy_->release(connection, key_, value, release_channel_.name);
     });
     return outcome == ReleaseOutcome::released;
@@ -371,18 +382,6 @@ class MutexCore {
 
 // ---- options ---------------------------------------------------------------------------------
 
-namespace {
-// Longer leases and waits are mistakes, and would overflow steady_clock arithmetic near max().
-constexpr std::chrono::milliseconds kMaxDuration{365LL * 24 * 3600 * 1000};
-
-// Every duration option shares one rule: at least `min`, at most 365 days.
-void require_within(std::string_view name, std::chrono::milliseconds value, std::chrono::milliseconds min) {
-  if (value >= min && value <= kMaxDuration) return;
-  throw Error(Errc::bad_option, std::string(name) + " must be between " + std::to_string(min.count()) +
-                                    " ms and 365 days, got " + std::to_string(value.count()) + " ms");
-}
-}  // namespace
-
 MutexOptions MutexOptions::jedis_lock_1_0() {
   MutexOptions options;
   options.strategy = StrategyKind::legacy;
@@ -405,6 +404,8 @@ MutexOptions MutexOptions::redisson_lock() {
 }
 
 void MutexOptions::validate() const {
+  using detail::kMaxDuration;
+  using detail::require_within;
   using std::chrono::milliseconds;
   require_within("lease", lease, milliseconds(1));
   require_within("acquire_timeout", acquire_timeout, milliseconds::zero());
@@ -568,7 +569,7 @@ void Mutex::abandon() noexcept {
 }
 
 bool Mutex::extend(std::chrono::milliseconds lease) {
-  require_within("extend: lease", lease, std::chrono::milliseconds(1));
+  detail::require_within("extend: lease", lease, std::chrono::milliseconds(1));
   return core_->extend(lease);
 }
 

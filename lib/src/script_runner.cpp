@@ -1,24 +1,17 @@
 #include "script_runner.hpp"
 
-#include <set>
 #include <vector>
+
+#include "script_sha1.hpp"
 
 namespace lockbridge::detail {
 
-const std::string* ScriptCache::known_sha(const Script& script) {
+const std::string& ScriptCache::sha_for(const Script& script) {
   std::lock_guard lock(mutex_);
-  const auto it = sha_by_body_.find(script.body.data());
-  return it == sha_by_body_.end() ? nullptr : &it->second;  // map nodes never move
-}
-
-const std::string& ScriptCache::sha_for(Connection& connection, const Script& script) {
-  if (const std::string* known = known_sha(script)) return *known;
-  const ReplyPtr reply = connection.run({"SCRIPT", "LOAD", script.body});
-  const std::string context = "SCRIPT LOAD " + std::string(script.name);
-  if (reply->type != REDIS_REPLY_STRING) unexpected_reply(*reply, "a SHA1", context);
-  std::lock_guard lock(mutex_);
+  auto it = sha_by_body_.find(script.body.data());
+  if (it == sha_by_body_.end()) it = sha_by_body_.emplace(script.body.data(), script_sha1(script.body)).first;
   // Map nodes never move or go away, so the reference stays valid after the lock is released.
-  return sha_by_body_.emplace(script.body.data(), std::string(as_view(*reply))).first->second;
+  return it->second;
 }
 
 namespace {
@@ -41,7 +34,7 @@ std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, st
   commands.reserve(calls.size());
   for (const ScriptCall& call : calls) {
     numkeys.push_back(std::to_string(call.keys.size()));
-    commands.push_back(script_argv("EVALSHA", cache.sha_for(connection, *call.script), numkeys.back(), call.keys, call.args));
+    commands.push_back(script_argv("EVALSHA", cache.sha_for(*call.script), numkeys.back(), call.keys, call.args));
   }
   std::vector<ReplyPtr> replies = connection.pipeline(commands);
   std::vector<std::size_t> missing;  // calls answered NOSCRIPT
@@ -49,14 +42,15 @@ std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, st
     if (replies[i]->type == REDIS_REPLY_ERROR && as_view(*replies[i]).starts_with("NOSCRIPT")) missing.push_back(i);
   }
   if (missing.empty()) return replies;
-  // The server lost its script cache (a restart, SCRIPT FLUSH): load each missing script once, then
-  // send the failed calls again in one pipeline. Two round trips for the batch, not one per call.
-  std::set<const Script*> reload;
-  for (const std::size_t i : missing) reload.insert(calls[i].script);
-  for (const Script* script : reload) (void)connection.run({"SCRIPT", "LOAD", script->body});
+  // The server lacks the scripts (new, restarted, SCRIPT FLUSH): the failed calls go again as EVAL,
+  // in one pipeline. Two round trips for the batch, not one per call.
   std::vector<std::vector<std::string_view>> again;
   again.reserve(missing.size());
-  for (const std::size_t i : missing) again.push_back(std::move(commands[i]));
+  for (const std::size_t i : missing) {
+    commands[i][0] = "EVAL";
+    commands[i][1] = calls[i].script->body;
+    again.push_back(std::move(commands[i]));
+  }
   std::vector<ReplyPtr> retried = connection.pipeline(again);
   for (std::size_t j = 0; j < missing.size(); ++j) replies[missing[j]] = std::move(retried[j]);
   return replies;
@@ -65,7 +59,7 @@ std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, st
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
                     std::span<const std::string_view> keys, std::span<const std::string_view> args) {
   const std::string numkeys = std::to_string(keys.size());
-  std::vector<std::string_view> argv = script_argv("EVALSHA", cache.sha_for(connection, script), numkeys, keys, args);
+  std::vector<std::string_view> argv = script_argv("EVALSHA", cache.sha_for(script), numkeys, keys, args);
   ReplyPtr reply = connection.run(Args(argv));
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("NOSCRIPT")) {
     argv[0] = "EVAL";

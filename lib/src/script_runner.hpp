@@ -1,5 +1,7 @@
-// EVALSHA with the script's hash, loaded once per Client; EVAL on NOSCRIPT (a restarted or
-// flushed server), which also puts the script back into the server's cache.
+// EVALSHA with the script's SHA1 (computed here, never asked of the server); EVAL on NOSCRIPT (a
+// server that has not seen the script yet: a new, restarted or flushed one), which also puts the
+// script into the server's cache. No SCRIPT LOAD, so an ACL that denies SCRIPT but allows EVAL and
+// EVALSHA does not stop a lock from being released.
 #pragma once
 
 #include <initializer_list>
@@ -15,12 +17,10 @@
 
 namespace lockbridge::detail {
 
+// Each script's SHA1, computed once per Client. No I/O.
 class ScriptCache {
  public:
-  // The SHA1 of the script, loading it with SCRIPT LOAD on first use (outside the lock).
-  const std::string& sha_for(Connection& connection, const Script& script);
-  // The SHA1 when a SCRIPT LOAD has already reported it; null before that. No I/O.
-  const std::string* known_sha(const Script& script);
+  const std::string& sha_for(const Script& script);
 
  private:
   std::mutex mutex_;
@@ -34,8 +34,8 @@ struct ScriptCall {
   std::vector<std::string> args;
 };
 
-// Runs every call in one pipelined round trip. If the server answers NOSCRIPT (its script cache
-// was lost), the missing scripts are loaded again and those calls resent in one more pipeline.
+// Runs every call in one pipelined round trip. The calls the server answers NOSCRIPT (it lacks the
+// script: new, restarted or flushed) did not run; they are sent again as EVAL in one more pipeline.
 // Replies in order; error replies are returned.
 std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls);
 

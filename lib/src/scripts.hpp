@@ -1,5 +1,12 @@
-// Every Lua script lockbridge runs, in one place. They are loaded once per Client (SCRIPT LOAD)
-// and called with EVALSHA, falling back to EVAL on NOSCRIPT (script_runner.hpp).
+// Every Lua script lockbridge runs, in one place. They are called with EVALSHA, falling back to
+// EVAL on NOSCRIPT (script_runner.hpp).
+//
+// Redis does not undo a script's writes when a later command in it fails, so every script here
+// runs what can fail (a key of the wrong type, a counter that is not a number, a command an ACL
+// denies) before its first write, or runs it with redis.pcall after the writes that matter: a
+// failed call leaves every key as it was, as docs/errors.md promises. Announcements of a release
+// (SPUBLISH / PUBLISH) come after the deletion and are best effort: a waiter that misses one finds
+// the lock free at its next scheduled attempt.
 #pragma once
 
 #include <array>
@@ -17,21 +24,30 @@ struct Script {
 // lease ms. {1} when acquired, {1, fence} with fencing: the counter's next value, drawn in the same
 // call, so a later acquisition always carries a larger fence. {0, pttl} when held by someone else,
 // so the waiter knows when the lease ends. A key of another type is an error, not a held lock.
+// The fence is drawn before the lock is written: a counter INCR refuses (not a number, another
+// type, at INT64_MAX, denied by an ACL) fails the call with nothing written. Errors name keys as
+// KEYS[n] (throw_if_script_error).
 inline constexpr Script kTokenAcquire{"token_acquire", R"lua(
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if #KEYS == 2 then return {1, redis.call('INCR', KEYS[2])} end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if #KEYS == 2 then
+    local fence = redis.pcall('INCR', KEYS[2])
+    if type(fence) == 'table' then return redis.error_reply(fence.err .. ' (fence counter KEYS[2]; nothing was written)') end
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    return {1, fence}
+  end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1}
 end
-if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then
-  return redis.error_reply('WRONGTYPE lock key holds a ' .. redis.call('TYPE', KEYS[1])['ok'] .. ', not a string')
-end
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'string' then return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string') end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua"};
 
 // Fair mode's queue (WaitMode::fair): a list of waiter ids in arrival order, and a hash of each
 // waiter's deadline in server milliseconds, refreshed by its every attempt. live_head() drops the
 // waiters at the front whose deadline has passed (they stopped asking: dead or gone) and returns
-// the first live one, or false.
+// the first live one, or false. queue_error() is the error reply when the queue (KEYS[2]) or its
+// deadlines (KEYS[3]) hold another type, checked before anything is written; nil when both are fine.
 inline constexpr char kFairPrelude[] = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -43,6 +59,14 @@ local function live_head(queue, deadlines)
     if deadline and deadline > now then return head end
     redis.call('LPOP', queue)
     redis.call('HDEL', deadlines, head)
+  end
+end
+local function queue_error()
+  for i, want in pairs({[2] = 'list', [3] = 'hash'}) do
+    local kind = redis.call('TYPE', KEYS[i])['ok']
+    if kind ~= 'none' and kind ~= want then
+      return redis.error_reply('WRONGTYPE fair queue key KEYS[' .. i .. '] holds a ' .. kind .. ', not a ' .. want)
+    end
   end
 end
 )lua";
@@ -62,20 +86,28 @@ constexpr std::array<char, PreludeSize + BodySize - 1> joined(const char (&prelu
 // queue), ARGV[4] waiter timeout ms. The lock is taken only when free and nobody live is queued
 // ahead; a waiter that fails is queued once (or has its deadline refreshed), and both queue keys
 // live for two waiter timeouts past the last attempt. Replies as kTokenAcquire ({1, fence}: fence
-// 0 without fencing).
+// 0 without fencing). Every key's type is checked first, and the fence drawn before the lock is
+// written, so a failure writes nothing but the queue's own upkeep (dropping waiters that left).
 inline constexpr auto kTokenAcquireFairBody = joined(kFairPrelude, R"lua(
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'string' and kind ~= 'none' then
+  return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
+end
+local bad_queue = queue_error()
+if bad_queue then return bad_queue end
 local head = live_head(KEYS[2], KEYS[3])
-if (not head or head == ARGV[3]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+if kind == 'none' and (not head or head == ARGV[3]) then
+  local fence = 0
+  if #KEYS == 4 then
+    fence = redis.pcall('INCR', KEYS[4])
+    if type(fence) == 'table' then return redis.error_reply(fence.err .. ' (fence counter KEYS[4]; nothing was written)') end
+  end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if head then
     redis.call('LPOP', KEYS[2])
     redis.call('HDEL', KEYS[3], head)
   end
-  if #KEYS == 4 then return {1, redis.call('INCR', KEYS[4])} end
-  return {1, 0}
-end
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind ~= 'string' and kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
+  return {1, fence}
 end
 if ARGV[3] ~= '' then
   if redis.call('HSET', KEYS[3], ARGV[3], now + tonumber(ARGV[4])) == 1 then redis.call('RPUSH', KEYS[2], ARGV[3]) end
@@ -88,11 +120,14 @@ inline constexpr Script kTokenAcquireFair{"token_acquire_fair", {kTokenAcquireFa
 
 // Fair release. KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines; ARGV[1] the value we wrote,
 // ARGV[2] release channel. As kCompareAndDelete, but the announcement's payload is the id of the
-// first live waiter, so only the waiter whose turn it is wakes ('' when nobody is queued).
+// first live waiter, so only the waiter whose turn it is wakes ('' when nobody is queued, or when
+// the queue keys are of another type: then the release still goes through).
 inline constexpr auto kCompareAndDeleteFairBody = joined(kFairPrelude, R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local head = ''
+if not queue_error() then head = live_head(KEYS[2], KEYS[3]) or '' end
 redis.call('DEL', KEYS[1])
-redis.call('SPUBLISH', ARGV[2], live_head(KEYS[2], KEYS[3]) or '')
+redis.pcall('SPUBLISH', ARGV[2], head)
 return 1
 )lua");
 inline constexpr Script kCompareAndDeleteFair{"compare_and_delete_fair",
@@ -105,7 +140,7 @@ inline constexpr Script kCompareAndDeleteFair{"compare_and_delete_fair",
 inline constexpr Script kCompareAndDelete{"compare_and_delete", R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-if ARGV[2] ~= '' then redis.call('SPUBLISH', ARGV[2], '') end
+if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
 return 1
 )lua"};
 
@@ -127,7 +162,7 @@ for i = 1, #KEYS do
   local t = redis.call('TYPE', KEYS[i])['ok']
   if t ~= 'none' then
     if t ~= 'string' then
-      return redis.error_reply('WRONGTYPE lock key ' .. i .. ' of ' .. #KEYS .. ' holds a ' .. t .. ', not a string')
+      return redis.error_reply('WRONGTYPE lock key KEYS[' .. i .. '] holds a ' .. t .. ', not a string')
     end
     if not blocking then blocking = i end
   end
@@ -146,7 +181,7 @@ local deleted = 0
 for i = 1, #KEYS do
   if redis.pcall('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    redis.call('SPUBLISH', ARGV[i + 1], '')
+    redis.pcall('SPUBLISH', ARGV[i + 1], '')
     deleted = deleted + 1
   end
 end
@@ -192,7 +227,9 @@ return redis.call('pttl', KEYS[1])
 // KEYS: the lock name, its channel; ARGV: the message ("0"), the lease a partial unlock re-arms,
 // field, the publish command. The 3.22-3.23 script: no unlock latch key (later versions' latch
 // only makes their own retried unlocks idempotent; their latch keys are left alone).
-// nil = not held by field; 0 = re-entries remain; 1 = deleted and announced.
+// nil = not held by field; 0 = re-entries remain; 1 = deleted and announced. One change from
+// Redisson's text: the announcement is a redis.pcall, so a publish an ACL denies cannot fail an
+// unlock whose deletion has already happened.
 inline constexpr Script kRedissonUnlock{"redisson_unlock", R"lua(
 if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
   return nil
@@ -203,7 +240,7 @@ if (counter > 0) then
   return 0
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
+redis.pcall(ARGV[4], KEYS[2], ARGV[1])
 return 1
 )lua"};
 
@@ -215,5 +252,10 @@ if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
 end
 return 0
 )lua"};
+
+// Every script above, for whoever must name them all (tests that preload a server's script cache).
+inline constexpr std::array<const Script*, 11> kEveryScript{
+    &kTokenAcquire, &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndPexpire, &kMultiAcquire,
+    &kMultiRelease, &kLegacyHardenedAcquire, &kRedissonLock, &kRedissonUnlock, &kRedissonRenew};
 
 }  // namespace lockbridge::detail

@@ -38,6 +38,12 @@ std::string describe(std::string_view operation, std::string_view key) {
   return std::string(operation) + " " + printable_key(key);
 }
 
+Error naming_key(const Error& error, std::string_view operation, std::string_view key) {
+  const std::string message = message_of(error);
+  if (message.find(printable_key(key)) != std::string::npos) return error;
+  return Error(error.errc(), describe(operation, key) + ": " + message);
+}
+
 const redisReply& expect_array(const redisReply& reply, std::size_t min_size, std::string_view context) {
   if (reply.type != REDIS_REPLY_ARRAY || reply.elements < min_size) {
     unexpected_reply(reply, "an array of " + std::to_string(min_size), context);

@@ -72,7 +72,7 @@ class LockStrategy {
   virtual ReleaseChannel release_channel_of(std::string_view key) const;
 
  protected:
-  ScriptCache& scripts_;  // the Client's: scripts are loaded once per Client
+  ScriptCache& scripts_;  // the Client's: each script's SHA1 is computed once per Client
 };
 
 // `on_cluster`: the lock lives on a Redis Cluster, where a strategy may announce releases as its
@@ -92,5 +92,10 @@ const redisReply& expect_array(const redisReply& reply, std::size_t min_size, st
 
 // "acquire 'orders:42'": the context of error messages.
 std::string describe(std::string_view operation, std::string_view key);
+
+// The error of `operation` on `key`, naming the key: `error` itself when its message names it
+// already (a strategy's own errors do), else the same code with describe(operation, key) in front
+// (a connection's failures, e.g. "read reply on redis://...", name only the server).
+Error naming_key(const Error& error, std::string_view operation, std::string_view key);
 
 }  // namespace lockbridge::detail

@@ -7,11 +7,25 @@
 namespace lockbridge {
 namespace {
 
+constexpr std::string_view kSchemes[] = {"redis", "rediss", "unix", "redis-sentinel", "redlock", "redis-cluster"};
+
+// Whether `scheme` is one lockbridge knows, so a message may show it.
+bool known_scheme(std::string_view scheme) {
+  for (const std::string_view known : kSchemes) {
+    if (scheme == known) return true;
+  }
+  return false;
+}
+
+// Every complaint about a URL goes through here, and none quotes the URL: a malformed URL may
+// carry a password anywhere (a missing '@' makes it the port, an unencoded '&' a query parameter,
+// a stray "://" part of the scheme). `why` is built from this file's own words and numbers only;
+// the scheme is shown when it is one lockbridge knows.
 [[noreturn]] void bad_url(std::string_view url, const std::string& why) {
-  // Never echo a password back: show only the scheme and the complaint.
   const auto scheme_end = url.find("://");
-  const std::string scheme = scheme_end == std::string_view::npos ? std::string() : std::string(url.substr(0, scheme_end));
-  throw Error(Errc::bad_option, "invalid Redis URL" + (scheme.empty() ? std::string() : " (" + scheme + "://...)") + ": " + why);
+  const std::string_view scheme = scheme_end == std::string_view::npos ? std::string_view() : url.substr(0, scheme_end);
+  const std::string shown = known_scheme(scheme) ? " (" + std::string(scheme) + "://...)" : std::string();
+  throw Error(Errc::bad_option, "invalid Redis URL" + shown + ": " + why);
 }
 
 int hex_digit(char c) {
@@ -44,8 +58,7 @@ int parse_number(std::string_view url, std::string_view text, std::string_view p
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    bad_url(url, std::string(part) + " '" + std::string(text) + "' is not a number in [" + std::to_string(min) + ", " +
-                     std::to_string(max) + "]");
+    bad_url(url, std::string(part) + " is not a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   }
   return value;
 }
@@ -70,32 +83,32 @@ std::string_view take_userinfo(std::string_view url, std::string_view rest, Redi
   return rest.substr(at + 1);
 }
 
-// "host", "host:port", "[v6]" or "[v6]:port".
-RedisUrl::Node parse_node(std::string_view url, std::string_view authority, int default_port) {
+// "host", "host:port", "[v6]" or "[v6]:port". `label` says which node, in messages ("" or "node 2: ").
+RedisUrl::Node parse_node(std::string_view url, std::string_view authority, int default_port, const std::string& label = {}) {
   std::string_view host = authority;
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {
     const auto close = authority.find(']');
-    if (close == std::string_view::npos) bad_url(url, "IPv6 host is missing its closing ']'");
+    if (close == std::string_view::npos) bad_url(url, label + "IPv6 host is missing its closing ']'");
     host = authority.substr(1, close - 1);
     const std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
-      if (after.front() != ':') bad_url(url, "unexpected text after the IPv6 host");
+      if (after.front() != ':') bad_url(url, label + "unexpected text after the IPv6 host");
       port = after.substr(1);
-      if (port.empty()) bad_url(url, "empty port");
+      if (port.empty()) bad_url(url, label + "empty port");
     }
   } else if (const auto colon = authority.find(':'); colon != std::string_view::npos) {
     host = authority.substr(0, colon);
     port = authority.substr(colon + 1);
-    if (port.empty()) bad_url(url, "empty port");
+    if (port.empty()) bad_url(url, label + "empty port");
   }
-  if (host.empty()) bad_url(url, "missing host");
+  if (host.empty()) bad_url(url, label + "missing host");
   for (const char c : host) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
                     c == '-' || c == '_' || c == ':';
-    if (!ok) bad_url(url, "host contains an invalid character");
+    if (!ok) bad_url(url, label + "host contains an invalid character");
   }
-  return {std::string(host), port.empty() ? default_port : parse_number(url, port, "port", 1, 65535)};
+  return {std::string(host), port.empty() ? default_port : parse_number(url, port, label + "port", 1, 65535)};
 }
 
 void refuse_query(std::string_view url, std::string_view rest, std::string_view scheme) {
@@ -139,9 +152,12 @@ RedisUrl parse_multi(std::string_view url, std::string_view rest, RedisUrl::Topo
   const int default_port = topology == RedisUrl::Topology::sentinel ? 26379 : 6379;
   while (true) {
     const auto comma = list.find(',');
-    const RedisUrl::Node node = parse_node(url, list.substr(0, comma), default_port);
-    for (const RedisUrl::Node& seen : out.nodes) {
-      if (seen == node) bad_url(url, "node " + node.host + ":" + std::to_string(node.port) + " is named twice");
+    const std::string number = std::to_string(out.nodes.size() + 1);
+    const RedisUrl::Node node = parse_node(url, list.substr(0, comma), default_port, "node " + number + ": ");
+    for (std::size_t i = 0; i < out.nodes.size(); ++i) {
+      if (out.nodes[i] == node) {
+        bad_url(url, "nodes " + std::to_string(i + 1) + " and " + number + " are the same host and port (a node may be named once)");
+      }
     }
     out.nodes.push_back(node);
     if (comma == std::string_view::npos) break;
@@ -186,7 +202,7 @@ RedisUrl parse_unix(std::string_view url, std::string_view rest) {
   }
   if (path.empty() || path.front() != '/') bad_url(url, "socket path must be absolute (unix:///path/to/socket)");
   out.socket_path = std::string(path);
-  while (!query.empty()) {
+  for (int number = 1; !query.empty(); ++number) {
     const auto amp = query.find('&');
     const std::string_view param = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
@@ -200,7 +216,9 @@ RedisUrl parse_unix(std::string_view url, std::string_view rest) {
     } else if (name == "password") {
       out.password = percent_decode(url, value, "password");
     } else {
-      bad_url(url, "unknown query parameter '" + std::string(name) + "' (known: db, user, password)");
+      // Not quoted: with an unencoded '&' in a password, the rest of the password reads as a name.
+      bad_url(url, "query parameter " + std::to_string(number) + " is unknown (known: db, user, password; " +
+                       "percent-encode '&' and '=' in a password)");
     }
   }
   return out;
@@ -219,8 +237,7 @@ RedisUrl parse_redis_url(std::string_view url) {
   if (scheme == "redlock") return parse_multi(url, rest, RedisUrl::Topology::redlock, scheme);
   if (scheme == "redis-cluster") return parse_multi(url, rest, RedisUrl::Topology::cluster, scheme);
   if (scheme == "rediss") bad_url(url, "TLS (rediss://) is not supported yet");
-  bad_url(url, "unknown scheme '" + std::string(scheme) +
-                   "' (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
+  bad_url(url, "unknown scheme (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
 }
 
 RedisUrl RedisUrl::server(const Node& node) const {

@@ -6,6 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <future>
+#include <limits>
+
 #include "embedded_server.hpp"
 #include "redis_test_support.hpp"
 #include "topology.hpp"
@@ -50,6 +53,51 @@ TEST(BadInput, UnreachableServerFailsFastDuringReconnectBackoff) {
   const Error second = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(second.errc(), Errc::io);
   EXPECT_THAT(second.what(), HasSubstr("backoff"));
+}
+
+// Waits at the ends of their types: the deadline "now + wait" must neither wrap (a negative or
+// past wait turned into a huge one, which would block here for good) nor come out in the past for
+// a huge one. Against a held lock, a wait that is not positive is one attempt; a free lock is
+// taken at once whatever the wait.
+TEST(BadInput, ExtremeWaitsAreOneAttemptOrNoDeadlineNeverAWrappedDeadline) {
+  using namespace std::chrono;
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  Mutex waiter(test_client(), key, token_options());
+  const std::vector<std::pair<std::string, std::function<bool()>>> single_attempts{
+      {"nanoseconds::min()", [&] { return waiter.try_lock_for(nanoseconds::min()); }},
+      {"hours::min()", [&] { return waiter.try_lock_for(hours::min()); }},
+      {"NaN seconds", [&] { return waiter.try_lock_for(duration<double>(std::numeric_limits<double>::quiet_NaN())); }},
+      {"-inf seconds", [&] { return waiter.try_lock_for(duration<double>(-std::numeric_limits<double>::infinity())); }},
+      {"system_clock min()", [&] { return waiter.try_lock_until(system_clock::time_point::min()); }},
+      {"steady_clock min()", [&] { return waiter.try_lock_until(steady_clock::time_point::min()); }},
+  };
+  for (const auto& [name, attempt] : single_attempts) {
+    SCOPED_TRACE(name);
+    auto result = std::async(std::launch::async, attempt);
+    if (result.wait_for(seconds(10)) == std::future_status::ready) {
+      EXPECT_FALSE(result.get());
+      continue;
+    }
+    ADD_FAILURE() << "a wait that is not positive blocked (a wrapped deadline)";
+    holder.unlock();  // lets the stuck waiter in, so that the test ends
+    EXPECT_TRUE(result.get());
+    waiter.unlock();
+    ASSERT_TRUE(holder.try_lock());
+  }
+  holder.unlock();
+  const std::vector<std::pair<std::string, std::function<bool()>>> no_deadline{
+      {"hours::max()", [&] { return waiter.try_lock_for(hours::max()); }},
+      {"+inf seconds", [&] { return waiter.try_lock_for(duration<double>(std::numeric_limits<double>::infinity())); }},
+      {"system_clock max()", [&] { return waiter.try_lock_until(system_clock::time_point::max()); }},
+      {"steady_clock max()", [&] { return waiter.try_lock_until(steady_clock::time_point::max()); }},
+  };
+  for (const auto& [name, attempt] : no_deadline) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(attempt()) << "a free lock is taken whatever the wait";
+    waiter.unlock();
+  }
 }
 
 // A server that accepts connections and never answers: the outcome of a command is unknown.

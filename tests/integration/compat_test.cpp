@@ -395,6 +395,19 @@ TEST(CompatRedisLocker, AnEmptyKeyOrAnExpiryUnderOneSecondIsABadOption) {
             Errc::bad_option);
 }
 
+// An expiry in seconds too long to be a lease in milliseconds is refused before it is converted:
+// seconds::max() in milliseconds overflows.
+TEST(CompatRedisLocker, AnExpiryBeyondTheLongestLeaseIsABadOptionNotAnOverflow) {
+  auto locker = quick_locker();
+  const std::string key = unique_key();
+  for (const seconds expire : {seconds::max(), seconds(366LL * 24 * 3600)}) {
+    const Error error = expect_error([&] { (void)locker.acquireLockWithTimeout(expire, key, false); });
+    EXPECT_EQ(error.errc(), Errc::bad_option);
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("365 days"));
+  }
+  EXPECT_FALSE(exists(key));
+}
+
 TEST(CompatRedisLocker, AHashAtTheKeyIsWrongType) {
   const std::string key = unique_key();
   raw({"HSET", key, "field", "1"});

@@ -7,7 +7,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "scripts.hpp"
+
 namespace lockbridge::testing {
+
+void preload_scripts() {
+  for (const detail::Script* script : detail::kEveryScript) raw({"SCRIPT", "LOAD", script->body});
+}
 
 Transcript load_golden(const std::string& dir, const std::string& name) {
   const std::string path = std::string(LOCKBRIDGE_SOURCE_DIR) + "/compat/golden/" + dir + "/" + name;

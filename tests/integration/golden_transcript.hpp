@@ -34,11 +34,17 @@ void expect_matches(const Transcript& golden, const Transcript& recorded, const 
 // A script's SHA1, as EVALSHA names it.
 inline const Accepts kSha = matching("[0-9a-f]{40}");
 
+// Loads every lockbridge script into the fixture server's script cache, as any server in use has
+// them: a transcript shows the steady state. (On a server that has not seen a script, its first
+// EVALSHA is answered NOSCRIPT and sent again as EVAL: LeaseLoss.ALostScriptCache... tests that.)
+void preload_scripts();
+
 // Runs `operation` between wall-clock readings and checks what it sent against the golden file;
 // `placeholders(before, after)` says what the file's placeholders accept.
 template <class Operation, class MakePlaceholders>
 void expect_wire(const std::string& dir, const std::string& name, const std::string& key, Operation&& operation,
                  MakePlaceholders&& placeholders) {
+  preload_scripts();
   CommandRecorder recorder(key);
   recorder.start();
   const std::int64_t before = wall_ms();

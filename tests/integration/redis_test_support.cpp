@@ -40,6 +40,23 @@ int tcp_port() {
   return port;
 }
 
+AclUser::AclUser(std::initializer_list<std::string_view> rules) : name_("lbtest-" + detail::random_token().substr(0, 12)) {
+  std::vector<std::string> command{"ACL", "SETUSER", name_, "reset", "on", ">acl-test-password", "~*", "&*"};
+  command.insert(command.end(), rules.begin(), rules.end());
+  raw(command);
+}
+
+AclUser::~AclUser() {
+  try {
+    raw({"ACL", "DELUSER", name_});
+  } catch (const Error&) {  // the server is going away with the fixture anyway
+  }
+}
+
+std::string AclUser::url() const {
+  return "redis://" + name_ + ":acl-test-password@127.0.0.1:" + std::to_string(tcp_port());
+}
+
 std::int64_t server_ms() {
   const Reply time = raw({"TIME"});
   return std::stoll(time.elements[0].str) * 1000 + std::stoll(time.elements[1].str) / 1000;

@@ -40,6 +40,22 @@ std::string unique_key(std::string_view suffix = "");
 Reply raw(std::initializer_list<std::string_view> args);
 Reply raw(std::span<const std::string> args);
 
+// A Redis ACL user on the fixture's server for one test, deleted when this object goes. It may
+// use every key and channel ("~* &*") and run what `rules` allow, in ACL SETUSER's words: e.g.
+// {"+@all", "-spublish"}. url() reaches the server as that user, over TCP.
+class AclUser {
+ public:
+  explicit AclUser(std::initializer_list<std::string_view> rules);
+  ~AclUser();
+  AclUser(const AclUser&) = delete;
+  AclUser& operator=(const AclUser&) = delete;
+  const std::string& name() const noexcept { return name_; }
+  std::string url() const;
+
+ private:
+  std::string name_;
+};
+
 // The server's clock (Redis TIME) in epoch ms: what hardened legacy, fair mode and audit judge by.
 std::int64_t server_ms();
 

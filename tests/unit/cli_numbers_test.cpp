@@ -1,5 +1,5 @@
-// The CLI's numbers: options read as text and range-checked in one place, and time sums that
-// saturate instead of wrapping into the past. No server.
+// The CLI's numbers: options read as text and range-checked in one place, time sums that saturate
+// instead of wrapping into the past, and sleeps longer than the clock can count. No server.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -63,10 +63,6 @@ TEST(CliNumbers, TimeSumsSaturateInsteadOfWrapping) {
   EXPECT_EQ(add_saturating(1, 2), 3);
   EXPECT_EQ(add_saturating(kMax - 1, 5), kMax);
   EXPECT_EQ(add_saturating(kMin + 1, -5), kMin);
-  EXPECT_EQ(deadline_after(milliseconds::max()), std::chrono::steady_clock::time_point::max());
-  EXPECT_GT(deadline_after(kMaxDurationOption), std::chrono::steady_clock::now());
-  const auto past = deadline_after(milliseconds(-5));
-  EXPECT_LE(past, std::chrono::steady_clock::now());
 }
 
 TEST(CliNumbers, ASleepTooLongForTheClockStillEndsWhenStopped) {

@@ -148,7 +148,7 @@ TEST(RedisUrl, RejectsUrlWithoutScheme) {
 TEST(RedisUrl, RejectsUnknownScheme) {
   const std::string message = rejection("http://localhost:6379");
   EXPECT_THAT(message, HasSubstr("unknown scheme"));
-  EXPECT_THAT(message, HasSubstr("'http'"));
+  EXPECT_THAT(message, Not(HasSubstr("localhost"))) << "nothing of the URL is quoted";
 }
 
 TEST(RedisUrl, RejectsTlsSchemeAsUnsupported) {
@@ -168,18 +168,18 @@ TEST(RedisUrl, RejectsEmptyUserInfo) {
   EXPECT_THAT(rejection("redis://@h"), HasSubstr("empty user info"));
 }
 
-TEST(RedisUrl, RejectsPortZero) { EXPECT_THAT(rejection("redis://h:0"), HasSubstr("port '0'")); }
+TEST(RedisUrl, RejectsPortZero) { EXPECT_THAT(rejection("redis://h:0"), HasSubstr("port is not a number in [1, 65535]")); }
 
 TEST(RedisUrl, RejectsPortAboveRange) {
-  EXPECT_THAT(rejection("redis://h:65536"), HasSubstr("port '65536'"));
-  EXPECT_THAT(rejection("redis://h:99999999999999999999"), HasSubstr("port '99999999999999999999'"));
+  EXPECT_THAT(rejection("redis://h:65536"), HasSubstr("port is not a number in [1, 65535]"));
+  EXPECT_THAT(rejection("redis://h:99999999999999999999"), HasSubstr("port is not a number in [1, 65535]"));
 }
 
 TEST(RedisUrl, RejectsNonNumericPort) {
   for (const std::string_view url : {"redis://h:abc", "redis://h:-1", "redis://h:+1", "redis://h:63 79",
                                      "redis://h:6379x", "redis://[::1]:abc"}) {
     SCOPED_TRACE(url);
-    EXPECT_THAT(rejection(url), HasSubstr("port '"));
+    EXPECT_THAT(rejection(url), HasSubstr("port is not a number in [1, 65535]"));
   }
 }
 
@@ -190,16 +190,16 @@ TEST(RedisUrl, RejectsEmptyPort) {
 }
 
 TEST(RedisUrl, RejectsNonNumericDatabase) {
-  EXPECT_THAT(rejection("redis://h/x"), HasSubstr("database 'x'"));
-  EXPECT_THAT(rejection("redis://h/1/2"), HasSubstr("database '1/2'"));
+  EXPECT_THAT(rejection("redis://h/x"), HasSubstr("database is not a number in [0, 1048576]"));
+  EXPECT_THAT(rejection("redis://h/1/2"), HasSubstr("database is not a number in [0, 1048576]"));
 }
 
-TEST(RedisUrl, RejectsNegativeDatabase) { EXPECT_THAT(rejection("redis://h/-1"), HasSubstr("database '-1'")); }
+TEST(RedisUrl, RejectsNegativeDatabase) { EXPECT_THAT(rejection("redis://h/-1"), HasSubstr("database is not a number in [0, 1048576]")); }
 
 TEST(RedisUrl, RejectsDatabaseTooLarge) {
   EXPECT_EQ(parse_redis_url("redis://h/1048576").db, 1048576);  // the documented upper end
-  EXPECT_THAT(rejection("redis://h/1048577"), HasSubstr("database '1048577'"));
-  EXPECT_THAT(rejection("redis://h/99999999999999999999"), HasSubstr("database '99999999999999999999'"));
+  EXPECT_THAT(rejection("redis://h/1048577"), HasSubstr("database is not a number in [0, 1048576]"));
+  EXPECT_THAT(rejection("redis://h/99999999999999999999"), HasSubstr("database is not a number in [0, 1048576]"));
 }
 
 TEST(RedisUrl, RejectsBadPercentEscape) {
@@ -234,14 +234,14 @@ TEST(RedisUrl, RejectsRelativeUnixSocketPath) {
 
 TEST(RedisUrl, RejectsUnknownUnixQueryParameter) {
   const std::string message = rejection("unix:///tmp/redis.sock?db=1&timeout=5");
-  EXPECT_THAT(message, HasSubstr("unknown query parameter 'timeout'"));
+  EXPECT_THAT(message, HasSubstr("query parameter 2 is unknown"));
 }
 
 TEST(RedisUrl, RejectsBadUnixDatabaseParameter) {
-  EXPECT_THAT(rejection("unix:///s?db=x"), HasSubstr("database 'x'"));
-  EXPECT_THAT(rejection("unix:///s?db="), HasSubstr("database ''"));
-  EXPECT_THAT(rejection("unix:///s?db"), HasSubstr("database ''"));
-  EXPECT_THAT(rejection("unix:///s?db=-1"), HasSubstr("database '-1'"));
+  EXPECT_THAT(rejection("unix:///s?db=x"), HasSubstr("database is not a number in [0, 1048576]"));
+  EXPECT_THAT(rejection("unix:///s?db="), HasSubstr("database is not a number in [0, 1048576]"));
+  EXPECT_THAT(rejection("unix:///s?db"), HasSubstr("database is not a number in [0, 1048576]"));
+  EXPECT_THAT(rejection("unix:///s?db=-1"), HasSubstr("database is not a number in [0, 1048576]"));
 }
 
 TEST(RedisUrl, RejectsQueryStringOnTcpUrl) {
@@ -261,7 +261,7 @@ TEST(RedisUrl, RejectsInvalidCharacterInHost) {
 
 TEST(RedisUrl, RejectsSlashInsideHost) {
   // '/' ends the authority, so what follows is read (and rejected) as the database.
-  EXPECT_THAT(rejection("redis://ho/st:6379"), HasSubstr("database 'st:6379'"));
+  EXPECT_THAT(rejection("redis://ho/st:6379"), HasSubstr("database is not a number in [0, 1048576]"));
 }
 
 TEST(RedisUrl, ErrorMessageShowsSchemeButNotPassword) {
@@ -312,6 +312,42 @@ TEST(RedisUrl, RedactedNeverContainsThePassword) {
   }
 }
 
+// The class of leaks, not only the cases found: every one-character corruption (a character
+// deleted, or a delimiter inserted) of URLs whose password is "Zq7pw9Xk" that is rejected must not
+// quote any four characters of it, wherever the parser then thinks the password sits (port,
+// database, query parameter, node, scheme).
+TEST(RedisUrl, NoRejectionOfACorruptedUrlQuotesAnyPartOfItsPassword) {
+  const std::string secret = "Zq7pw9Xk";
+  const std::vector<std::string> urls{
+      "redis://alice:" + secret + "@h:6379/2",
+      "redis://:" + secret + "@[::1]:6380",
+      "unix:///tmp/r.sock?user=alice&password=" + secret + "&db=1",
+      "redis-sentinel://alice:" + secret + "@s1:26379,s2/master/1",
+      "redlock://:" + secret + "@m1:7001,m2:7002,m3:7003/4",
+      "redis-cluster://alice:" + secret + "@c1:7000,c2:7001",
+  };
+  std::vector<std::string> fragments;
+  for (std::size_t i = 0; i + 4 <= secret.size(); ++i) fragments.push_back(secret.substr(i, 4));
+  int rejected = 0;
+  const auto check = [&](const std::string& url) {
+    try {
+      (void)parse_redis_url(url);
+    } catch (const lockbridge::Error& error) {
+      ++rejected;
+      for (const std::string& fragment : fragments) {
+        EXPECT_THAT(error.what(), Not(HasSubstr(fragment))) << "'" << url << "'";
+      }
+    }
+  };
+  for (const std::string& url : urls) {
+    for (std::size_t at = 0; at < url.size(); ++at) {
+      check(url.substr(0, at) + url.substr(at + 1));
+      for (const char delimiter : std::string_view(":/@?&=%#,[]")) check(url.substr(0, at) + delimiter + url.substr(at));
+    }
+  }
+  EXPECT_GT(rejected, 500) << "the corruptions must reach the parser's complaints";
+}
+
 // ---- multi-node forms ----------------------------------------------------------------------------
 
 TEST(RedisUrl, SentinelListsSentinelsAndNamesTheMaster) {
@@ -347,7 +383,7 @@ TEST(RedisUrl, RedlockNeedsAnOddNumberOfDistinctMasters) {
   EXPECT_THAT(rejection("redlock://a:1,b:2"), HasSubstr("odd number of masters from 3 to 15, got 2"));
   EXPECT_THAT(rejection("redlock://a:1"), HasSubstr("got 1"));
   // The same master twice would count one write as two votes.
-  EXPECT_THAT(rejection("redlock://a:1,b:2,a:1"), HasSubstr("node a:1 is named twice"));
+  EXPECT_THAT(rejection("redlock://a:1,b:2,a:1"), HasSubstr("nodes 1 and 3 are the same host and port"));
 }
 
 TEST(RedisUrl, ClusterTakesSeedNodesAndOnlyDatabaseZero) {
@@ -362,9 +398,9 @@ TEST(RedisUrl, MultiNodeFormsRejectBadParts) {
   EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:26379"), HasSubstr("missing master name"));
   EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:26379/"), HasSubstr("missing master name"));
   EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:26379,/m"), HasSubstr("missing host"));
-  EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:0/m"), HasSubstr("port '0'"));
+  EXPECT_THAT(rejection("redis-sentinel://10.0.0.1:0/m"), HasSubstr("node 1: port is not a number in [1, 65535]"));
   EXPECT_THAT(rejection("redis-sentinel://10.0.0.1/m?x=1"), HasSubstr("query parameters"));
-  EXPECT_THAT(rejection("redlock://a:1,b:2,c:3/x"), HasSubstr("database 'x'"));
+  EXPECT_THAT(rejection("redlock://a:1,b:2,c:3/x"), HasSubstr("database is not a number in [0, 1048576]"));
   EXPECT_THAT(rejection("redis-sentinel://u:s3cret@/m"), Not(HasSubstr("s3cret")));
 }
 

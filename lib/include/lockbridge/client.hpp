@@ -28,11 +28,12 @@ struct ClientState;
 }
 
 struct ClientOptions {
-  std::chrono::milliseconds connect_timeout{1000};  // per TCP/unix connect, including AUTH and SELECT
-  std::chrono::milliseconds command_timeout{1000};  // per reply; after it the outcome is unknown
-  std::size_t pool_size = 8;                         // connections kept open; callers beyond wait
+  static constexpr std::size_t kMaxPoolSize = 10000;
+  std::chrono::milliseconds connect_timeout{1000};  // per TCP/unix connect, including AUTH and SELECT; <= 365 days
+  std::chrono::milliseconds command_timeout{1000};  // per reply; after it the outcome is unknown; <= 365 days
+  std::size_t pool_size = 8;                         // connections kept open (1 to kMaxPoolSize); callers beyond wait
   // After a failed connect, further connects fail fast until this much time (doubling per failure,
-  // up to 16x) has passed, so a down server is not hammered by every waiting lock.
+  // up to 16x) has passed, so a down server is not hammered by every waiting lock. <= 365 days.
   std::chrono::milliseconds reconnect_backoff{50};
 
   // Throws Error{Errc::bad_option} when a value is out of range.
@@ -42,7 +43,7 @@ struct ClientOptions {
 // What a Client (and its copies) has done so far.
 struct ClientStats {
   // Requests written to the server by every connection of the Client, each one round trip: lock
-  // attempts, releases, extends, SCRIPT LOADs, commands, pings, AUTH/SELECT at connect, and the
+  // attempts, releases, extends, scripts resent as EVAL, commands, pings, AUTH/SELECT at connect, and the
   // release subscriber's SSUBSCRIBE/SUNSUBSCRIBE.
   std::uint64_t round_trips = 0;
   // The watchdog's work (MutexOptions::watchdog): leases renewed, and the pipelined requests that

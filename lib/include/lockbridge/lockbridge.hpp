@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "lockbridge/multi_mutex.hpp"

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/mutex.hpp"
 
@@ -68,13 +69,11 @@ class MultiMutex {
   // (then false), as Mutex::try_lock_for does. Waits of 100 years or more mean "no deadline".
   template <class Rep, class Period>
   [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    if (wait >= Mutex::kNoDeadline) return try_lock_until_steady(std::chrono::steady_clock::time_point::max());
-    return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                 std::chrono::ceil<std::chrono::steady_clock::duration>(wait));
+    return try_lock_until_steady(deadline_after(wait));
   }
   template <class Clock, class Duration>
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for(deadline - Clock::now());
+    return try_lock_until_steady(deadline_at(deadline));
   }
   // Releases if held (harmless otherwise): deletes, in one script, every key that still holds our
   // token, and leaves the others alone. Never throws: last_error() is lease_lost when some key no

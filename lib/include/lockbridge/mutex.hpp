@@ -23,6 +23,7 @@
 #include <system_error>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "lockbridge/waiting.hpp"
@@ -158,7 +159,7 @@ struct LockInfo {
 // (owns_lock() and valid_for() answer false and zero).
 class Mutex {
  public:
-  static constexpr std::chrono::hours kNoDeadline{24 * 365 * 100};
+  static constexpr std::chrono::hours kNoDeadline = lockbridge::kNoDeadline;
 
   // Throws Error{bad_option} for an empty key or invalid options. Does no I/O.
   Mutex(Client client, std::string key, MutexOptions options = {});
@@ -177,15 +178,14 @@ class Mutex {
   // Retries by options().retry and options().wait_mode until acquired or the policy gives up
   // (then false); the deadline bounds the wait as the policy counts it (lockbridge/waiting.hpp).
   // Waits of 100 years or more (e.g. duration::max()) mean "no deadline".
+  // A wait that is not positive (zero, negative, NaN, a time point already past) is one attempt.
   template <class Rep, class Period>
   [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    if (wait >= kNoDeadline) return try_lock_until_steady(std::chrono::steady_clock::time_point::max());
-    return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                 std::chrono::ceil<std::chrono::steady_clock::duration>(wait));
+    return try_lock_until_steady(deadline_after(wait));
   }
   template <class Clock, class Duration>
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for(deadline - Clock::now());
+    return try_lock_until_steady(deadline_at(deadline));
   }
   // Releases if held (harmless otherwise); reentrant: only the last of the holds releases. Never
   // throws: a failed or refused release is recorded in last_error() (lease_lost when the key no

@@ -107,26 +107,12 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
 
 std::vector<Quorum::Answer> Quorum::script_round(const Script& script, std::string_view key,
                                                  std::span<const std::string_view> args) {
-  // The SHA1 is the same on every server; learning it costs one SCRIPT LOAD per Client, on the
-  // first master that answers (no connection is borrowed once it is known). Without one, every
-  // master gets EVAL.
-  const std::string* sha = scripts_.known_sha(script);
-  for (const auto& master : masters_) {
-    if (sha != nullptr) break;
-    try {
-      ConnectionPool::Lease connection = master->borrow();
-      sha = &scripts_.sha_for(*connection, script);
-      break;
-    } catch (const Error&) {  // try the next master
-    }
-  }
   const auto command = [&](std::string_view verb, std::string_view script_text) {
     std::vector<std::string_view> argv{verb, script_text, "1", key};
     argv.insert(argv.end(), args.begin(), args.end());
     return std::vector<std::vector<std::string_view>>{std::move(argv)};
   };
-  if (sha == nullptr) return round(command("EVAL", script.body));
-  std::vector<Answer> answers = round(command("EVALSHA", *sha));
+  std::vector<Answer> answers = round(command("EVALSHA", scripts_.sha_for(script)));
   std::vector<std::size_t> missing;  // masters whose script cache lacks it (restarted, flushed)
   for (std::size_t i = 0; i < answers.size(); ++i) {
     if (answers[i].failure.empty() && is_error(*answers[i].replies.front(), "NOSCRIPT")) missing.push_back(i);

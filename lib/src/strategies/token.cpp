@@ -77,7 +77,7 @@ AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::str
   if (fencing_) call.keys.push_back(fence_counter(key));
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   const std::string context = describe("acquire", key);
-  throw_if_error(*replies.front(), context);
+  throw_if_script_error(*replies.front(), context, call.keys);
   const redisReply& result = expect_array(*replies.front(), 1, context);
   AcquireAttempt attempt;
   const bool acquired = expect_integer(*result.element[0], context) == 1;
