@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "replies.hpp"
 #include "saturating.hpp"
 
 namespace lockbridge::tools::bench {
@@ -148,7 +149,7 @@ class Worker {
   HoldSample::FencedWrite fenced_write(std::uint64_t fence) {
     try {
       const Reply reply = check_client_.command({"EVAL", kFencedWrite, "1", spec_.check_key + ":fenced-resource", std::to_string(fence)});
-      return reply.integer == 1 ? HoldSample::FencedWrite::accepted : HoldSample::FencedWrite::rejected;
+      return integer_reply(reply, {"EVAL"}) == 1 ? HoldSample::FencedWrite::accepted : HoldSample::FencedWrite::rejected;
     } catch (const std::exception& error) {
       fail(std::string("fenced write: ") + error.what());
       return HoldSample::FencedWrite::none;
@@ -164,8 +165,9 @@ class Worker {
       ~Leave() { control.checks_in_flight.fetch_sub(1, std::memory_order_acq_rel); }
     } leave{control_};
     try {
-      const Reply reply = check_client_.command({command, spec_.check_key});
-      if (expected && reply.integer != *expected) {
+      // A reply that is not a number is an error, not a count that proves an overlap.
+      const std::int64_t count = integer_reply(check_client_.command({command, spec_.check_key}), {command, spec_.check_key});
+      if (expected && count != *expected) {
         slot_.violations.fetch_add(1, std::memory_order_relaxed);
         control_.violations.fetch_add(1, std::memory_order_relaxed);
       }
