@@ -4,6 +4,7 @@
 // skipped, never clobbered; lockers running throughout see no overlap.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <filesystem>
@@ -397,6 +398,10 @@ TEST(Convert, RefusesBadUsage) {
   std::ofstream(journal) << "{\"not\":\"a journal\"}\n";
   EXPECT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 2);
   EXPECT_EQ(run_cli("convert --to token --rollback '" + journal + "'").exit_code, 2);
+  std::filesystem::remove(journal);
+  // A journal is read twice (checked, then applied): a pipe is refused, without waiting for a writer.
+  ASSERT_EQ(mkfifo(journal.c_str(), 0600), 0);
+  EXPECT_EQ(run_cli("convert --rollback '" + journal + "'", true, "timeout -s KILL 30").exit_code, 2);
   std::filesystem::remove(journal);
 }
 

@@ -139,13 +139,18 @@ void JournalWriter::write_outcomes(const std::vector<std::pair<const JournalEntr
 
 // ---- reading ------------------------------------------------------------------------------------
 
-JournalReader::JournalReader(const std::string& path) : in_(path, std::ios::binary), path_(path) {
-  if (!in_) throw Error(Errc::bad_option, "cannot read the journal '" + path + "': " + std::strerror(errno));
+JournalReader::JournalReader(const std::string& path) : path_(path) {
+  // Checked before opening: opening a FIFO would wait for a writer.
   struct stat status {};
-  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) {
+  if (::stat(path.c_str(), &status) != 0) {
+    throw Error(Errc::bad_option, "cannot read the journal '" + path + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(status.st_mode)) {
     throw Error(Errc::bad_option, "the journal '" + path + "' is not a regular file: rollback reads it twice (once to check it "
                                   "before anything is sent)");
   }
+  in_.open(path, std::ios::binary);
+  if (!in_) throw Error(Errc::bad_option, "cannot read the journal '" + path + "': " + std::strerror(errno));
   read_header();
 }
 
