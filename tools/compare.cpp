@@ -163,6 +163,8 @@ int compare_command(int argc, char** argv) {
   const std::chrono::milliseconds duration =
       seconds_option(vm, "duration", std::chrono::milliseconds(1), std::chrono::milliseconds(3600 * 1000));
   const double seconds = std::chrono::duration<double>(duration).count();
+  std::optional<WaitMode> wait_mode;
+  if (vm.count("wait-mode")) wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
   const bool plot = !vm.count("no-plot");
   const NamedFile json_file{"--json", vm["json"].as<std::string>()};
   const NamedFile plot_file{"--plot", vm["plot"].as<std::string>()};
@@ -173,10 +175,7 @@ int compare_command(int argc, char** argv) {
   if (plot) plot_out.emplace(plot_file);
 
   RedisTarget target(url_option(vm));
-  const std::vector<NamedStrategy> columns = runnable_on(
-      target.url(),
-      strategies(vm.count("wait-mode") ? std::optional(wait_mode_from(vm["wait-mode"].as<std::string>())) : std::nullopt,
-                 vm.count("watchdog") > 0));
+  const std::vector<NamedStrategy> columns = runnable_on(target.url(), strategies(wait_mode, vm.count("watchdog") > 0));
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
             << seconds << " s each, on " << Client(target.url()).url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n";
