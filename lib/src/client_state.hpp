@@ -41,11 +41,12 @@ struct ClientState {
 
   // Runs `operation(Connection&)` on a connection to the server that holds `key`: the pool's, or
   // with Redis Cluster the master serving its slot (redirects followed; the operation must be safe
-  // to repeat when it failed on a redirect).
+  // to repeat when it failed on a redirect; no TRYAGAIN wait runs past `deadline`).
   template <class Operation>
-  void with_connection(std::string_view key, Operation&& operation) {
+  void with_connection(std::string_view key, Operation&& operation,
+                       std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     if (cluster) {
-      cluster->route(key_slot(key), operation);
+      cluster->route(key_slot(key), operation, deadline);
       return;
     }
     auto connection = pool.borrow();

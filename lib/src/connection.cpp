@@ -261,8 +261,8 @@ std::string message_of(const Error& error) {
   return message;
 }
 
-void throw_if_redirect(const redisReply& reply) {
-  if (is_redirect(reply)) throw Error(Errc::server_reply, std::string(as_view(reply)));
+void throw_if_rerouted(const redisReply& reply) {
+  if (is_rerouted(reply)) throw Error(Errc::server_reply, std::string(as_view(reply)));
 }
 
 void throw_if_error(const redisReply& reply, std::string_view context) {

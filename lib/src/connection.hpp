@@ -137,9 +137,16 @@ inline bool is_redirect(const redisReply& reply) noexcept {
   return text.starts_with("MOVED ") || text.starts_with("ASK ");
 }
 
+// A reply that says the command did not run and the cluster router runs it again: a redirect
+// (MOVED, ASK: followed) or TRYAGAIN (keys split by a migration: waited out).
+inline bool is_rerouted(const redisReply& reply) noexcept {
+  return is_redirect(reply) || (reply.type == REDIS_REPLY_ERROR && as_view(reply).starts_with("TRYAGAIN"));
+}
+
 // For operations run through Redis Cluster routing that return error replies instead of throwing:
-// a redirected reply is thrown (Errc::server_reply), so that the router follows the redirect.
-void throw_if_redirect(const redisReply& reply);
+// a rerouted reply is thrown (Errc::server_reply), so that the router follows the redirect or
+// waits the migration out.
+void throw_if_rerouted(const redisReply& reply);
 // Whether every reply of a pipeline was a redirect: then none of its commands ran, and the whole
 // pipeline may be sent where the first redirect points.
 inline bool all_redirected(std::span<const ReplyPtr> replies) noexcept {

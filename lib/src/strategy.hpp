@@ -35,6 +35,9 @@ struct AttemptRequest {
   // Fair mode: the waiter's id, queued (or its place kept) when the attempt fails; empty for a
   // single try that must not queue.
   std::string_view fair_waiter;
+  // The caller's deadline: no wait of lockbridge's own choosing within the attempt (a cluster's
+  // TRYAGAIN backoff) runs past it. A single try's deadline is its start.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 enum class ReleaseOutcome {

@@ -80,22 +80,47 @@ TEST_F(ClusterMigration, ASlotThatKeepsRedirectingIsAProtocolErrorAfterFiveRedir
 }
 
 // Two keys of one slot, split by a migration that stopped halfway: one still on the owner, one
-// moved. A script on both is answered TRYAGAIN for as long as that lasts; after five waits the
-// caller gets the reply as `server_reply`, and neither key changed.
-TEST_F(ClusterMigration, KeysSplitByAMigrationAreTryagainAfterFiveWaits) {
-  const std::string stays = "{" + key_ + "}:stays";
-  const std::string moves = "{" + key_ + "}:moves";
-  ASSERT_EQ(owner().command({"SET", stays, "someone-else"}), "OK");
-  ASSERT_EQ(owner().command({"SET", moves, "someone-else"}), "OK");
-  ASSERT_EQ(other().command({"CLUSTER", "SETSLOT", slot(), "IMPORTING", cluster_.node_ids[owner_index_]}), "OK");
-  ASSERT_EQ(owner().command({"CLUSTER", "SETSLOT", slot(), "MIGRATING", cluster_.node_ids[other_index_]}), "OK");
-  ASSERT_EQ(owner().command({"MIGRATE", "127.0.0.1", std::to_string(other().port()), moves, "0", "5000"}), "OK");
-  MultiMutex both(Client(cluster_.url(), quick_failing_client()), {stays, moves}, one_attempt_options());
-  const Error error = expect_error([&] { (void)both.try_lock(); });
-  EXPECT_EQ(error.errc(), Errc::server_reply);
-  EXPECT_THAT(error.what(), HasSubstr("TRYAGAIN"));
-  EXPECT_EQ(owner().command({"GET", stays}), "someone-else");
-  EXPECT_EQ(other().command({"CLUSTER", "COUNTKEYSINSLOT", slot()}), "1");  // the moved key, and nothing new
+// moved. A script on both is answered TRYAGAIN for as long as that lasts (the owner counts each
+// as a rejected call). The router waits it out five times (10 to 160 ms), but never past the
+// caller's deadline: try_lock() asks once, try_lock_for(5 ms) at most twice. Then the caller gets
+// the reply as `server_reply`, and neither key changed.
+class ClusterSplitKeys : public ClusterMigration {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(owner().command({"SET", stays_, "someone-else"}), "OK");
+    ASSERT_EQ(owner().command({"SET", moves_, "someone-else"}), "OK");
+    ASSERT_EQ(other().command({"CLUSTER", "SETSLOT", slot(), "IMPORTING", cluster_.node_ids[owner_index_]}), "OK");
+    ASSERT_EQ(owner().command({"CLUSTER", "SETSLOT", slot(), "MIGRATING", cluster_.node_ids[other_index_]}), "OK");
+    ASSERT_EQ(owner().command({"MIGRATE", "127.0.0.1", std::to_string(other().port()), moves_, "0", "5000"}), "OK");
+  }
+  // Runs `attempt` on a MultiMutex of both keys; returns how many acquire scripts the owner
+  // rejected with TRYAGAIN meanwhile.
+  template <class Attempt>
+  int rejected_attempts(Attempt&& attempt) {
+    owner().command({"CONFIG", "RESETSTAT"});
+    MultiMutex both(Client(cluster_.url(), quick_failing_client()), {stays_, moves_}, one_attempt_options());
+    const Error error = expect_error([&] { (void)attempt(both); });
+    EXPECT_EQ(error.errc(), Errc::server_reply);
+    EXPECT_THAT(error.what(), HasSubstr("TRYAGAIN"));
+    EXPECT_EQ(owner().command({"GET", stays_}), "someone-else");
+    EXPECT_EQ(other().command({"CLUSTER", "COUNTKEYSINSLOT", slot()}), "1");  // the moved key, and nothing new
+    const std::string stats = owner().command({"INFO", "commandstats"});
+    const auto at = stats.find("cmdstat_evalsha:");
+    if (at == std::string::npos) return 0;
+    const auto count = stats.find("rejected_calls=", at);
+    return count == std::string::npos ? 0 : std::stoi(stats.substr(count + std::string("rejected_calls=").size()));
+  }
+  const std::string stays_ = "{" + key_ + "}:stays";
+  const std::string moves_ = "{" + key_ + "}:moves";
+};
+
+TEST_F(ClusterSplitKeys, AreTryagainAfterFiveWaitsForALongWait) {
+  EXPECT_EQ(rejected_attempts([](MultiMutex& both) { return both.try_lock_for(std::chrono::seconds(30)); }), 6);
+}
+
+TEST_F(ClusterSplitKeys, TheWaitsStopAtTheCallersDeadline) {
+  EXPECT_EQ(rejected_attempts([](MultiMutex& both) { return both.try_lock(); }), 1);
+  EXPECT_LE(rejected_attempts([](MultiMutex& both) { return both.try_lock_for(std::chrono::milliseconds(5)); }), 2);
 }
 
 }  // namespace

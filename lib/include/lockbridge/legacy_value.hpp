@@ -55,7 +55,7 @@ inline bool is_expired(const LegacyStamp& stamp, std::int64_t now_ms) {
 // with UUID `my_uuid` take `value` (nullopt: the key is gone) over at `now_ms`? Master reads a
 // missing or unreadable value as NO_LOCK, expired since 1970, so the answer is yes for anything
 // that is not "<uuid>:<long>[:...]" (it splits on ':' and reads the first two parts): a bare
-// jedis-lock 1.0.0 stamp, a token, garbage. That is wire-formats.md hazard 1, kept only where a
+// jedis-lock 1.0.0 stamp, a token, garbage. That is the hazard docs/compat.md describes, kept only where a
 // peer must be copied exactly (LegacyOptions::jedis_lock_master).
 bool jedis_lock_master_may_take(std::optional<std::string_view> value, std::string_view my_uuid, std::int64_t now_ms);
 

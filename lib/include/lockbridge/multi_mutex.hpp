@@ -40,7 +40,7 @@
 namespace lockbridge {
 
 namespace detail {
-class MultiMutexCore;
+class LockCore;
 }
 
 // A moved-from MultiMutex may only be destroyed or assigned to (owns_lock() and valid_for() answer
@@ -87,14 +87,14 @@ class MultiMutex {
   // The keys, deduplicated and sorted.
   const std::vector<std::string>& keys() const noexcept;
   // The token written to every key at the last acquisition; empty before.
-  const std::string& value() const noexcept;
+  std::string value() const;
   const MutexOptions& options() const noexcept;
   // The error of the last unlock(); empty after a clean one.
   std::error_code last_error() const noexcept;
 
  private:
   bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
-  std::unique_ptr<detail::MultiMutexCore> core_;
+  std::unique_ptr<detail::LockCore> core_;
 };
 
 }  // namespace lockbridge

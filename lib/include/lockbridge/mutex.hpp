@@ -31,7 +31,7 @@
 namespace lockbridge {
 
 namespace detail {
-class MutexCore;
+class LockCore;
 }
 
 // One Mutex object is one lease holder. A moved-from Mutex may only be destroyed or assigned to
@@ -114,7 +114,7 @@ class Mutex {
 
  private:
   bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
-  std::unique_ptr<detail::MutexCore> core_;
+  std::unique_ptr<detail::LockCore> core_;
 };
 
 }  // namespace lockbridge

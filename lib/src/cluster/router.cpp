@@ -129,7 +129,7 @@ std::vector<NodeAddress> ClusterRouter::masters() {
 
 ReleaseNotifier& ClusterRouter::notifier_for(std::uint16_t slot) { return node(master_of(slot)).notifier; }
 
-void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
+void ClusterRouter::route(std::uint16_t slot, const Operation& operation, Clock::time_point deadline) {
   std::optional<NodeAddress> asking;  // an ASK redirect's node, for the next try only
   for (int redirects = 0;; ++redirects) {
     const NodeAddress target = asking ? *asking : master_of(slot);
@@ -162,8 +162,13 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation) {
       const bool try_again = used.take_try_again();
       if (!redirect && try_again && redirects < kMaxRedirects) {
         // The slot's keys are moving in batches: wait for this batch (10, 20, 40 ... ms), then
-        // ask the slot's owner again.
-        std::this_thread::sleep_for(std::chrono::milliseconds(10) * (1 << redirects));
+        // ask the slot's owner again; never past the caller's deadline.
+        const auto now = Clock::now();
+        if (now >= deadline) {
+          throw Error(error.errc(), message_of(error) + " (the caller's deadline came before the migration ended)");
+        }
+        const auto wait = std::chrono::milliseconds(10) * (1 << redirects);
+        std::this_thread::sleep_for(deadline - now < wait ? deadline - now : Clock::duration(wait));
         asking.reset();
         continue;
       }

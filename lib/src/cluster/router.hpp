@@ -1,7 +1,8 @@
 // Redis Cluster for a redis-cluster:// Client: which master serves a key's hash slot (from CLUSTER
-// NODES, or CLUSTER SLOTS where that is refused, asked of a known master or a seed node), a connection pool per master, and the redirects
-// of a cluster that changes under the Client: MOVED updates the map (and a full refresh follows),
-// ASK sends the command once more, after ASKING, to the node importing the slot.
+// NODES, or CLUSTER SLOTS where that is refused, asked of a known master or a seed node), a
+// connection pool per master, and the redirects of a cluster that changes under the Client: MOVED
+// updates the map (and a full refresh follows), ASK sends the command once more, after ASKING, to
+// the node importing the slot.
 #pragma once
 
 #include <atomic>
@@ -36,15 +37,17 @@ class ClusterRouter {
   ClusterRouter& operator=(const ClusterRouter&) = delete;
 
   using Operation = std::function<void(Connection&)>;
+  using Clock = std::chrono::steady_clock;
 
   // Runs `operation` on a connection to the master serving `slot`. When it throws and the reply it
   // failed on was a redirect, follows the redirect and runs it again (it must be safe to repeat:
   // a redirected command did not run); after TRYAGAIN (keys split by a migration) it waits a
-  // little and runs it again. A connection that fails schedules a refresh of the map, since the
-  // master may have failed over; when it could not even be made (nothing was sent) and the
-  // refreshed map names another master, the operation runs there. Throws what the operation throws, Error{io} when no
-  // master serves the slot, Error{protocol} after kMaxRedirects.
-  void route(std::uint16_t slot, const Operation& operation);
+  // little and runs it again, unless that wait would pass `deadline` (then only until it; once it
+  // has passed, the TRYAGAIN is thrown). A connection that fails schedules a refresh of the map,
+  // since the master may have failed over; when it could not even be made (nothing was sent) and
+  // the refreshed map names another master, the operation runs there. Throws what the operation
+  // throws, Error{io} when no master serves the slot, Error{protocol} after kMaxRedirects.
+  void route(std::uint16_t slot, const Operation& operation, Clock::time_point deadline = Clock::time_point::max());
 
   // The master serving `slot` by the map (read first when due). Throws Error{io} when none does.
   NodeAddress master_of(std::uint16_t slot);
@@ -65,7 +68,6 @@ class ClusterRouter {
     ReleaseNotifier notifier;
     explicit Node(std::shared_ptr<Endpoint> at) : endpoint(at), pool(at), notifier(at) {}
   };
-  using Clock = std::chrono::steady_clock;
 
   Node& node(const NodeAddress& address);  // created on first use; never removed
   void refresh();  // with mutex_ held

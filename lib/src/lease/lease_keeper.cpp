@@ -239,7 +239,7 @@ std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> call
         // A redirected renewal did not run. When none ran, the router sends the group where the
         // first redirect points; otherwise the redirected ones wait for the retry, which the
         // corrected map sends to their new master.
-        if (all_redirected(got)) throw_if_redirect(*got.front());
+        if (all_redirected(got)) throw_if_rerouted(*got.front());
         for (std::size_t k = 0; k < got.size(); ++k) {
           if (!is_redirect(*got[k])) replies[indexes[k]] = std::move(got[k]);
         }

@@ -11,12 +11,12 @@
 // DANGER: this copies master exactly, and master STEALS LOCKS. A value it cannot read as
 // "<uuid>:<ms>" (a jedis-lock 1.0.0 stamp, a token, a lockbridge epoch_ms lock, garbage) is its
 // NO_LOCK, "expired since 1970": acquire() GETSETs it at once, while its real holder still runs
-// (wire-formats.md hazard 1), and renew() counts it as ours to take. Use it only on keys that
+// (docs/compat.md, jedis-lock master), and renew() counts it as ours to take. Use it only on keys that
 // nothing but jedis-lock master (and this class) ever writes. Everything else should use
 // lockbridge::Mutex with the hardened preset, which never steals (docs/compat.md).
 // *****************************************************************************************
 //
-// On the wire (wire-formats.md 1.3): acquire = SETNX; then GET; then, when the value is expired,
+// On the wire: acquire = SETNX; then GET; then, when the value is expired,
 // unreadable, missing, or carries our UUID ("mine"), GETSET; won iff GETSET returned what GET read.
 // One attempt every 100 ms, acquireTimeoutMillis / 100 + 1 attempts. No TTL. release = DEL if
 // locked, unconditionally. Built on lockbridge::Mutex, faithful preset, uuid_ms format, with

@@ -11,7 +11,7 @@
 // whole process (the seed's redisIdentityKey), with a TTL of lockKeyExpireSecond. Differences,
 // on purpose:
 // - The seed sends SETNX, then EXPIRE: a crash between the two leaves a key without a TTL that
-//   nobody ever frees (wire-formats.md hazard 4). Here it is one atomic SET key uuid NX PX ms,
+//   nobody ever frees (docs/compat.md, RedisLocker). Here it is one atomic SET key uuid NX PX ms,
 //   with PX = lockKeyExpireSecond x 1000: the same value and TTL, without the crash window.
 // - The seed's release is a plain DEL of whatever is there (hazard 6): called after its lease ran
 //   out, or for a key it never acquired, it deletes another process's lock. Here only a key this

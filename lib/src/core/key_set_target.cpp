@@ -1,0 +1,110 @@
+#include "key_set_target.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "../companion_keys.hpp"
+#include "../random.hpp"
+#include "../scripts.hpp"
+
+namespace lockbridge::detail {
+
+std::string describe_keys(std::string_view operation, const std::vector<std::string>& keys) {
+  constexpr std::size_t kNamed = 3;
+  std::string text(operation);
+  for (std::size_t i = 0; i < keys.size() && i < kNamed; ++i) text.append(i == 0 ? " " : ", ").append(printable_key(keys[i]));
+  if (keys.size() > kNamed) text.append(" and ").append(std::to_string(keys.size() - kNamed)).append(" more");
+  return text;
+}
+
+KeySetTarget::KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys)
+    : state_(std::move(state)), keys_(std::move(keys)) {
+  key_views_.assign(keys_.begin(), keys_.end());
+  channels_.reserve(keys_.size());
+  for (const auto& key : keys_) channels_.push_back(release_channel(key));
+}
+
+std::string KeySetTarget::describe(std::string_view operation) const { return describe_keys(operation, keys_); }
+
+TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
+  const auto started = Clock::now();
+  std::string token = random_token();
+  const std::string lease_ms = std::to_string(request.lease.count());
+  const std::array<std::string_view, 2> args{token, lease_ms};
+  ReplyPtr reply;
+  std::optional<Error> lost_reply;
+  try {
+    state_->with_connection(keys_.front(), [&](Connection& connection) {
+      reply = run_script(connection, state_->scripts, kMultiAcquire, key_views_, args);
+      throw_if_rerouted(*reply);
+    }, request.deadline);
+  } catch (const Error& error) {
+    // The script may have run even though its reply did not reach us.
+    if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) {
+      throw naming_key(error, "acquire", keys_.front());
+    }
+    lost_reply = naming_key(error, "acquire", keys_.front());
+  }  // the broken connection went back (and was dropped) before release_all borrows a fresh one
+  if (lost_reply) {
+    try {  // the token is ours alone: deleting it where it is still the value is always safe
+      (void)release_all(token);
+    } catch (...) {  // best effort: the lease expires anyway
+    }
+    throw *lost_reply;
+  }
+  TargetAttempt attempt = parse_acquire(*reply);
+  if (attempt.acquired) {
+    attempt.value = std::move(token);
+    // Counted from before the request left: the server's lease can only end later than this.
+    attempt.valid_until = started + request.lease;
+  }
+  return attempt;
+}
+
+TargetAttempt KeySetTarget::parse_acquire(const redisReply& reply) const {
+  const std::string context = describe("acquire");
+  throw_if_script_error(reply, context, keys_);
+  const redisReply& array = expect_array(reply, 1, context);
+  TargetAttempt attempt;
+  if (expect_integer(*array.element[0], context) == 1) {
+    attempt.acquired = true;
+    return attempt;
+  }
+  expect_array(reply, 3, context);
+  const std::int64_t index = expect_integer(*array.element[1], context);
+  if (index < 1 || static_cast<std::uint64_t>(index) > keys_.size()) {
+    throw Error(Errc::protocol, context + ": the blocking key's index " + std::to_string(index) + " is out of range");
+  }
+  attempt.blocked_on = ReleaseChannel{channels_[static_cast<std::size_t>(index - 1)]};
+  const std::int64_t pttl = expect_integer(*array.element[2], context);
+  if (pttl >= 0) attempt.holder_remaining = std::chrono::milliseconds(pttl);
+  return attempt;
+}
+
+std::size_t KeySetTarget::release_all(std::string_view token) {
+  std::vector<std::string_view> args;
+  args.reserve(1 + channels_.size());
+  args.push_back(token);
+  args.insert(args.end(), channels_.begin(), channels_.end());
+  std::int64_t released = 0;
+  try {
+    state_->with_connection(keys_.front(), [&](Connection& connection) {
+      const ReplyPtr reply = run_script(connection, state_->scripts, kMultiRelease, key_views_, args);
+      released = expect_integer(*reply, describe("release"));
+    });
+  } catch (const Error& error) {
+    throw naming_key(error, "release", keys_.front());
+  }
+  return static_cast<std::size_t>(std::max<std::int64_t>(0, released));
+}
+
+TargetExtension KeySetTarget::extend(const std::string& /*value*/, std::chrono::milliseconds /*lease*/) {
+  throw Error(Errc::bad_option, describe("extend") + ": a set of keys has no extend yet");
+}
+
+LockInfo KeySetTarget::inspect(std::string_view /*mine*/) {
+  throw Error(Errc::bad_option, describe("inspect") + ": a set of keys has no inspect yet");
+}
+
+}  // namespace lockbridge::detail

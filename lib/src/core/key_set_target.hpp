@@ -1,0 +1,51 @@
+// A lock on several keys, taken all or nothing by one script (kMultiAcquire) with one token, and
+// released by one script that deletes every key still holding it. The keys are sorted and
+// distinct (MultiMutex does it), so every process takes them in one order.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../client_state.hpp"
+#include "lock_target.hpp"
+
+namespace lockbridge::detail {
+
+class KeySetTarget final : public LockTarget {
+ public:
+  KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys);
+
+  std::string describe(std::string_view operation) const override;
+  const std::string& key() const noexcept override { return keys_.front(); }
+  const std::vector<std::string>& keys() const noexcept { return keys_; }
+  std::string identity() const override { return lock_identity(state_->url, keys_); }
+  std::optional<ReleaseChannel> channel() const override { return ReleaseChannel{channels_.front()}; }
+  // The script always reports the blocking key's PTTL.
+  bool always_learns_remaining() const noexcept override { return true; }
+  TargetAttempt attempt(const AttemptRequest& request) override;
+  // true only when every key still held the token (the others are left alone).
+  bool release(const std::string& value) override { return release_all(value) == keys_.size(); }
+  std::string_view why_not_released() const noexcept override {
+    return "some keys no longer held our token; those that still did were deleted";
+  }
+  // A set of keys has no extend or inspect yet: Error{bad_option}.
+  TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) override;
+  LockInfo inspect(std::string_view mine) override;
+
+ private:
+  // kMultiRelease with `token`: how many keys it deleted. Throws Error.
+  std::size_t release_all(std::string_view token);
+  TargetAttempt parse_acquire(const redisReply& reply) const;
+
+  const std::shared_ptr<ClientState> state_;
+  const std::vector<std::string> keys_;
+  std::vector<std::string_view> key_views_;  // of keys_, for run_script
+  std::vector<std::string> channels_;        // release_channel() of each key, in the same order
+};
+
+// "acquire 'a', 'b', 'c' and 2 more": the context of error messages about a set of keys.
+std::string describe_keys(std::string_view operation, const std::vector<std::string>& keys);
+
+}  // namespace lockbridge::detail

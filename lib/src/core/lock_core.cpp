@@ -1,0 +1,159 @@
+#include "lock_core.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace lockbridge::detail {
+
+LockCore::LockCore(std::shared_ptr<ClientState> state, std::unique_ptr<LockTarget> target, MutexOptions options,
+                   std::string_view front)
+    : state_(std::move(state)),
+      target_(std::move(target)),
+      options_(std::move(options)),
+      front_(front),
+      line_(options_.local_queue ? LocalLine::for_lock(target_->identity()) : nullptr) {}
+
+LockCore::~LockCore() { release(/*all=*/true); }
+
+bool LockCore::holds() const noexcept { return hold_count_ > 0 && lease_->snapshot().held; }
+
+bool LockCore::keep_hold_if_valid() {
+  if (hold_count_ == 0) return false;
+  if (lease_->snapshot().held) return true;
+  end_hold();
+  return false;
+}
+
+bool LockCore::hold_again() {
+  if (!keep_hold_if_valid()) return false;
+  if (!options_.reentrant) throw Error(Errc::bad_option, target_->describe("lock") + ": this " + front_ + " already holds it");
+  ++hold_count_;
+  return true;
+}
+
+bool LockCore::try_once() {
+  return hold_again() || attempt(AttemptRequest{options_.lease, false, {}, Clock::now()}).acquired;
+}
+
+bool LockCore::acquire_until(Clock::time_point deadline) {
+  if (hold_again()) return true;
+  const WaitPlan plan{options_, *state_, line_, target_->channel(), target_->always_learns_remaining()};
+  return wait_for_lock(*this, plan, deadline);
+}
+
+void LockCore::lock() {
+  if (acquire_until(Clock::now() + options_.acquire_timeout)) return;
+  throw Error(Errc::timeout, target_->describe("lock") + ": still held by another owner after " +
+                                 std::to_string(options_.acquire_timeout.count()) + " ms");
+}
+
+TargetAttempt LockCore::attempt(const AttemptRequest& request) {
+  const auto started = Clock::now();
+  TargetAttempt result = target_->attempt(request);
+  if (result.acquired) begin_hold(result, started);
+  return result;
+}
+
+void LockCore::begin_hold(const TargetAttempt& attempt, Clock::time_point started) {
+  std::optional<Lease::Renewal> renewal;
+  if (options_.watchdog.enabled) renewal = Lease::Renewal{options_.lease, started + options_.watchdog.max_hold};
+  if (line_) line_hold_ = line_->held_here(attempt.valid_until);
+  // A loss the renewal thread finds also ends the hold in the local line, so a thread of this
+  // process waiting there contends now rather than at the end of the lease it was told of.
+  auto on_lost = [line = line_, hold = line_hold_, handler = on_lease_lost_](const Error& why) {
+    if (line) line->released_here(hold);
+    if (handler) handler(why);
+  };
+  lease_ = std::make_shared<Lease>(target_->renewer(), target_->key(), attempt.value, attempt.valid_until, attempt.fence,
+                                   renewal, std::move(on_lost));
+  hold_count_ = 1;
+  state_->keeper.keep(lease_);
+}
+
+void LockCore::end_hold() noexcept {
+  hold_count_ = 0;
+  state_->keeper.forget(*lease_);
+  if (line_) line_->released_here(line_hold_);
+}
+
+void LockCore::release(bool all) noexcept {
+  if (all && hold_count_ > 1) hold_count_ = 1;
+  if (hold_count_ == 0 || --hold_count_ > 0) return;  // reentrant: an inner unlock
+  state_->keeper.forget(*lease_);
+  try {
+    const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
+    const std::string value = lease_->snapshot().value;
+    lease_->released();
+    if (target_->release(value)) {
+      last_error_.clear();
+    } else {
+      report(Error(Errc::lease_lost, target_->describe("release") + ": " + std::string(target_->why_not_released())));
+    }
+  } catch (const Error& error) {
+    report(error);
+  } catch (const std::exception& error) {
+    report(Error(Errc::io, target_->describe("release") + ": " + error.what()));
+  }
+  if (line_) line_->released_here(line_hold_);
+}
+
+void LockCore::abandon() noexcept {
+  if (hold_count_ == 0) return;
+  try {
+    const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first
+    lease_->released();
+  } catch (...) {  // the claim cannot fail short of a broken std::mutex; the hold ends regardless
+  }
+  end_hold();
+}
+
+bool LockCore::extend(std::chrono::milliseconds lease) {
+  if (!keep_hold_if_valid()) throw Error(Errc::bad_option, target_->describe("extend") + ": this " + front_ + " does not hold it");
+  TargetExtension extension;
+  {
+    const Lease::IoClaim io = lease_->claim_io();
+    extension = target_->extend(lease_->snapshot().value, lease);
+    if (extension.kind != TargetExtension::Kind::lost) lease_->renewed(extension.value, extension.valid_until);
+  }
+  switch (extension.kind) {
+    case TargetExtension::Kind::released:  // replica_ack's shortfall: the hold is over, and the caller is told
+      lease_->lost(*extension.error);
+      end_hold();
+      throw *extension.error;
+    case TargetExtension::Kind::lost:
+      last_error_ = make_error_code(Errc::lease_lost);
+      lease_->lost(Error(Errc::lease_lost, target_->describe("extend") + ": " + extension.why));
+      end_hold();
+      return false;
+    case TargetExtension::Kind::extended:
+      break;
+  }
+  last_error_.clear();
+  if (line_) line_->extended_here(line_hold_, extension.valid_until);
+  return true;
+}
+
+LockInfo LockCore::inspect() const { return target_->inspect(holds() ? lease_->snapshot().value : std::string()); }
+
+std::chrono::milliseconds LockCore::valid_for() const noexcept {
+  if (hold_count_ == 0) return std::chrono::milliseconds::zero();
+  const Lease::Snapshot lease = lease_->snapshot();
+  if (!lease.held) return std::chrono::milliseconds::zero();
+  const auto left = lease.valid_until - Clock::now();
+  return std::max(std::chrono::milliseconds::zero(), std::chrono::floor<std::chrono::milliseconds>(left));
+}
+
+std::string LockCore::value() const { return lease_ ? lease_->snapshot().value : std::string(); }
+std::optional<std::uint64_t> LockCore::fence() const noexcept { return lease_ ? lease_->fence : std::nullopt; }
+std::stop_token LockCore::lease_token() const noexcept { return lease_ ? lease_->stop_token() : std::stop_token(); }
+
+void LockCore::report(const Error& error) noexcept {
+  last_error_ = error.code();
+  if (!on_release_error_) return;
+  try {
+    on_release_error_(error);
+  } catch (...) {  // a throwing handler must not turn unlock() into std::terminate
+  }
+}
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,92 @@
+// The owner's side of one lock, whatever it is held on (a LockTarget): the current acquisition (a
+// Lease, shared with the Client's LeaseKeeper), the reentrant hold count, the place in the
+// process-local line, and the handlers. Mutex and MultiMutex are thin fronts over it; waiting is
+// the waiting loop's (waiting/wait_loop.hpp).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+#include "../client_state.hpp"
+#include "../lease/lease.hpp"
+#include "../waiting/local_line.hpp"
+#include "../waiting/wait_loop.hpp"
+#include "lock_target.hpp"
+#include "lockbridge/options.hpp"
+
+namespace lockbridge::detail {
+
+class LockCore final : public Contender {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `options` are valid (MutexOptions::validate) and suit `target`. `front` names the public type
+  // in messages ("Mutex", "MultiMutex").
+  LockCore(std::shared_ptr<ClientState> state, std::unique_ptr<LockTarget> target, MutexOptions options,
+           std::string_view front);
+  ~LockCore() override;  // releases a held lock (every reentrant hold); never throws
+
+  // Whether the lock is held: acquired, not released, and not known lost. No side effects.
+  bool holds() const noexcept;
+
+  // One attempt, or one more reentrant hold. Throws Error (bad_option when already held and not
+  // reentrant).
+  bool try_once();
+  // Waits until acquired or the retry policy gives up at `deadline` (then false). Throws Error.
+  bool acquire_until(Clock::time_point deadline);
+  // acquire_until(now + acquire_timeout), and Error{timeout} when that gives up.
+  void lock();
+  // Releases (reentrant: only the last of the holds); `all` releases every hold at once. Never
+  // throws: a failed or refused release is recorded in last_error() and passed to the handler.
+  void release(bool all = false) noexcept;
+  // Ends the hold here without a release (another holder of the same identity took it over).
+  void abandon() noexcept;
+  // false (and lease_lost, and the loss notice) when the lock is no longer ours. Throws Error.
+  bool extend(std::chrono::milliseconds lease);
+  LockInfo inspect() const;
+  std::chrono::milliseconds valid_for() const noexcept;
+
+  std::string value() const;
+  std::optional<std::uint64_t> fence() const noexcept;
+  std::stop_token lease_token() const noexcept;
+  std::optional<int> replicas_acknowledged() const noexcept { return target_->replicas_acknowledged(); }
+  const LockTarget& target() const noexcept { return *target_; }
+  const MutexOptions& options() const noexcept { return options_; }
+  std::error_code last_error() const noexcept { return last_error_; }
+  void on_release_error(std::function<void(const Error&)> handler) { on_release_error_ = std::move(handler); }
+  void on_lease_lost(std::function<void(const Error&)> handler) { on_lease_lost_ = std::move(handler); }
+
+  // Contender: the waiting loop's attempt begins the hold when it acquires.
+  TargetAttempt attempt(const AttemptRequest& request) override;
+  void leave_queue(std::string_view waiter) noexcept override { target_->leave_queue(waiter); }
+
+ private:
+  // Whether the hold is kept: held and not known lost. A hold whose lease was lost behind our
+  // back (found by the renewal thread, or run out) is ended here, so the lock can be taken again.
+  bool keep_hold_if_valid();
+  // lock() while holding: one more hold when reentrant; otherwise refused before any I/O.
+  bool hold_again();
+  void begin_hold(const TargetAttempt& attempt, Clock::time_point started);
+  void end_hold() noexcept;  // the hold is over without a release of ours
+  void report(const Error& error) noexcept;
+
+  const std::shared_ptr<ClientState> state_;
+  const std::unique_ptr<LockTarget> target_;
+  const MutexOptions options_;
+  const std::string front_;
+  const std::shared_ptr<LocalLine> line_;  // null without local_queue
+  std::uint64_t line_hold_ = 0;            // this lock's hold in line_ (LocalLine::held_here)
+  std::shared_ptr<Lease> lease_;           // the current or last acquisition; null before the first
+  int hold_count_ = 0;                     // > 0 while held; above 1 only when reentrant
+  std::error_code last_error_;
+  std::function<void(const Error&)> on_release_error_;
+  std::function<void(const Error&)> on_lease_lost_;
+};
+
+}  // namespace lockbridge::detail

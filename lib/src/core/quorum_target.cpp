@@ -1,0 +1,46 @@
+#include "quorum_target.hpp"
+
+#include <utility>
+
+#include "../random.hpp"
+
+namespace lockbridge::detail {
+
+QuorumTarget::QuorumTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options)
+    : state_(std::move(state)),
+      key_(std::move(key)),
+      fixed_value_(options.token.fixed_value),
+      quorum_(state_->masters, state_->scripts) {
+  require_redlock_options(options);
+}
+
+std::string QuorumTarget::identity() const { return lock_identity(state_->url, std::span(&key_, 1)); }
+
+TargetAttempt QuorumTarget::attempt(const AttemptRequest& request) {
+  // A lost reply is no concern here: the quorum deletes our value everywhere when it did not
+  // reach a majority.
+  const auto started = Clock::now();
+  TargetAttempt attempt;
+  attempt.value = fixed_value_.empty() ? random_token() : fixed_value_;
+  const Quorum::Outcome outcome = quorum_.acquire(key_, attempt.value, request.lease, request.learn_remaining);
+  attempt.acquired = outcome.held;
+  attempt.holder_remaining = outcome.holder_remaining;
+  // Valid until the lease ends on the master that set it first, less the drift Redlock allows.
+  attempt.valid_until = started + request.lease - Quorum::drift(request.lease);
+  return attempt;
+}
+
+TargetExtension QuorumTarget::extend(const std::string& value, std::chrono::milliseconds lease) {
+  const auto started = Clock::now();
+  TargetExtension extension;
+  if (!quorum_.extend(key_, value, lease).held) {
+    extension.why = "fewer than a majority of masters extended it in time (our copies were deleted)";
+    return extension;
+  }
+  extension.kind = TargetExtension::Kind::extended;
+  extension.value = value;
+  extension.valid_until = started + lease - Quorum::drift(lease);
+  return extension;
+}
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,131 @@
+#include "single_key_target.hpp"
+
+#include <utility>
+
+#include "../cluster/key_slot.hpp"
+
+namespace lockbridge::detail {
+
+namespace {
+bool lost_reply(const Error& error) noexcept {
+  return error.errc() == Errc::timeout || error.errc() == Errc::io || error.errc() == Errc::protocol;
+}
+}  // namespace
+
+SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options)
+    : state_(std::move(state)),
+      key_(std::move(key)),
+      replica_ack_(options.replica_ack),
+      strategy_(make_strategy(options, state_->scripts, state_->cluster != nullptr)),
+      channel_(strategy_->release_channel_of(key_)) {
+  // A key with a brace but no hash tag ("x}y"; for redisson also "x{y") has no companion name in
+  // its own slot: on Redis Cluster its release announcement (and fence counter, fair queue)
+  // would be refused after the release script had already deleted the key. (The faithful preset
+  // announces nothing.)
+  if (state_->cluster && !options.faithful() && channel_.sharded && key_slot(channel_.name) != key_slot(key_)) {
+    throw Error(Errc::bad_option, describe("lock") + ": on Redis Cluster a key containing a brace needs a hash tag "
+                                  "(e.g. '{orders}' in front of it) so that its companion keys share its slot");
+  }
+}
+
+std::string SingleKeyTarget::describe(std::string_view operation) const { return detail::describe(operation, key_); }
+
+std::string SingleKeyTarget::identity() const { return lock_identity(state_->url, std::span(&key_, 1)); }
+
+template <class Operation>
+void SingleKeyTarget::on_connection(std::string_view name, Operation&& operation, Clock::time_point deadline) {
+  try {
+    state_->with_connection(key_, std::forward<Operation>(operation), deadline);
+  } catch (const Error& error) {
+    throw naming_key(error, name, key_);
+  }
+}
+
+TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
+  const auto started = Clock::now();
+  AcquireAttempt result;
+  try {
+    on_connection("acquire", [&](Connection& connection) {
+      result = strategy_->try_acquire(connection, key_, request);
+      if (result.acquired && !replicas_acknowledge(connection, result.value)) throw replica_shortfall("acquire");
+    }, request.deadline);
+  } catch (const Error& error) {
+    // The request may have reached the server even though its reply did not reach us. The broken
+    // connection went back (and was dropped) before the undo borrows a fresh one.
+    if (lost_reply(error)) abandon_unknown_attempt();
+    throw;
+  }
+  TargetAttempt attempt;
+  attempt.acquired = result.acquired;
+  attempt.value = std::move(result.value);
+  // Counted from before the request left: the server's lease can only end later than this.
+  attempt.valid_until = started + request.lease;
+  attempt.fence = result.fence;
+  attempt.holder_remaining = result.holder_remaining;
+  return attempt;
+}
+
+bool SingleKeyTarget::release(const std::string& value) {
+  ReleaseOutcome outcome = ReleaseOutcome::not_ours;
+  on_connection("release", [&](Connection& connection) { outcome = strategy_->release(connection, key_, value, channel_.name); });
+  return outcome == ReleaseOutcome::released;
+}
+
+TargetExtension SingleKeyTarget::extend(const std::string& value, std::chrono::milliseconds lease) {
+  const auto started = Clock::now();
+  TargetExtension extension;
+  on_connection("extend", [&](Connection& connection) {
+    const std::optional<std::string> held = strategy_->extend(connection, key_, value, lease);
+    if (!held) {
+      extension.why = "the key no longer holds our value";
+      return;
+    }
+    extension.value = *held;
+    extension.valid_until = started + lease;
+    extension.kind = replicas_acknowledge(connection, *held) ? TargetExtension::Kind::extended
+                                                              : TargetExtension::Kind::released;
+  });
+  if (extension.kind == TargetExtension::Kind::released) extension.error = replica_shortfall("extend");
+  return extension;
+}
+
+LockInfo SingleKeyTarget::inspect(std::string_view mine) {
+  LockInfo info;
+  on_connection("inspect", [&](Connection& connection) { info = strategy_->inspect(connection, key_, mine); });
+  return info;
+}
+
+void SingleKeyTarget::leave_queue(std::string_view waiter) noexcept {
+  try {
+    state_->with_connection(key_, [&](Connection& connection) { strategy_->leave_queue(connection, key_, waiter); });
+  } catch (...) {  // best effort: the queue skips the waiter after fair_waiter_timeout anyway
+  }
+}
+
+bool SingleKeyTarget::replicas_acknowledge(Connection& connection, const std::string& value) {
+  if (replica_ack_.replicas <= 0) return true;
+  const ReplyPtr reply = connection.run_held(
+      {"WAIT", std::to_string(replica_ack_.replicas), std::to_string(replica_ack_.timeout.count())}, replica_ack_.timeout);
+  replicas_acknowledged_ = static_cast<int>(expect_integer(*reply, describe("replica WAIT for")));
+  if (*replicas_acknowledged_ >= replica_ack_.replicas || replica_ack_.on_shortfall == ReplicaAckOptions::OnShortfall::accept) {
+    return true;
+  }
+  (void)strategy_->release(connection, key_, value, channel_.name);
+  return false;
+}
+
+Error SingleKeyTarget::replica_shortfall(std::string_view operation) const {
+  return Error(Errc::no_quorum, describe(operation) + ": " + std::to_string(replicas_acknowledged_.value_or(0)) + " of " +
+                                    std::to_string(replica_ack_.replicas) + " replicas acknowledged within " +
+                                    std::to_string(replica_ack_.timeout.count()) +
+                                    " ms; the lock was released (MutexOptions::replica_ack)");
+}
+
+void SingleKeyTarget::abandon_unknown_attempt() noexcept {
+  try {
+    state_->with_connection(key_, [&](Connection& connection) { strategy_->abandon_attempt(connection, key_); });
+  } catch (...) {  // best effort: the server is probably unreachable
+  }
+}
+
+}  // namespace lockbridge::detail

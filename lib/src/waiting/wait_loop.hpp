@@ -1,0 +1,47 @@
+// The one waiting loop, for every lock (Mutex and MultiMutex, on one server, a cluster or a
+// quorum): the local line, the retry schedule, release announcements (subscribe once a wait is
+// needed, then retry) and fair mode's seat in the queue in Redis.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "../core/lock_target.hpp"
+#include "local_line.hpp"
+#include "lockbridge/options.hpp"
+#include "release_channel.hpp"
+
+namespace lockbridge::detail {
+
+struct ClientState;
+
+// What the loop drives: a lock's attempts.
+class Contender {
+ public:
+  virtual ~Contender() = default;
+  // One attempt; an acquisition begins the hold. Throws Error.
+  virtual TargetAttempt attempt(const AttemptRequest& request) = 0;
+  // Fair mode: a waiter that gives up leaves the queue. Best effort.
+  virtual void leave_queue(std::string_view waiter) noexcept = 0;
+};
+
+struct WaitPlan {
+  const MutexOptions& options;  // retry, wait_mode, lease, fair_waiter_timeout
+  ClientState& state;           // whose subscriber hears the announcements
+  std::shared_ptr<LocalLine> line;       // null without MutexOptions::local_queue
+  std::optional<ReleaseChannel> channel;  // where releases are announced; nullopt: nowhere (poll)
+  // Every failed attempt reports the holder's remaining lease (no fast first attempt needed).
+  bool always_learns_remaining = false;
+};
+
+// Waits in the local line, then attempts until acquired (true) or the retry policy gives up at
+// `deadline` (false). Between attempts it sleeps until the policy's next attempt is due, unless a
+// release is heard first: from a holder in this process (through the line) or, in notify and fair
+// mode, announced by Redis. A fair waiter also attempts at least three times per
+// fair_waiter_timeout, each attempt keeping its place in the queue alive. Throws what an attempt
+// throws.
+bool wait_for_lock(Contender& contender, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
+
+}  // namespace lockbridge::detail
