@@ -3,14 +3,19 @@
 // journal is never overwritten; a target is replaced whole or not at all; a full disk or a file-size
 // limit is a local file error (exit 5), never a connection error, and never a silent success.
 #include <gmock/gmock.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "mixed_keyspace.hpp"
@@ -21,6 +26,7 @@ namespace lockbridge::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 // A directory of its own per test, removed at the end.
@@ -213,6 +219,214 @@ TEST(CliFiles, AFailedWriteToStandardOutputIsAFileErrorNotSuccess) {
   ASSERT_TRUE(holder.try_lock());
   EXPECT_EQ(run_cli("hold '" + held + "' --json >/dev/full").exit_code, 1);
   holder.unlock();
+}
+
+// How many of `stamps` hold something else than `before` (convert's token, say).
+int changed_count(const LiveStamps& stamps, const std::map<std::string, std::string>& before) {
+  int changed = 0;
+  for (const auto& [key, value] : stamps.values()) changed += value != before.at(key) ? 1 : 0;
+  return changed;
+}
+
+// One key per SCAN step or so (--batch 1): many batches. A --details line that cannot be written
+// stops convert before the next batch's writes are journalled or sent, not after the last key.
+TEST(CliFiles, AFailedDetailsWriteStopsConvertBeforeTheNextBatchIsSent) {
+  const Scratch scratch;
+  const LiveStamps stamps(20);
+  const auto before = stamps.values();
+  const std::string journal = scratch.path("journal.jsonl");
+  const CliRun run = run_cli("convert --to token --batch 1 --json --journal '" + journal + "' --details /dev/full" + stamps.match());
+  EXPECT_EQ(run.exit_code, 5) << run;
+  EXPECT_THAT(run.errors, HasSubstr("'/dev/full': No space left on device [file]")) << run;
+  const int converted = changed_count(stamps, before);
+  EXPECT_LT(converted, 20) << "every batch was still converted after the failure";
+  ASSERT_FALSE(run.lines.empty()) << run;
+  EXPECT_EQ(run.lines.back()["incomplete"], true) << run;
+  EXPECT_EQ(run.lines.back()["converted"], converted) << run;
+  // What was sent is journalled: rollback restores exactly those keys.
+  ASSERT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 0);
+  EXPECT_EQ(stamps.values(), before);
+}
+
+TEST(CliFiles, AFailedDetailsWriteStopsRollbackBeforeTheNextBatchIsSent) {
+  const Scratch scratch;
+  const LiveStamps stamps(20);
+  const auto before = stamps.values();
+  const std::string journal = scratch.path("journal.jsonl");
+  ASSERT_EQ(run_cli("convert --to token --batch 1 --journal '" + journal + "'" + stamps.match()).exit_code, 0);
+  const auto converted = stamps.values();
+  ASSERT_EQ(changed_count(stamps, before), 20);
+  const CliRun run = run_cli("convert --json --rollback '" + journal + "' --details /dev/full");
+  EXPECT_EQ(run.exit_code, 5) << run;
+  EXPECT_THAT(run.errors, HasSubstr("'/dev/full': No space left on device [file]")) << run;
+  const int restored = changed_count(stamps, converted);
+  EXPECT_LT(restored, 20) << "every batch was still sent after the failure";
+  ASSERT_FALSE(run.lines.empty()) << run;
+  EXPECT_EQ(run.lines.back()["incomplete"], true) << run;
+  EXPECT_EQ(run.lines.back()["restored"], restored) << run;
+  ASSERT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 0);
+  EXPECT_EQ(stamps.values(), before);
+}
+
+// Audit changes nothing, so what it read is seen through MONITOR: the keys it sent GETRANGE for.
+TEST(CliFiles, AFailedDetailsWriteStopsAuditAtTheBatchItFailedIn) {
+  const LiveStamps stamps(30);
+  CommandRecorder recorder(stamps.tag, /*containing=*/true);
+  recorder.start();
+  const CliRun run = run_cli("audit --batch 1 --details /dev/full" + stamps.match());
+  std::set<std::string> read;
+  for (const auto& command : recorder.stop()) {
+    if (command[0] == "GETRANGE") read.insert(command[1]);
+  }
+  EXPECT_EQ(run.exit_code, 5) << run;
+  EXPECT_THAT(run.errors, HasSubstr("'/dev/full': No space left on device [file]")) << run;
+  EXPECT_FALSE(read.empty());
+  EXPECT_LT(read.size(), stamps.keys.size()) << "the scan went on after the failure";
+}
+
+TEST(CliFiles, RollbackRefusesStandardOutputAppendedToItsJournal) {
+  const Scratch scratch;
+  const LiveStamps stamps(2);
+  const std::string journal = scratch.path("journal.jsonl");
+  ASSERT_EQ(run_cli("convert --to token --journal '" + journal + "'" + stamps.match()).exit_code, 0);
+  const std::string journal_text = contents(journal);
+  const auto converted = stamps.values();
+  fs::create_symlink(journal, scratch.dir / "symlink");
+  for (const std::string& appended : {journal, scratch.path("symlink")}) {
+    SCOPED_TRACE(appended);
+    const CliRun run = run_cli("convert --rollback '" + journal + "' --json >> '" + appended + "'");
+    EXPECT_EQ(run.exit_code, 2) << run;
+    EXPECT_THAT(run.errors, HasSubstr("standard output is the same file as --rollback")) << run;
+    EXPECT_EQ(contents(journal), journal_text);
+  }
+  EXPECT_EQ(stamps.values(), converted) << "nothing is sent before the check";
+  ASSERT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 0) << "the journal still works";
+}
+
+TEST(CliFiles, AnEmptyPathIsBadUsageBeforeAnythingIsSentOrCreated) {
+  const Scratch scratch;
+  const LiveStamps stamps(2);
+  const auto before = stamps.values();
+  const std::string journal = scratch.path("journal.jsonl");
+  // Run in the scratch directory, where a file with an empty name would have been written.
+  const std::string in_scratch = "-C '" + scratch.dir.string() + "'";
+  for (const std::string& command : {"audit --details ''" + stamps.match(),
+                                     "convert --to token --journal '" + journal + "' --details ''" + stamps.match(),
+                                     "convert --to token --journal ''" + stamps.match(),
+                                     std::string("compare --duration 0.01 --no-plot --json ''")}) {
+    SCOPED_TRACE(command);
+    const CliRun run = run_cli(command, true, in_scratch);
+    EXPECT_EQ(run.exit_code, 2) << run;
+    EXPECT_THAT(run.errors, HasSubstr("names no file (the path is empty)")) << run;
+  }
+  EXPECT_TRUE(scratch.names().empty());
+  EXPECT_EQ(stamps.values(), before) << "nothing is sent before the check";
+}
+
+TEST(CliFiles, DetailsFilesHoldingLockValuesAreCreatedForTheOwnerOnly) {
+  const Scratch scratch;
+  const LiveStamps stamps(1);
+  const std::string umask_022 = "bash -c 'umask 022; exec \"$0\" \"$@\"'";
+  const auto mode_of = [](const std::string& path) { return fs::status(path).permissions() & fs::perms::all; };
+  ASSERT_EQ(run_cli("audit --details '" + scratch.path("audit.jsonl") + "'" + stamps.match(), true, umask_022).exit_code, 0);
+  ASSERT_EQ(run_cli("convert --to token --journal '" + scratch.path("journal.jsonl") + "' --details '" +
+                        scratch.path("convert.jsonl") + "'" + stamps.match(),
+                    true, umask_022)
+                .exit_code,
+            0);
+  ASSERT_EQ(run_cli("convert --rollback '" + scratch.path("journal.jsonl") + "' --details '" + scratch.path("rollback.jsonl") + "'",
+                    true, umask_022)
+                .exit_code,
+            0);
+  for (const char* name : {"audit.jsonl", "convert.jsonl", "rollback.jsonl", "journal.jsonl"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(mode_of(scratch.path(name)), fs::perms::owner_read | fs::perms::owner_write);
+  }
+  // A file replaced keeps its own mode: the user's choice.
+  fs::permissions(scratch.path("audit.jsonl"), fs::perms::group_read, fs::perm_options::add);
+  ASSERT_EQ(run_cli("audit --details '" + scratch.path("audit.jsonl") + "'" + stamps.match(), true, umask_022).exit_code, 0);
+  EXPECT_EQ(mode_of(scratch.path("audit.jsonl")), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+}
+
+// A regular file that exists but cannot be read (as root, only a kernel file refuses a read):
+// whether it is a convert journal cannot be told, so it is not replaced.
+TEST(CliFiles, AnOutputThatCannotBeReadToTellWhetherItIsAJournalIsRefused) {
+  const LiveStamps stamps(1);
+  const CliRun run = run_cli("audit --details /proc/self/clear_refs" + stamps.match());
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, HasSubstr("cannot tell whether --details '/proc/self/clear_refs' is a lockbridge convert journal"))
+      << run;
+  EXPECT_THAT(run.errors, HasSubstr("[bad_option]")) << run;
+}
+
+// compare's runs, counted from its first line on stderr ("lockbridge compare: 5 strategies x 4
+// workloads, ..."); each run is announced on a line of its own as it starts.
+struct CompareRuns {
+  int total = 0;
+  int started = 0;
+  explicit CompareRuns(const std::string& errors) {
+    std::istringstream lines(errors);
+    for (std::string line; std::getline(lines, line);) {
+      int strategies = 0;
+      int workloads = 0;
+      if (std::sscanf(line.c_str(), "lockbridge compare: %d strategies x %d workloads", &strategies, &workloads) == 2) {
+        total = strategies * workloads;
+      } else if (line.starts_with("  ")) {
+        ++started;
+      }
+    }
+  }
+};
+
+// A signal during compare's last run cuts that run short: its figures are partial, so --json is
+// left as it was (and says so), as after a signal in any other run.
+TEST(CliFiles, CompareInterruptedInItsLastRunLeavesItsJsonAsItWas) {
+  const Scratch scratch;
+  const std::string json = scratch.path("compare.json");
+  write_file(json, "the previous run\n");
+  BackgroundCli compare("compare --duration 0.5 --wait-mode notify --no-plot --json '" + json + "'");
+  ASSERT_TRUE(eventually(
+      [&] {
+        const CompareRuns runs(compare.errors());
+        return runs.total > 0 && runs.started == runs.total;
+      },
+      std::chrono::seconds(120)))
+      << compare.errors();
+  ASSERT_EQ(::kill(compare.pid(), SIGINT), 0);
+  const CliRun run = compare.finish(std::chrono::seconds(30));
+  EXPECT_EQ(run.exit_code, 130) << run;
+  EXPECT_THAT(run.errors, HasSubstr("--json '" + json + "' is left as it was")) << run;
+  EXPECT_EQ(contents(json), "the previous run\n");
+  EXPECT_EQ(scratch.names(), std::vector<std::string>{"compare.json"}) << "no temporary file is left behind";
+}
+
+// An output that is not a regular file is written as the run goes: after an interrupt the message
+// says what it got, never that it was left as it was.
+TEST(CliFiles, AnInterruptedRunSaysWhatADirectOutputGot) {
+  const Scratch scratch;
+  const std::string fifo = scratch.path("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Reads the FIFO to its end; on the way out, a reader still waiting for a writer is let go.
+  struct Reader {
+    std::string fifo;
+    std::string read_back;
+    std::thread thread{[this] { read_back = contents(fifo); }};
+    ~Reader() {
+      const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) ::close(fd);
+      if (thread.joinable()) thread.join();
+    }
+  } reader{fifo, {}};
+  BackgroundCli compare("compare --duration 0.5 --no-plot --json '" + fifo + "'");
+  ASSERT_TRUE(eventually([&] { return CompareRuns(compare.errors()).started > 0; }, std::chrono::seconds(60)))
+      << compare.errors();
+  ASSERT_EQ(::kill(compare.pid(), SIGINT), 0);
+  const CliRun run = compare.finish(std::chrono::seconds(30));
+  reader.thread.join();
+  EXPECT_EQ(run.exit_code, 130) << run;
+  EXPECT_THAT(run.errors, HasSubstr("nothing was written to --json '" + fifo + "'")) << run;
+  EXPECT_THAT(run.errors, Not(HasSubstr("left as it was"))) << run;
+  EXPECT_EQ(reader.read_back, "");
 }
 
 }  // namespace

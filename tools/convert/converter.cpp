@@ -183,7 +183,8 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
 
 // ---- rollback -----------------------------------------------------------------------------------
 
-bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally) {
+bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally,
+              const std::function<void()>& before_batch) {
   std::vector<JournalRecord> batch;
   // First the whole journal, one batch at a time: a malformed line anywhere stops it here, before
   // any key is touched.
@@ -204,6 +205,7 @@ bool rollback(const Client& client, JournalReader& journal, std::ostream* detail
   };
   while (journal.next_batch(batch)) {
     if (interrupted()) return false;  // between batches: the one read is not sent
+    if (before_batch) before_batch();
     std::vector<const JournalEntry*> sent;
     std::vector<KeyCall> calls;
     for (const JournalRecord& record : batch) {

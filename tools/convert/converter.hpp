@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <vector>
@@ -72,8 +73,11 @@ struct RollbackTally {
 // counting into `tally` as it goes (so the counts so far survive a throw). The whole journal is
 // read first, and a malformed line stops it before anything is sent. A write convert deleted is
 // never recreated: convert deletes only stamps whose lease had ended, so it counts as expired.
-// `details` (may be null) gets one JSON line per journalled write with its outcome. Returns false
-// when interrupted (between batches) before the end. Throws Error, FileError.
-bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally);
+// `details` (may be null) gets one JSON line per journalled write with its outcome. `before_batch`
+// (may be empty) runs before each batch is sent: it throws to stop there (a --details file that
+// could not be written). Returns false when interrupted (between batches) before the end. Throws
+// Error, FileError.
+bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally,
+              const std::function<void()>& before_batch = {});
 
 }  // namespace lockbridge::tools::convert

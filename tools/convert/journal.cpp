@@ -74,11 +74,12 @@ bool is_write_outcome(std::string_view outcome) noexcept {
 }
 
 bool is_convert_journal(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError("cannot read (to make sure it is not a convert journal)", path, errno);
+  if (!in) throw FileError("cannot read", path, errno != 0 ? errno : EIO);
   std::string first;
   for (char c = 0; first.size() < kMaxHeader && in.get(c) && c != '\n';) first.push_back(c);
-  if (in.bad()) throw FileError("cannot read (to make sure it is not a convert journal)", path, errno);
+  if (in.bad()) throw FileError("cannot read", path, errno != 0 ? errno : EIO);
   const nlohmann::json line = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
   return is_header(line);
 }

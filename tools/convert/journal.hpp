@@ -35,7 +35,8 @@ inline constexpr std::string_view kWriteFailed = "error";
 bool is_write_outcome(std::string_view outcome) noexcept;
 
 // Whether `path` holds a convert journal: its first line is a JSON object with the key
-// "lockbridge_convert_journal". Throws FileError when it exists but cannot be read.
+// "lockbridge_convert_journal". Throws FileError ("cannot read '<path>': <reason>") when it exists
+// but cannot be read.
 bool is_convert_journal(const std::string& path);
 
 class JournalWriter {
