@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -22,8 +23,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// A server that speaks RESP and answers each command by its name from a table of raw replies
-// ("-ERR unknown command" for the rest): replies no real Redis would give.
+// A server that speaks RESP and answers each command from a table of raw replies: by "NAME arg"
+// for an entry naming one of its arguments (a key), else by its name ("-ERR unknown command" for
+// the rest): replies no real Redis would give.
 class ScriptedServer {
  public:
   explicit ScriptedServer(std::map<std::string, std::string> replies) : replies_(std::move(replies)) {
@@ -95,7 +97,9 @@ class ScriptedServer {
       buffer.erase(0, at);
       std::string name = args.empty() ? "" : args[0];
       for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      const auto found = replies_.find(name);
+      auto found = replies_.end();
+      for (std::size_t i = 1; i < args.size() && found == replies_.end(); ++i) found = replies_.find(name + " " + args[i]);
+      if (found == replies_.end()) found = replies_.find(name);
       const std::string reply = found == replies_.end() ? "-ERR unknown command '" + name + "'\r\n" : found->second;
       if (write(fd, reply.data(), reply.size()) < 0) return;
     }
@@ -183,6 +187,61 @@ TEST(CliReplies, ReplysOfTheWrongShapeAreProtocolErrorsNamingTheCommand) {
     EXPECT_THAT(run.errors, HasSubstr(command)) << run;
     EXPECT_THAT(run.errors, HasSubstr("[protocol]")) << run;
   }
+}
+
+// Three keys a, b, c, each a live stamp (as one_key_server shows them).
+std::map<std::string, std::string> three_key_server() {
+  std::map<std::string, std::string> replies = one_key_server();
+  replies["DBSIZE"] = ":3\r\n";
+  replies["SCAN"] = "*2\r\n$1\r\n0\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n";
+  return replies;
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+// A script reply that is none of the script's outcomes (a fake server's) says nothing of what
+// happened to its key: the rest of the batch is still counted and journalled, that key's write
+// gets no outcome line (it may have happened: rollback checks the key), and then the run stops.
+TEST(CliReplies, AScriptReplyThatIsNoOutcomeStopsTheRunAfterItsBatchIsCountedAndJournalled) {
+  const std::string journal = (std::filesystem::path(test_dir()) / ("journal-" + unique_key() + ".jsonl")).string();
+  std::map<std::string, std::string> replies = three_key_server();
+  replies["EVALSHA a"] = "+written\r\n";
+  replies["EVALSHA b"] = "+perhaps\r\n";
+  replies["EVALSHA c"] = "+written\r\n";
+  {
+    const ScriptedServer server(replies);
+    const CliRun run = run_cli("convert --to token --json --journal '" + journal + "' --url " + server.url(), false);
+    EXPECT_EQ(run.exit_code, 3) << run;
+    EXPECT_THAT(run.errors, HasSubstr("the script's reply for \"b\" is not one of its outcomes: 'perhaps'")) << run;
+    EXPECT_THAT(run.errors, HasSubstr("[protocol]")) << run;
+    ASSERT_FALSE(run.lines.empty()) << run;
+    EXPECT_EQ(run.lines.back()["incomplete"], true) << run;
+    EXPECT_EQ(run.lines.back()["converted"], 2) << run;
+  }
+  std::map<std::string, std::string> outcomes;
+  for (const nlohmann::json& line : json_lines(journal)) {
+    if (line.contains("outcome")) outcomes[line["key"]] = line["outcome"];
+  }
+  EXPECT_EQ(outcomes, (std::map<std::string, std::string>{{"a", "written"}, {"c", "written"}}));
+
+  // Rollback sends all three (b's write may have happened); the same kind of reply for a is
+  // reported after b and c are counted.
+  replies["EVALSHA a"] = "+perhaps\r\n";
+  replies["EVALSHA b"] = "+restored\r\n";
+  replies["EVALSHA c"] = "+restored\r\n";
+  const ScriptedServer server(replies);
+  const CliRun rollback = run_cli("convert --json --rollback '" + journal + "' --url " + server.url(), false);
+  EXPECT_EQ(rollback.exit_code, 3) << rollback;
+  EXPECT_THAT(rollback.errors, HasSubstr("the script's reply for \"a\" is not one of its outcomes")) << rollback;
+  ASSERT_FALSE(rollback.lines.empty()) << rollback;
+  EXPECT_EQ(rollback.lines.back()["incomplete"], true) << rollback;
+  EXPECT_EQ(rollback.lines.back()["restored"], 2) << rollback;
+  std::filesystem::remove(journal);
 }
 
 // Live legacy stamps, some of which an ACL user may write ("allowed:") and some not ("refused:").
