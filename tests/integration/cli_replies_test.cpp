@@ -189,6 +189,31 @@ TEST(CliReplies, ReplysOfTheWrongShapeAreProtocolErrorsNamingTheCommand) {
   }
 }
 
+// A hash that another client replaces between audit's TYPE and HRANDFIELD (WRONGTYPE), and any
+// hash on Redis < 6.2 (no HRANDFIELD): classified by its type, without fields, and the audit goes on.
+TEST(CliReplies, AHashWhoseFieldsCannotBeSampledIsClassifiedByItsTypeAlone) {
+  std::map<std::string, std::string> replies = one_key_server();
+  replies["GETRANGE"] = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+  replies["TYPE"] = "+hash\r\n";
+  for (const std::string hrandfield : {"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", ""}) {
+    SCOPED_TRACE(hrandfield.empty() ? "no HRANDFIELD (Redis < 6.2)" : "WRONGTYPE");
+    std::map<std::string, std::string> server_replies = replies;
+    if (!hrandfield.empty()) server_replies["HRANDFIELD"] = hrandfield;
+    const ScriptedServer server(server_replies);
+    const CliRun run = run_cli("audit --json --url " + server.url(), false);
+    EXPECT_EQ(run.exit_code, 0) << run;
+    ASSERT_FALSE(run.lines.empty()) << run;
+    EXPECT_EQ(run.lines.back()["total"], 1) << run;
+    EXPECT_EQ(run.lines.back()["by_class"]["other"], 1) << run;
+    // Told it is a Redisson lock, audit does not call values it could not read bad.
+    const CliRun hinted = run_cli("audit --json --type-hint redisson --url " + server.url(), false);
+    EXPECT_EQ(hinted.exit_code, 0) << hinted;
+    ASSERT_FALSE(hinted.lines.empty()) << hinted;
+    EXPECT_EQ(hinted.lines.back()["by_class"]["redisson"], 1) << hinted;
+    EXPECT_EQ(hinted.lines.back()["by_flag"]["bad_value"], 0) << hinted;
+  }
+}
+
 // Three keys a, b, c, each a live stamp (as one_key_server shows them).
 std::map<std::string, std::string> three_key_server() {
   std::map<std::string, std::string> replies = one_key_server();
