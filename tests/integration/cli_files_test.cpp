@@ -359,6 +359,21 @@ TEST(CliFiles, AnOutputThatCannotBeReadToTellWhetherItIsAJournalIsRefused) {
   EXPECT_THAT(run.errors, HasSubstr("[bad_option]")) << run;
 }
 
+// A journal that exists but cannot be read for a reason of the system (here a symlink loop; also
+// permissions) is a local file error; one that does not exist is bad usage.
+TEST(CliFiles, AJournalTheSystemCannotReadIsAFileErrorAndAMissingOneBadUsage) {
+  const Scratch scratch;
+  fs::create_symlink(scratch.path("b"), scratch.dir / "a");
+  fs::create_symlink(scratch.path("a"), scratch.dir / "b");
+  const CliRun loop = run_cli("convert --rollback '" + scratch.path("a") + "'");
+  EXPECT_EQ(loop.exit_code, 5) << loop;
+  EXPECT_THAT(loop.errors, HasSubstr("cannot read the journal '" + scratch.path("a") + "'")) << loop;
+  EXPECT_THAT(loop.errors, HasSubstr("[file]")) << loop;
+  const CliRun missing = run_cli("convert --rollback '" + scratch.path("none") + "'");
+  EXPECT_EQ(missing.exit_code, 2) << missing;
+  EXPECT_THAT(missing.errors, HasSubstr("there is no journal")) << missing;
+}
+
 // compare's runs, counted from its first line on stderr ("lockbridge compare: 5 strategies x 4
 // workloads, ..."); each run is announced on a line of its own as it starts.
 struct CompareRuns {

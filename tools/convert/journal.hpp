@@ -67,8 +67,9 @@ struct JournalRecord {
 
 class JournalReader {
  public:
-  // Opens `path` and reads its header. Throws Error{bad_option} when it cannot be opened, is not a
-  // regular file (it is read twice: see rewind()) or is not a convert journal.
+  // Opens `path` and reads its header. Throws Error{bad_option} when there is no such file, it is
+  // not a regular file (it is read twice: see rewind()) or is not a convert journal; FileError when
+  // it exists but the system will not let it be read (permissions, a symlink loop, an I/O error).
   explicit JournalReader(const std::string& path);
   const nlohmann::json& header() const noexcept { return header_; }
 
