@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include <atomic>
 #include <charconv>
 #include <cerrno>
 #include <cmath>
@@ -18,8 +19,11 @@
 
 namespace lockbridge::tools {
 namespace {
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int /*signal*/) { g_interrupted = 1; }
+// Set by the signal handler, read by every thread (bench's workers too): a lock-free atomic is
+// both async-signal-safe and free of data races, which volatile sig_atomic_t is only within one thread.
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void on_interrupt(int /*signal*/) { g_interrupted.store(true, std::memory_order_relaxed); }
 }  // namespace
 
 FileError::FileError(const std::string& what, const std::string& path, int error_number)
@@ -176,7 +180,7 @@ void install_interrupt_handlers() {
   for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
 }
 
-bool interrupted() noexcept { return g_interrupted != 0; }
+bool interrupted() noexcept { return g_interrupted.load(std::memory_order_relaxed); }
 
 bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()>& stop) {
   const auto deadline = deadline_after(duration);

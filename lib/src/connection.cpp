@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "lockbridge/error.hpp"
+#include "poll_timeout.hpp"
 
 namespace lockbridge::detail {
 namespace {
@@ -64,7 +65,8 @@ class SigpipeGuard {
 
 Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips)
     : where_(url.redacted()), command_timeout_(options.command_timeout), round_trips_(&round_trips) {
-  const timeval connect_tv = to_timeval(options.connect_timeout);
+  // hiredis hands the connect timeout to poll(2) as an int of milliseconds.
+  const timeval connect_tv = to_timeval(std::chrono::milliseconds(poll_timeout(options.connect_timeout)));
   errno = 0;
   context_.reset(url.transport == RedisUrl::Transport::unix_socket
                      ? redisConnectUnixWithTimeout(url.socket_path.c_str(), connect_tv)

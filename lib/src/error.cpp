@@ -1,24 +1,42 @@
 #include "lockbridge/error.hpp"
 
+#include <array>
+
 namespace lockbridge {
 namespace {
+
+// Each code once: its name (errc_name, JSON, docs/errors.md) and its description (the category's
+// message, the end of every what()).
+struct ErrcRow {
+  Errc code;
+  std::string_view name;
+  const char* description;
+};
+constexpr std::array<ErrcRow, 9> kErrcRows{{
+    {Errc::io, "io", "connection error"},
+    {Errc::timeout, "timeout", "timed out"},
+    {Errc::protocol, "protocol", "unexpected reply"},
+    {Errc::server_reply, "server_reply", "Redis returned an error"},
+    {Errc::wrong_type, "wrong_type", "key holds the wrong Redis type"},
+    {Errc::bad_value, "bad_value", "unparsable lock value"},
+    {Errc::lease_lost, "lease_lost", "lock no longer held"},
+    {Errc::no_quorum, "no_quorum", "no quorum"},
+    {Errc::bad_option, "bad_option", "invalid option or argument"},
+}};
+
+const ErrcRow* row_of(Errc code) noexcept {
+  for (const ErrcRow& row : kErrcRows) {
+    if (row.code == code) return &row;
+  }
+  return nullptr;
+}
 
 class Category final : public std::error_category {
  public:
   const char* name() const noexcept override { return "lockbridge"; }
   std::string message(int value) const override {
-    switch (static_cast<Errc>(value)) {
-      case Errc::io: return "connection error";
-      case Errc::timeout: return "timed out";
-      case Errc::protocol: return "unexpected reply";
-      case Errc::server_reply: return "Redis returned an error";
-      case Errc::wrong_type: return "key holds the wrong Redis type";
-      case Errc::bad_value: return "unparsable lock value";
-      case Errc::lease_lost: return "lock no longer held";
-      case Errc::no_quorum: return "no quorum";
-      case Errc::bad_option: return "invalid option or argument";
-    }
-    return "unknown lockbridge error";
+    const ErrcRow* row = row_of(static_cast<Errc>(value));
+    return row != nullptr ? row->description : "unknown lockbridge error";
   }
 };
 
@@ -30,18 +48,15 @@ const std::error_category& error_category() noexcept {
 }
 
 const char* errc_name(Errc e) noexcept {
-  switch (e) {
-    case Errc::io: return "io";
-    case Errc::timeout: return "timeout";
-    case Errc::protocol: return "protocol";
-    case Errc::server_reply: return "server_reply";
-    case Errc::wrong_type: return "wrong_type";
-    case Errc::bad_value: return "bad_value";
-    case Errc::lease_lost: return "lease_lost";
-    case Errc::no_quorum: return "no_quorum";
-    case Errc::bad_option: return "bad_option";
+  const ErrcRow* row = row_of(e);
+  return row != nullptr ? row->name.data() : "unknown";  // the names are literals: NUL-terminated
+}
+
+std::optional<Errc> errc_from_string(std::string_view name) noexcept {
+  for (const ErrcRow& row : kErrcRows) {
+    if (row.name == name) return row.code;
   }
-  return "unknown";
+  return std::nullopt;
 }
 
 }  // namespace lockbridge

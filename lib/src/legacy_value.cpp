@@ -139,20 +139,4 @@ bool jedis_lock_master_may_take(std::optional<std::string_view> value, std::stri
   return !stamp || is_expired(*stamp, now_ms) || stamp->owner == my_uuid;
 }
 
-std::string_view to_string(LegacyFormat format) noexcept {
-  switch (format) {
-    case LegacyFormat::epoch_ms: return "ms";
-    case LegacyFormat::epoch_seconds: return "seconds";
-    case LegacyFormat::uuid_ms: return "uuid-ms";
-  }
-  return "?";
-}
-
-std::optional<LegacyFormat> legacy_format_from_string(std::string_view name) noexcept {
-  if (name == "ms") return LegacyFormat::epoch_ms;
-  if (name == "seconds") return LegacyFormat::epoch_seconds;
-  if (name == "uuid-ms") return LegacyFormat::uuid_ms;
-  return std::nullopt;
-}
-
 }  // namespace lockbridge

@@ -71,8 +71,10 @@ class MultiMutexCore {
       });
     } catch (const Error& error) {
       // The script may have run even though its reply did not reach us.
-      if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) throw;
-      lost_reply = error;
+      if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) {
+        throw naming_key(error, "acquire", keys_.front());
+      }
+      lost_reply = naming_key(error, "acquire", keys_.front());
     }  // the broken connection went back (and was dropped) before release_all borrows a fresh one
     if (lost_reply) {
       try {  // the token is ours alone: deleting it where it is still the value is always safe
@@ -158,10 +160,14 @@ class MultiMutexCore {
     args.push_back(token);
     args.insert(args.end(), channels_.begin(), channels_.end());
     std::int64_t released = 0;
-    state_->with_connection(keys_.front(), [&](Connection& connection) {
-      const ReplyPtr reply = run_script(connection, state_->scripts, kMultiRelease, key_views_, args);
-      released = expect_integer(*reply, describe_keys("release", keys_));
-    });
+    try {
+      state_->with_connection(keys_.front(), [&](Connection& connection) {
+        const ReplyPtr reply = run_script(connection, state_->scripts, kMultiRelease, key_views_, args);
+        released = expect_integer(*reply, describe_keys("release", keys_));
+      });
+    } catch (const Error& error) {
+      throw naming_key(error, "release", keys_.front());
+    }
     return static_cast<std::size_t>(std::max<std::int64_t>(0, released));
   }
 

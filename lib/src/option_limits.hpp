@@ -4,11 +4,12 @@
 #include <chrono>
 #include <string_view>
 
+#include "lockbridge/options.hpp"
+
 namespace lockbridge::detail {
 
-// Longer leases, timeouts and waits are mistakes, and would overflow steady_clock arithmetic
-// (now + duration, in nanoseconds) near max().
-inline constexpr std::chrono::milliseconds kMaxDuration{365LL * 24 * 3600 * 1000};
+// The public limit (lockbridge/options.hpp), under the name the library's checks use.
+inline constexpr std::chrono::milliseconds kMaxDuration = kMaxOptionDuration;
 
 // Throws Error{bad_option} naming `name` unless min <= value <= 365 days.
 void require_within(std::string_view name, std::chrono::milliseconds value, std::chrono::milliseconds min);

@@ -2,11 +2,13 @@
 // EVAL on NOSCRIPT (script_runner.hpp).
 //
 // Redis does not undo a script's writes when a later command in it fails, so every script here
-// runs what can fail (a key of the wrong type, a counter that is not a number, a command an ACL
-// denies) before its first write, or runs it with redis.pcall after the writes that matter: a
-// failed call leaves every key as it was, as docs/errors.md promises. Announcements of a release
-// (SPUBLISH / PUBLISH) come after the deletion and are best effort: a waiter that misses one finds
-// the lock free at its next scheduled attempt.
+// runs what can fail on the data (a key of the wrong type, a counter that is not a number, an INCR
+// the ACL denies) before its first write, or runs it with redis.pcall after the writes that matter:
+// such a failed call leaves the lock key as it was, as docs/errors.md promises. Announcements of a
+// release (SPUBLISH / PUBLISH) come after the deletion and are best effort: a waiter that misses
+// one finds the lock free at its next scheduled attempt. Not covered: an ACL that allows a
+// script's first write but denies a later command (allows INCR but not SET, or HINCRBY but not
+// PEXPIRE); the ACL of every command is not checked ahead (redis.acl_check_cmd is Redis 7 only).
 #pragma once
 
 #include <array>
@@ -19,29 +21,6 @@ struct Script {
   std::string_view name;
   std::string_view body;
 };
-
-// Token acquire. KEYS[1] lock, KEYS[2] (fencing only) the fence counter; ARGV[1] token, ARGV[2]
-// lease ms. {1} when acquired, {1, fence} with fencing: the counter's next value, drawn in the same
-// call, so a later acquisition always carries a larger fence. {0, pttl} when held by someone else,
-// so the waiter knows when the lease ends. A key of another type is an error, not a held lock.
-// The fence is drawn before the lock is written: a counter INCR refuses (not a number, another
-// type, at INT64_MAX, denied by an ACL) fails the call with nothing written. Errors name keys as
-// KEYS[n] (throw_if_script_error).
-inline constexpr Script kTokenAcquire{"token_acquire", R"lua(
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  if #KEYS == 2 then
-    local fence = redis.pcall('INCR', KEYS[2])
-    if type(fence) == 'table' then return redis.error_reply(fence.err .. ' (fence counter KEYS[2]; nothing was written)') end
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    return {1, fence}
-  end
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1}
-end
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind ~= 'string' then return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string') end
-return {0, redis.call('PTTL', KEYS[1])}
-)lua"};
 
 // Fair mode's queue (WaitMode::fair): a list of waiter ids in arrival order, and a hash of each
 // waiter's deadline in server milliseconds, refreshed by its every attempt. live_head() drops the
@@ -71,15 +50,66 @@ local function queue_error()
 end
 )lua";
 
-// `prelude` then `body`, as one string built at compile time: scripts that share Lua functions.
-template <std::size_t PreludeSize, std::size_t BodySize>
-constexpr std::array<char, PreludeSize + BodySize - 1> joined(const char (&prelude)[PreludeSize],
-                                                              const char (&body)[BodySize]) {
-  std::array<char, PreludeSize + BodySize - 1> out{};
-  for (std::size_t i = 0; i + 1 < PreludeSize; ++i) out[i] = prelude[i];
-  for (std::size_t i = 0; i < BodySize; ++i) out[PreludeSize - 1 + i] = body[i];
+// The parts one after another, as one NUL-terminated string built at compile time: scripts that
+// share Lua functions (a prelude) with others.
+template <std::size_t... Sizes>
+constexpr auto joined(const char (&... parts)[Sizes]) {
+  std::array<char, (Sizes + ...) - sizeof...(Sizes) + 1> out{};
+  std::size_t at = 0;
+  const auto append = [&](const char* part, std::size_t size) {
+    for (std::size_t i = 0; i + 1 < size; ++i) out[at++] = part[i];
+  };
+  (append(parts, Sizes), ...);
   return out;
 }
+
+// A script made of joined() parts.
+template <std::size_t Size>
+constexpr Script script_of(std::string_view name, const std::array<char, Size>& text) {
+  return Script{name, {text.data(), Size - 1}};
+}
+
+// draw_fence(i): the next fencing token from the counter KEYS[i], or (nil, the error reply that ends
+// the call) when the counter cannot give one. Called before the script's first write, so a refusal
+// writes nothing. The counter must be absent or a whole number from 0 to 2^53 - 2: Redis's Lua
+// numbers are doubles, and a larger counter would hand out rounded, repeated fences. A counter of
+// another type, or an INCR the ACL denies, is Redis's own error.
+inline constexpr char kFencePrelude[] = R"lua(
+local function draw_fence(i)
+  local where = ' (fence counter KEYS[' .. i .. ']; nothing was written)'
+  local counter = redis.pcall('GET', KEYS[i])
+  if type(counter) == 'table' then return nil, redis.error_reply(counter.err .. where) end
+  if counter and not (string.match(counter, '^%d+$') and (#counter < 16 or (#counter == 16 and counter < '9007199254740991'))) then
+    return nil, redis.error_reply('ERR value is not an integer from 0 to 2^53 - 2' .. where)
+  end
+  local fence = redis.pcall('INCR', KEYS[i])
+  if type(fence) == 'table' then return nil, redis.error_reply(fence.err .. where) end
+  return fence
+end
+)lua";
+
+// Token acquire. KEYS[1] lock, KEYS[2] (fencing only) the fence counter; ARGV[1] token, ARGV[2]
+// lease ms. {1} when acquired, {1, fence} with fencing: the counter's next value, drawn in the same
+// call, so a later acquisition always carries a larger fence. {0, pttl} when held by someone else,
+// so the waiter knows when the lease ends. A key of another type is an error, not a held lock.
+// The fence is drawn before the lock is written (draw_fence). Errors name keys as KEYS[n]
+// (throw_if_script_error).
+inline constexpr auto kTokenAcquireText = joined(kFencePrelude, R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if #KEYS == 2 then
+    local fence, refused = draw_fence(2)
+    if refused then return refused end
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    return {1, fence}
+  end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {1}
+end
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'string' then return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string') end
+return {0, redis.call('PTTL', KEYS[1])}
+)lua");
+inline constexpr Script kTokenAcquire = script_of("token_acquire", kTokenAcquireText);
 
 // Fair token acquire. KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] (fencing only) fence
 // counter; ARGV[1] token, ARGV[2] lease ms, ARGV[3] waiter id ('' for a single try that does not
@@ -88,7 +118,7 @@ constexpr std::array<char, PreludeSize + BodySize - 1> joined(const char (&prelu
 // live for two waiter timeouts past the last attempt. Replies as kTokenAcquire ({1, fence}: fence
 // 0 without fencing). Every key's type is checked first, and the fence drawn before the lock is
 // written, so a failure writes nothing but the queue's own upkeep (dropping waiters that left).
-inline constexpr auto kTokenAcquireFairBody = joined(kFairPrelude, R"lua(
+inline constexpr auto kTokenAcquireFairText = joined(kFairPrelude, kFencePrelude, R"lua(
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'string' and kind ~= 'none' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
@@ -99,8 +129,9 @@ local head = live_head(KEYS[2], KEYS[3])
 if kind == 'none' and (not head or head == ARGV[3]) then
   local fence = 0
   if #KEYS == 4 then
-    fence = redis.pcall('INCR', KEYS[4])
-    if type(fence) == 'table' then return redis.error_reply(fence.err .. ' (fence counter KEYS[4]; nothing was written)') end
+    local refused
+    fence, refused = draw_fence(4)
+    if refused then return refused end
   end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if head then
@@ -116,13 +147,13 @@ if ARGV[3] ~= '' then
 end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua");
-inline constexpr Script kTokenAcquireFair{"token_acquire_fair", {kTokenAcquireFairBody.data(), kTokenAcquireFairBody.size() - 1}};
+inline constexpr Script kTokenAcquireFair = script_of("token_acquire_fair", kTokenAcquireFairText);
 
 // Fair release. KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines; ARGV[1] the value we wrote,
 // ARGV[2] release channel. As kCompareAndDelete, but the announcement's payload is the id of the
 // first live waiter, so only the waiter whose turn it is wakes ('' when nobody is queued, or when
 // the queue keys are of another type: then the release still goes through).
-inline constexpr auto kCompareAndDeleteFairBody = joined(kFairPrelude, R"lua(
+inline constexpr auto kCompareAndDeleteFairText = joined(kFairPrelude, R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = ''
 if not queue_error() then head = live_head(KEYS[2], KEYS[3]) or '' end
@@ -130,8 +161,7 @@ redis.call('DEL', KEYS[1])
 redis.pcall('SPUBLISH', ARGV[2], head)
 return 1
 )lua");
-inline constexpr Script kCompareAndDeleteFair{"compare_and_delete_fair",
-                                              {kCompareAndDeleteFairBody.data(), kCompareAndDeleteFairBody.size() - 1}};
+inline constexpr Script kCompareAndDeleteFair = script_of("compare_and_delete_fair", kCompareAndDeleteFairText);
 
 // Owner-checked release (token, hardened legacy). KEYS[1] lock; ARGV[1] the value we wrote;
 // ARGV[2] the release channel ('' for none), where a deletion is announced to waiters (sharded

@@ -10,7 +10,8 @@
 #include <string_view>
 
 #include "connection.hpp"
-#include "lockbridge/mutex.hpp"
+#include "lockbridge/lock_info.hpp"
+#include "lockbridge/options.hpp"
 #include "script_runner.hpp"
 #include "waiting/release_channel.hpp"
 

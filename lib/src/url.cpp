@@ -261,10 +261,12 @@ std::string RedisUrl::redacted() const {
     if (!query.empty()) query[0] = '?';
     return "unix://" + socket_path + query;
   }
-  if (user || password) {
-    auth = user.value_or("");
-    if (password) auth += ":***";
-    auth += "@";
+  if (password) {
+    auth = user.value_or("") + ":***@";
+  } else if (user) {
+    // "redis://s3cret@host" reads as a user named s3cret: it may be a password whose ':' was
+    // forgotten, so a user without a password is hidden too.
+    auth = "***@";
   }
   const auto address = [](const std::string& node_host, int node_port) {
     const bool v6 = node_host.find(':') != std::string::npos;

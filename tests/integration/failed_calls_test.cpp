@@ -38,6 +38,9 @@ std::vector<BadCounter> bad_counters() {
       {"not_a_number", [](const std::string& counter) { raw({"SET", counter, "abc"}); }, Errc::bad_value},
       {"a_hash", [](const std::string& counter) { raw({"HSET", counter, "f", "1"}); }, Errc::wrong_type},
       {"at_int64_max", [](const std::string& counter) { raw({"SET", counter, "9223372036854775807"}); }, Errc::bad_value},
+      // Lua's numbers are doubles: from 2^53 on, fences would come back rounded, and repeat.
+      {"past_2_to_the_53", [](const std::string& counter) { raw({"SET", counter, "9007199254740991"}); }, Errc::bad_value},
+      {"negative", [](const std::string& counter) { raw({"SET", counter, "-5"}); }, Errc::bad_value},
   };
 }
 
@@ -60,6 +63,16 @@ TEST(FailedCalls, AFenceCounterRedisCannotIncrementFailsTheAcquireWithNoLockWrit
       raw({"DEL", counter, detail::fair_queue(key), detail::fair_deadlines(key)});
     }
   }
+}
+
+TEST(FailedCalls, TheLastFenceACounterCanGiveExactlyIsGiven) {
+  const std::string key = unique_key();
+  raw({"SET", detail::fence_counter(key), "9007199254740990"});
+  Mutex mutex(test_client(), key, fenced_options(WaitMode::notify));
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(mutex.fence(), 9007199254740991ULL);
+  mutex.unlock();
+  raw({"DEL", detail::fence_counter(key)});
 }
 
 TEST(FailedCalls, AFenceCounterAnAclDeniesFailsTheAcquireWithNoLockWritten) {

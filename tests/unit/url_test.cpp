@@ -290,10 +290,17 @@ TEST(RedisUrl, RedactedReplacesPasswordWithStars) {
 
 TEST(RedisUrl, RedactedKeepsEverythingElse) {
   EXPECT_EQ(parse_redis_url("redis://h").redacted(), "redis://h:6379");
-  EXPECT_EQ(parse_redis_url("redis://alice@h/3").redacted(), "redis://alice@h:6379/3");
+  EXPECT_EQ(parse_redis_url("redis://alice:pw@h/3").redacted(), "redis://alice:***@h:6379/3");
   EXPECT_EQ(parse_redis_url("redis://[::1]:6380").redacted(), "redis://[::1]:6380");
   EXPECT_EQ(parse_redis_url("unix:///tmp/redis.sock").redacted(), "unix:///tmp/redis.sock");
   EXPECT_EQ(parse_redis_url("unix:///tmp/redis.sock?db=3").redacted(), "unix:///tmp/redis.sock?db=3");
+}
+
+// "redis://s3cret@h" is a user named s3cret to the parser, and may be a password whose ':' was
+// forgotten: redacted() hides it.
+TEST(RedisUrl, RedactedHidesAUserGivenWithoutAPassword) {
+  EXPECT_EQ(parse_redis_url("redis://s3cret@h/3").redacted(), "redis://***@h:6379/3");
+  EXPECT_EQ(parse_redis_url("redis-cluster://s3cret@a:1,b:2").redacted(), "redis-cluster://***@a:1,b:2");
 }
 
 TEST(RedisUrl, RedactedNeverContainsThePassword) {

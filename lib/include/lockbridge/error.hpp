@@ -5,7 +5,9 @@
 // docs/errors.md lists each code with an example message.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace lockbridge {
@@ -35,8 +37,10 @@ class Error : public std::system_error {
   Errc errc() const noexcept { return static_cast<Errc>(code().value()); }
 };
 
-// The short name of a code ("io", "wrong_type", ...), as used in JSON output and docs/errors.md.
+// The short name of a code ("io", "wrong_type", ...), as used in JSON output and docs/errors.md,
+// and back.
 const char* errc_name(Errc e) noexcept;
+std::optional<Errc> errc_from_string(std::string_view name) noexcept;
 
 }  // namespace lockbridge
 

@@ -46,7 +46,8 @@ struct RedisUrl {
   // Client reaches one of its data nodes.
   RedisUrl server(const Node& node) const;
 
-  // The URL again, with the password replaced by "***" so it can be logged.
+  // The URL again, with the password replaced by "***" so it can be logged; a user given without
+  // a password is replaced too (it may be a password written without its ':').
   std::string redacted() const;
 };
 

@@ -6,8 +6,13 @@
 // so only the first of them contends in Redis and they are served in arrival order.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <optional>
 #include <string_view>
+#include <utility>
+
+#include "lockbridge/name_table.hpp"
 
 namespace lockbridge {
 
@@ -50,7 +55,14 @@ enum class WaitMode {
   fair,
 };
 
-std::string_view to_string(WaitMode mode) noexcept;
-std::string_view to_string(RetryPolicy::Kind kind) noexcept;
+inline constexpr NameTable<WaitMode, 3> kWaitModeNames{std::array<std::pair<WaitMode, std::string_view>, 3>{{
+    {WaitMode::poll, "poll"}, {WaitMode::notify, "notify"}, {WaitMode::fair, "fair"}}}};
+inline constexpr NameTable<RetryPolicy::Kind, 3> kRetryKindNames{std::array<std::pair<RetryPolicy::Kind, std::string_view>, 3>{{
+    {RetryPolicy::Kind::backoff, "backoff"}, {RetryPolicy::Kind::jedis_lock, "jedis_lock"},
+    {RetryPolicy::Kind::fixed_count, "fixed_count"}}}};
+
+constexpr std::string_view to_string(WaitMode mode) noexcept { return kWaitModeNames.name(mode); }
+constexpr std::string_view to_string(RetryPolicy::Kind kind) noexcept { return kRetryKindNames.name(kind); }
+constexpr std::optional<WaitMode> wait_mode_from_string(std::string_view name) noexcept { return kWaitModeNames.parse(name); }
 
 }  // namespace lockbridge

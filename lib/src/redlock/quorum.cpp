@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 
+#include "../poll_timeout.hpp"
 #include "../strategy.hpp"
 #include "lockbridge/error.hpp"
 
@@ -80,7 +81,7 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
     }
     const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
     if (fds.empty() || left <= milliseconds::zero()) break;
-    const int ready = poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    const int ready = poll(fds.data(), fds.size(), poll_timeout(left));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
     for (std::size_t i = 0; i < fds.size(); ++i) {

@@ -14,7 +14,8 @@
 
 #include "../connection_pool.hpp"
 #include "../script_runner.hpp"
-#include "lockbridge/mutex.hpp"
+#include "lockbridge/lock_info.hpp"
+#include "lockbridge/options.hpp"
 
 namespace lockbridge::detail {
 

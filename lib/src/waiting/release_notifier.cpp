@@ -8,6 +8,7 @@
 #include <array>
 
 #include "../cluster/key_slot.hpp"
+#include "../poll_timeout.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {
@@ -135,7 +136,7 @@ void ReleaseNotifier::drain_wakes() noexcept {
 
 void ReleaseNotifier::sleep_or_wake(std::chrono::milliseconds duration) noexcept {
   pollfd wake{wake_fd_, POLLIN, 0};
-  poll(&wake, 1, static_cast<int>(duration.count()));
+  poll(&wake, 1, poll_timeout(duration));  // a longer backoff is cut short: the loop retries
   drain_wakes();
 }
 
