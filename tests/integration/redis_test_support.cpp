@@ -308,6 +308,13 @@ CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
   return cli_result(finished.status, std::move(finished.output), stderr_file);
 }
 
+void expect_incomplete_summary(const CliRun& run, int exit_code, const std::string& count, std::int64_t done) {
+  EXPECT_EQ(run.exit_code, exit_code) << run;
+  ASSERT_FALSE(run.lines.empty()) << run;
+  EXPECT_EQ(run.lines.back()["incomplete"], true) << run;
+  EXPECT_EQ(run.lines.back()[count], done) << run;
+}
+
 // The shell prints its pid and then runs the CLI in its place (exec), so that pid is the CLI's.
 BackgroundCli::BackgroundCli(const std::string& args) : stderr_file_(stderr_path().string()) {
   process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args + " --url '" + unix_url() +

@@ -175,6 +175,10 @@ std::ostream& operator<<(std::ostream& out, const CliRun& run);
 // set for the run.
 CliRun run_cli(const std::string& args, bool with_url = true, const std::string& env = "");
 
+// A convert or rollback that stopped before its end with `exit_code`: the summary it still printed
+// (its last line) is marked incomplete and has `count` ("converted", "restored") at `done`.
+void expect_incomplete_summary(const CliRun& run, int exit_code, const std::string& count, std::int64_t done);
+
 // The lockbridge CLI running in the background with --url for the fixture's server, for tests that
 // signal it. Every wait is bounded: a CLI still running when the test gives up is killed.
 class BackgroundCli {
