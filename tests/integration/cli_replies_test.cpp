@@ -214,11 +214,15 @@ TEST(CliReplies, AHashWhoseFieldsCannotBeSampledIsClassifiedByItsTypeAlone) {
   }
 }
 
-// Three keys a, b, c, each a live stamp (as one_key_server shows them).
-std::map<std::string, std::string> three_key_server() {
+// Three keys a, b, c, each a live stamp (as one_key_server shows them), whose script calls are
+// answered with the status replies `a`, `b` and `c`.
+std::map<std::string, std::string> three_key_server(const std::string& a, const std::string& b, const std::string& c) {
   std::map<std::string, std::string> replies = one_key_server();
   replies["DBSIZE"] = ":3\r\n";
   replies["SCAN"] = "*2\r\n$1\r\n0\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n";
+  replies["EVALSHA a"] = "+" + a + "\r\n";
+  replies["EVALSHA b"] = "+" + b + "\r\n";
+  replies["EVALSHA c"] = "+" + c + "\r\n";
   return replies;
 }
 
@@ -234,12 +238,8 @@ std::vector<nlohmann::json> json_lines(const std::string& path) {
 // gets no outcome line (it may have happened: rollback checks the key), and then the run stops.
 TEST(CliReplies, AScriptReplyThatIsNoOutcomeStopsTheRunAfterItsBatchIsCountedAndJournalled) {
   const std::string journal = (std::filesystem::path(test_dir()) / ("journal-" + unique_key() + ".jsonl")).string();
-  std::map<std::string, std::string> replies = three_key_server();
-  replies["EVALSHA a"] = "+written\r\n";
-  replies["EVALSHA b"] = "+perhaps\r\n";
-  replies["EVALSHA c"] = "+written\r\n";
   {
-    const ScriptedServer server(replies);
+    const ScriptedServer server(three_key_server("written", "perhaps", "written"));
     const CliRun run = run_cli("convert --to token --json --journal '" + journal + "' --url " + server.url(), false);
     EXPECT_THAT(run.errors, HasSubstr("the script's reply for \"b\" is not one of its outcomes: 'perhaps'")) << run;
     EXPECT_THAT(run.errors, HasSubstr("[protocol]")) << run;
@@ -253,10 +253,7 @@ TEST(CliReplies, AScriptReplyThatIsNoOutcomeStopsTheRunAfterItsBatchIsCountedAnd
 
   // Rollback sends all three (b's write may have happened); the same kind of reply for a is
   // reported after b and c are counted.
-  replies["EVALSHA a"] = "+perhaps\r\n";
-  replies["EVALSHA b"] = "+restored\r\n";
-  replies["EVALSHA c"] = "+restored\r\n";
-  const ScriptedServer server(replies);
+  const ScriptedServer server(three_key_server("perhaps", "restored", "restored"));
   const CliRun rollback = run_cli("convert --json --rollback '" + journal + "' --url " + server.url(), false);
   EXPECT_THAT(rollback.errors, HasSubstr("the script's reply for \"a\" is not one of its outcomes")) << rollback;
   expect_incomplete_summary(rollback, 3, "restored", 2);
