@@ -64,7 +64,7 @@ int audit_command(int argc, char** argv) {
   if (vm.count("details")) {
     const NamedFile file{"--details", vm["details"].as<std::string>()};
     check_files({}, {file});
-    details.emplace(file);
+    details.emplace(file, kOwnerOnly);  // lock values (tokens), as convert's
   }
 
   const RedisTarget target(url_option(vm));
@@ -85,6 +85,8 @@ int audit_command(int argc, char** argv) {
           details->stream() << dump_line(audit::details_line(sample, found)) << '\n';
         }
       }
+      // A --details line that could not be written stops the scan here, not at its end.
+      if (details) details->check();
       progress.update(tally.total());
     }
   }

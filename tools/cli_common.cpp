@@ -221,11 +221,15 @@ int guarded(std::string_view command, const std::function<int()>& body) {
   // Standard output through a buffer that keeps why a write failed: whatever the body printed must
   // reach it, or the command has failed too.
   FdBuffer out(STDOUT_FILENO, /*owned=*/false);
-  std::streambuf* const previous = std::cout.rdbuf(&out);
+  // Put back however this scope is left (even by something that is not a std::exception), before
+  // `out` is gone.
+  struct RestoreCout {
+    std::streambuf* previous;
+    ~RestoreCout() { std::cout.rdbuf(previous); }
+  } restore{std::cout.rdbuf(&out)};
   int result = run_body(command, body);
   if (result == kExitOk && interrupted()) result = kExitInterrupted;
   std::cout.flush();
-  std::cout.rdbuf(previous);
   if (out.error() != 0) {
     std::cerr << "lockbridge " << command << ": writing to standard output failed: " << std::strerror(out.error()) << " [file]\n";
     if (result == kExitOk) result = kExitFile;
@@ -260,16 +264,14 @@ const std::string& text_of(const po::variables_map& vm, const std::string& name)
   return vm[name].as<std::string>();
 }
 
-// The whole text as one integer (no sign but '-', no spaces, no fraction); nullopt otherwise,
-// including beyond 64 bits.
-std::optional<std::int64_t> whole_number(const std::string& text) {
+}  // namespace
+
+std::optional<std::int64_t> whole_number(std::string_view text) {
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
 }
-
-}  // namespace
 
 po::typed_value<std::string>* number_value() { return po::value<std::string>()->value_name("N"); }
 

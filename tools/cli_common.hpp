@@ -76,6 +76,10 @@ po::typed_value<std::string>* number_value(const std::string& default_value);
 std::chrono::milliseconds milliseconds_option(const po::variables_map& vm, const std::string& name,
                                               std::chrono::milliseconds min, std::chrono::milliseconds max);
 std::int64_t count_option(const po::variables_map& vm, const std::string& name, std::int64_t min, std::int64_t max);
+// The whole text as one decimal integer (an optional '-' and digits only: no '+', spaces or
+// fraction); nullopt otherwise, including beyond 64 bits. For numbers on the command line and in
+// replies (replies.hpp).
+std::optional<std::int64_t> whole_number(std::string_view text);
 // Decimal seconds ("--duration 0.5"), rounded to milliseconds.
 std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std::string& name,
                                          std::chrono::milliseconds min, std::chrono::milliseconds max);

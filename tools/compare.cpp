@@ -183,7 +183,7 @@ int compare_command(int argc, char** argv) {
   std::uint64_t violations = 0;
   for (const Workload& workload : workloads()) {
     for (const NamedStrategy& strategy : columns) {
-      if (interrupted()) return kExitInterrupted;
+      if (interrupted()) break;
       bench::BenchConfig config;
       config.lock = strategy.options;
       config.clients = workload.clients;
@@ -194,6 +194,13 @@ int compare_command(int argc, char** argv) {
       results.push_back(bench::run_bench(config, target.url(), target.embedded_server()));
       violations += results.back().violations;
     }
+  }
+  // A signal stops the run in flight (the last one included) short: its figures are partial, so
+  // the files are left as they were.
+  if (interrupted()) {
+    json_out.finish(false, "compare");
+    if (plot_out) plot_out->finish(false, "compare");
+    return kExitInterrupted;
   }
 
   std::cout << "lockbridge " << version() << " compare: same Redis, same run; latencies also as multiples of that run's\n"

@@ -83,7 +83,7 @@ int run_rollback(const po::variables_map& vm, const Client& client) {
   check_files({journal_file}, details_name ? std::vector{*details_name} : std::vector<NamedFile>{});
   convert::JournalReader journal(journal_file.path);
   std::optional<OutputFile> details;
-  if (details_name) details.emplace(*details_name);
+  if (details_name) details.emplace(*details_name, kOwnerOnly);
   const ScanProgress clock("rollback", 0);
   convert::RollbackTally tally;
   const auto print = [&](bool complete) {
@@ -91,7 +91,10 @@ int run_rollback(const po::variables_map& vm, const Client& client) {
   };
   bool complete = false;
   try {
-    complete = convert::rollback(client, journal, details ? &details->stream() : nullptr, tally);
+    // A --details line that could not be written stops rollback before the next batch is sent.
+    complete = convert::rollback(client, journal, details ? &details->stream() : nullptr, tally, [&] {
+      if (details) details->check();
+    });
   } catch (...) {
     print(false);
     throw;
@@ -113,7 +116,7 @@ int run_convert(const po::variables_map& vm, const Client& client) {
   if (details_name) outputs.push_back(*details_name);
   check_files({}, outputs);
   std::optional<OutputFile> details;
-  if (details_name) details.emplace(*details_name);
+  if (details_name) details.emplace(*details_name, kOwnerOnly);  // lock values: as private as the journal
   std::unique_ptr<convert::JournalWriter> journal;
   if (!dry_run) {
     journal = std::make_unique<convert::JournalWriter>(
@@ -146,6 +149,9 @@ int run_convert(const po::variables_map& vm, const Client& client) {
     for (const Client& master : masters) {
       audit::KeyScanner scanner(master, vm["match"].as<std::string>(), batch_size, /*expire_time=*/true);
       while (!interrupted() && scanner.next(batch, server_now_ms)) {
+        // A --details line that could not be written stops convert here, before this batch's
+        // writes are journalled or sent.
+        if (details) details->check();
         converter.convert_batch(batch, server_now_ms);
         progress.update(converter.tally().scanned);
       }

@@ -39,6 +39,7 @@ bool FdBuffer::drain() noexcept {
       return false;
     }
     from += written;
+    written_ += static_cast<unsigned long long>(written);
   }
   return true;
 }

@@ -21,6 +21,8 @@ class FdBuffer : public std::streambuf {
   // The errno of the first write that failed; 0 while every write succeeded. After a failure the
   // file already misses bytes, so nothing more is written.
   int error() const noexcept { return error_; }
+  // How many bytes have reached the descriptor so far (not those still buffered).
+  unsigned long long written() const noexcept { return written_; }
   // Closes an owned descriptor; false (errno set) when close reports a failed write.
   bool close() noexcept;
 
@@ -34,6 +36,7 @@ class FdBuffer : public std::streambuf {
   int fd_;
   bool owned_;
   int error_ = 0;
+  unsigned long long written_ = 0;
   std::array<char, 1 << 16> data_{};
 };
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "cli_common.hpp"
@@ -74,9 +75,9 @@ std::string named(const NamedFile& file) {
   return file.path.empty() ? file.option : file.option + " '" + file.path + "'";
 }
 
-// A new empty file next to `target`, created with the usual permissions (umask), never one that
-// exists already. Returns its descriptor; `path` is set to its name.
-int create_temporary(const std::string& target, const std::string& option, std::string& path) {
+// A new empty file next to `target`, created with `mode` less the umask, never one that exists
+// already. Returns its descriptor; `path` is set to its name.
+int create_temporary(const std::string& target, const std::string& option, unsigned mode, std::string& path) {
   const fs::path where = target;
   const fs::path dir = where.parent_path().empty() ? fs::path(".") : where.parent_path();
   std::random_device random;
@@ -84,31 +85,53 @@ int create_temporary(const std::string& target, const std::string& option, std::
     char suffix[24];
     std::snprintf(suffix, sizeof suffix, ".lockbridge-%08x", static_cast<unsigned>(random()));
     path = (dir / ("." + where.filename().string() + suffix)).string();
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
     if (fd >= 0) return fd;
     if (errno != EEXIST) throw FileError("cannot create the " + option + " file next to", target, errno);
   }
   throw FileError("cannot create the " + option + " file next to", target, EEXIST);
 }
 
+[[noreturn]] void refuse_same(const NamedFile& output, const NamedFile& other) {
+  throw Error(Errc::bad_option, named(output) + " is the same file as " + named(other) +
+                                    ": a command never writes over its own input, journal or other output");
+}
+
 }  // namespace
 
 void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
-  std::vector<std::pair<NamedFile, Identity>> seen;
-  for (const NamedFile& input : inputs) seen.emplace_back(input, identify(input.path));
-  // Standard output redirected to a file is an output too: --details cannot share it.
+  for (const auto* files : {&inputs, &outputs}) {
+    for (const NamedFile& file : *files) {
+      if (file.path.empty()) throw Error(Errc::bad_option, file.option + " names no file (the path is empty)");
+    }
+  }
+  // Standard output redirected to a file is an output too: no input or other output may share it
+  // (`--rollback J --json >> J` would append the summary to the journal).
+  const NamedFile standard_output{"standard output", ""};
   struct stat status {};
-  if (::fstat(STDOUT_FILENO, &status) == 0) seen.emplace_back(NamedFile{"standard output", ""}, from_stat(status));
+  const std::optional<Identity> out =
+      ::fstat(STDOUT_FILENO, &status) == 0 ? std::optional(from_stat(status)) : std::nullopt;
+  std::vector<std::pair<NamedFile, Identity>> seen;
+  for (const NamedFile& input : inputs) {
+    const Identity identity = identify(input.path);
+    if (out && replaceable(*out) && replaceable(identity) && same_file(*out, identity)) refuse_same(standard_output, input);
+    seen.emplace_back(input, identity);
+  }
+  if (out) seen.emplace_back(standard_output, *out);
   for (const NamedFile& output : outputs) {
     const Identity identity = identify(output.path);
     if (!replaceable(identity)) continue;
     for (const auto& [other, other_identity] : seen) {
-      if (replaceable(other_identity) && same_file(identity, other_identity)) {
-        throw Error(Errc::bad_option, named(output) + " is the same file as " + named(other) +
-                                          ": a command never writes over its own input, journal or other output");
-      }
+      if (replaceable(other_identity) && same_file(identity, other_identity)) refuse_same(output, other);
     }
-    if (identity.exists && convert::is_convert_journal(output.path)) {
+    bool journal = false;
+    try {
+      journal = identity.exists && convert::is_convert_journal(output.path);
+    } catch (const FileError& error) {
+      throw Error(Errc::bad_option, "cannot tell whether " + named(output) + " is a lockbridge convert journal, which is "
+                                    "never overwritten (" + error.what() + "): name another file");
+    }
+    if (journal) {
       throw Error(Errc::bad_option, named(output) + " is a lockbridge convert journal, which is never overwritten "
                                                     "(it may be needed for --rollback): name another file");
     }
@@ -118,7 +141,7 @@ void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFi
 
 // ---- OutputFile ---------------------------------------------------------------------------------
 
-OutputFile::OutputFile(NamedFile file) : file_(std::move(file)), stream_(nullptr) {
+OutputFile::OutputFile(NamedFile file, unsigned mode) : file_(std::move(file)), stream_(nullptr) {
   struct stat status {};
   const bool exists = ::stat(file_.path.c_str(), &status) == 0;
   int fd = -1;
@@ -133,7 +156,7 @@ OutputFile::OutputFile(NamedFile file) : file_(std::move(file)), stream_(nullptr
     if (exists && ::access(target_.c_str(), W_OK) != 0) {
       throw FileError("cannot write the " + file_.option + " file", file_.path, errno);
     }
-    fd = create_temporary(target_, file_.option, write_path_);
+    fd = create_temporary(target_, file_.option, mode, write_path_);
     if (exists) ::fchmod(fd, status.st_mode & 07777);
   }
   buffer_ = std::make_unique<FdBuffer>(fd, /*owned=*/true);
@@ -146,10 +169,16 @@ OutputFile::~OutputFile() {
   if (!committed_ && !direct_) ::unlink(write_path_.c_str());
 }
 
+void OutputFile::check() {
+  stream_.flush();
+  if (buffer_->error() != 0 || !stream_) {
+    throw FileError("writing the " + file_.option + " file", file_.path, buffer_->error() != 0 ? buffer_->error() : EIO);
+  }
+}
+
 void OutputFile::commit() {
   const std::string what = " the " + file_.option + " file";
-  stream_.flush();
-  if (buffer_->error() != 0 || !stream_) throw FileError("writing" + what, file_.path, buffer_->error() != 0 ? buffer_->error() : EIO);
+  check();
   // A FIFO or a terminal has nothing to sync; a regular file must be on disk before it replaces one.
   if (!direct_ && ::fsync(buffer_->fd()) != 0) throw FileError("syncing" + what, file_.path, errno);
   if (!buffer_->close()) throw FileError("writing" + what, file_.path, errno);
@@ -174,7 +203,16 @@ void OutputFile::finish(bool complete, std::string_view command) {
     commit();
     return;
   }
-  std::cerr << "lockbridge " << command << ": the run was interrupted: " << named(file_) << " is left as it was\n";
+  std::cerr << "lockbridge " << command << ": the run was interrupted: ";
+  if (!direct_) {
+    std::cerr << named(file_) << " is left as it was\n";
+  } else if (buffer_->written() == 0) {
+    std::cerr << "nothing was written to " << named(file_) << "\n";
+  } else {
+    // Not a regular file, so written as the run went: what it got cannot be taken back.
+    std::cerr << named(file_) << " (not a regular file: written directly) got only the first " << buffer_->written()
+              << " bytes of the output\n";
+  }
 }
 
 }  // namespace lockbridge::tools

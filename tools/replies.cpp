@@ -1,8 +1,8 @@
 #include "replies.hpp"
 
-#include <charconv>
 #include <optional>
 
+#include "cli_common.hpp"
 #include "key_text.hpp"
 #include "lockbridge/error.hpp"
 
@@ -39,13 +39,6 @@ std::string_view kind_name(Reply::Kind kind) noexcept {
   throw Error(Errc::protocol, describe(asked) + ": expected " + std::string(expected) + ", got " + std::string(kind_name(reply.kind)));
 }
 
-std::optional<std::int64_t> decimal(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
 }  // namespace
 
 void expect_no_error(const Reply& reply, Asked asked) {
@@ -77,8 +70,8 @@ std::int64_t time_reply_ms(const Reply& reply) {
   if (parts.size() != 2) throw Error(Errc::protocol, "TIME reply has " + std::to_string(parts.size()) + " elements, not 2");
   const std::string seconds_text = string_reply(parts[0], asked);
   const std::string micros_text = string_reply(parts[1], asked);
-  const auto seconds = decimal(seconds_text);
-  const auto micros = decimal(micros_text);
+  const auto seconds = whole_number(seconds_text);
+  const auto micros = whole_number(micros_text);
   // Bounded so that the milliseconds, and the sums audit makes with them, fit in 64 bits.
   constexpr std::int64_t kMaxSeconds = std::int64_t{1} << 40;  // some 35000 years
   if (!seconds || !micros || *seconds < 0 || *seconds > kMaxSeconds || *micros < 0 || *micros > 999'999) {

@@ -215,7 +215,7 @@ std::vector<std::string> parse_monitor_line(std::string_view line) {
   return args;
 }
 
-CommandRecorder::CommandRecorder(std::string key) : key_(std::move(key)) {
+CommandRecorder::CommandRecorder(std::string key, bool containing) : key_(std::move(key)), containing_(containing) {
   const std::string path = test_dir() + "/redis.sock";
   timeval timeout{10, 0};
   monitor_ = redisConnectUnixWithTimeout(path.c_str(), timeout);
@@ -245,7 +245,7 @@ void CommandRecorder::wait_for_marker(const std::string& marker, std::vector<std
     if (args.size() == 2 && args[0] == "ECHO" && args[1] == marker) return;
     if (keep == nullptr) continue;
     for (std::size_t i = 1; i < args.size(); ++i) {
-      if (args[i] == key_) {
+      if (containing_ ? args[i].find(key_) != std::string::npos : args[i] == key_) {
         keep->push_back(std::move(args));
         break;
       }
@@ -308,6 +308,13 @@ CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
   return cli_result(finished.status, std::move(finished.output), stderr_file);
 }
 
+void expect_incomplete_summary(const CliRun& run, int exit_code, const std::string& count, std::int64_t done) {
+  EXPECT_EQ(run.exit_code, exit_code) << run;
+  ASSERT_FALSE(run.lines.empty()) << run;
+  EXPECT_EQ(run.lines.back()["incomplete"], true) << run;
+  EXPECT_EQ(run.lines.back()[count], done) << run;
+}
+
 // The shell prints its pid and then runs the CLI in its place (exec), so that pid is the CLI's.
 BackgroundCli::BackgroundCli(const std::string& args) : stderr_file_(stderr_path().string()) {
   process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args + " --url '" + unix_url() +
@@ -323,6 +330,11 @@ BackgroundCli::~BackgroundCli() {
   ::kill(pid_, SIGKILL);
   pclose(process_);
   std::filesystem::remove(stderr_file_);
+}
+
+std::string BackgroundCli::errors() const {
+  std::ifstream in(stderr_file_);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 bool BackgroundCli::read_more(std::chrono::steady_clock::time_point give_up) {

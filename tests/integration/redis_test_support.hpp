@@ -131,12 +131,12 @@ Takeover take_over_after_expiry(const std::string& key, const MutexOptions& opti
                                 const std::string& url = unix_url(),
                                 std::chrono::milliseconds stalled_lease = std::chrono::milliseconds(50));
 
-// Records, through MONITOR, every command that touches `key`, between start() and stop().
-// start() and stop() each send a marker command and wait for MONITOR to show it, so the
-// transcript holds exactly what ran in between: no sleeps, no timing.
+// Records, through MONITOR, every command that touches `key` (with `containing`, any key that
+// contains it), between start() and stop(). start() and stop() each send a marker command and wait
+// for MONITOR to show it, so the transcript holds exactly what ran in between: no sleeps, no timing.
 class CommandRecorder {
  public:
-  explicit CommandRecorder(std::string key);
+  explicit CommandRecorder(std::string key, bool containing = false);
   ~CommandRecorder();
   void start();
   // The recorded commands touching the key, each as its list of arguments.
@@ -145,6 +145,7 @@ class CommandRecorder {
  private:
   void wait_for_marker(const std::string& marker, std::vector<std::vector<std::string>>* keep);
   std::string key_;
+  bool containing_ = false;
   redisContext* monitor_ = nullptr;
   std::string marker_prefix_;
 };
@@ -174,6 +175,10 @@ std::ostream& operator<<(std::ostream& out, const CliRun& run);
 // set for the run.
 CliRun run_cli(const std::string& args, bool with_url = true, const std::string& env = "");
 
+// A convert or rollback that stopped before its end with `exit_code`: the summary it still printed
+// (its last line) is marked incomplete and has `count` ("converted", "restored") at `done`.
+void expect_incomplete_summary(const CliRun& run, int exit_code, const std::string& count, std::int64_t done);
+
 // The lockbridge CLI running in the background with --url for the fixture's server, for tests that
 // signal it. Every wait is bounded: a CLI still running when the test gives up is killed.
 class BackgroundCli {
@@ -184,6 +189,8 @@ class BackgroundCli {
   BackgroundCli& operator=(const BackgroundCli&) = delete;
 
   pid_t pid() const noexcept { return pid_; }
+  // Its stderr so far.
+  std::string errors() const;
   // The next line of its stdout; nullopt at its end, or when none came within `bound`.
   std::optional<std::string> next_line(std::chrono::milliseconds bound = std::chrono::seconds(10));
   // Waits for it to exit. After `bound` it is killed (SIGKILL): exit_code is then -1.

@@ -109,6 +109,25 @@ TEST(AuditClassify, ATypeHintTurnsWhatDoesNotParseIntoBadValueAndOtherTypesIntoW
   EXPECT_EQ(of(string_key("k", std::to_string(kNow + 5)), legacy_ms).flags, 0U);
 }
 
+// A hash whose fields could not be sampled (it changed type before HRANDFIELD, or the server has
+// none: Redis < 6.2) has no fields: told it is a Redisson lock, audit takes the hint and flags no
+// values it did not read.
+TEST(AuditClassify, ARedissonHintOnAHashWithoutSampledFieldsFlagsNoBadValue) {
+  ClassifyOptions redisson;
+  redisson.hint = audit::TypeHint::redisson;
+  KeySample hash;
+  hash.key = "orders";
+  hash.type = "hash";
+  hash.pttl_ms = 30000;
+  const Classification unsampled = of(hash, redisson);
+  EXPECT_EQ(unsampled.lock_class, LockClass::redisson);
+  EXPECT_EQ(unsampled.flags, 0U);
+  hash.pttl_ms = -1;
+  EXPECT_TRUE(of(hash, redisson).has(Flag::no_ttl));
+  hash.fields = {{"name", "value"}};
+  EXPECT_TRUE(of(hash, redisson).has(Flag::bad_value)) << "fields that were read and are not Redisson's";
+}
+
 TEST(AuditClassify, FlagAndHintNames) {
   EXPECT_EQ(audit::flag_from_string("no-ttl"), Flag::no_ttl);
   EXPECT_EQ(audit::flag_from_string("bad_value"), Flag::bad_value);

@@ -165,7 +165,9 @@ Classification classify_hinted(const KeySample& sample, std::int64_t now_ms, con
   }
   if (options.hint == TypeHint::redisson) {
     Classification hash = classify_hash(sample);
-    if (hash.lock_class != LockClass::redisson) add(hash, Flag::bad_value);
+    // Fields that could not be sampled are not known to be bad.
+    if (hash.lock_class != LockClass::redisson && !sample.fields.empty()) add(hash, Flag::bad_value);
+    if (sample.fields.empty() && sample.pttl_ms == -1) add(hash, Flag::no_ttl);
     hash.lock_class = LockClass::redisson;
     return hash;
   }

@@ -58,6 +58,8 @@ struct KeySample {
   std::int64_t expire_at_ms = -2;  // PEXPIRETIME (epoch ms; -1 no TTL), read only when asked for (convert)
   std::string value;
   bool truncated = false;
+  // A hash's sampled fields and values. Never empty for a hash that exists, so empty here means
+  // they could not be sampled (read_keys in scanner.hpp): nothing is known of its values.
   std::vector<std::pair<std::string, std::string>> fields;
 };
 

@@ -22,7 +22,8 @@ void keep_value(KeySample& sample, std::string value) {
 // Round trip 1: TIME, then GETRANGE (first 257 bytes: one more than kept, to know it was longer)
 // and PTTL of every key. Nearly every lock is a string; GETRANGE answers WRONGTYPE for the others,
 // which round trip 2 reads with TYPE and HRANDFIELD (4 random fields with their values: enough to
-// recognise Redisson's <uuid>:<thread> fields). A missing key reads as '' with PTTL -2.
+// recognise Redisson's <uuid>:<thread> fields; Redis 6.2 or later). A missing key reads as '' with
+// PTTL -2.
 std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms,
                                  bool expire_time) {
   const std::size_t per_key = expire_time ? 3 : 2;
@@ -78,7 +79,13 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     sample.type = string_reply(replies[2 * j], {"TYPE", key});
     // HRANDFIELD answers WRONGTYPE for every other type: only a hash's answer means anything.
     if (sample.type != "hash") continue;
-    const std::vector<Reply>& fields = array_reply(replies[2 * j + 1], {"HRANDFIELD", key});
+    const Reply& sampled = replies[2 * j + 1];
+    // Classified by its type alone, without fields: a hash that another client replaced between
+    // TYPE and HRANDFIELD (WRONGTYPE: a normal race on a live Redis), and any hash on a Redis
+    // older than 6.2, which has no HRANDFIELD. Other errors (an ACL's NOPERM) are Redis's to report.
+    const bool retyped = sampled.kind == Reply::Kind::error && sampled.str.starts_with("WRONGTYPE");
+    if (retyped || is_unknown_command(sampled)) continue;
+    const std::vector<Reply>& fields = array_reply(sampled, {"HRANDFIELD", key});
     for (std::size_t k = 0; k + 1 < fields.size(); k += 2) {
       sample.fields.emplace_back(string_reply(fields[k], {"HRANDFIELD", key}), string_reply(fields[k + 1], {"HRANDFIELD", key}));
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 
 #include "audit/tally.hpp"
@@ -17,18 +18,34 @@ namespace {
 // The rollback script's answers (the convert script's are the journal's kWriteOutcomes).
 constexpr std::string_view kRollbackOutcomes[] = {"restored", "not_restored", "expired"};
 
-// What the script answered for `key`: one of `known`, or kWriteFailed with Redis's error text in
-// `error`. Any other answer is not our script's: Error{protocol}.
+// The first failure among a batch's replies, thrown once the whole batch is counted (and journalled).
+struct BatchFailure {
+  std::optional<Error> first;
+  void add(Errc errc, const std::string& what) {
+    if (!first) first.emplace(errc, what);
+  }
+  void throw_if_any() const {
+    if (first) throw *first;
+  }
+};
+
+// What the script answered for `key`: one of `known`; kWriteFailed for an error reply (the script
+// failed before it wrote: docs/errors.md), recorded in `failure` with Redis's text; nullopt for
+// any other reply, which is not our script's and so says nothing of what happened to the key,
+// recorded in `failure` as Error{protocol}.
 template <std::size_t N>
-std::string outcome_of(const Reply& reply, const std::string_view (&known)[N], std::string_view key, std::string& error) {
+std::optional<std::string> outcome_of(const Reply& reply, const std::string_view (&known)[N], std::string_view command,
+                                      std::string_view key, BatchFailure& failure) {
   if (reply.kind == Reply::Kind::error) {
-    error = reply.str;
+    failure.add(Errc::server_reply, std::string(command) + ": the script failed for " + quoted_key(key) + ": " + reply.str);
     return std::string(kWriteFailed);
   }
   const bool text = reply.kind == Reply::Kind::string || reply.kind == Reply::Kind::status;
   if (text && std::find(std::begin(known), std::end(known), reply.str) != std::end(known)) return reply.str;
-  throw Error(Errc::protocol, "the script's reply for " + quoted_key(key) + " is not one of its outcomes: " +
+  failure.add(Errc::protocol, std::string(command) + ": the script's reply for " + quoted_key(key) +
+                                  " is not one of its outcomes: " +
                                   (text ? "'" + reply.str + "'" : "reply type " + std::to_string(static_cast<int>(reply.kind))));
+  return std::nullopt;
 }
 
 void print_counts(std::ostream& out, const std::map<std::string, std::uint64_t>& counts) {
@@ -169,21 +186,23 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
   journal_->write_intents(entries);  // on disk before any write is sent
   const std::vector<Reply> replies = script_.run(calls);
   std::vector<std::pair<const JournalEntry*, std::string>> outcomes;
-  std::string first_error;
+  BatchFailure failure;
   for (std::size_t i = 0; i < replies.size(); ++i) {
-    std::string error;
-    outcomes.emplace_back(&entries[i], outcome_of(replies[i], kWriteOutcomes, entries[i].key, error));
-    if (!error.empty() && first_error.empty()) first_error = quoted_key(entries[i].key) + ": " + error;
+    const std::optional<std::string> outcome = outcome_of(replies[i], kWriteOutcomes, "convert", entries[i].key, failure);
+    // Counted as failed, but journalled only when known: a write with no outcome line may have
+    // happened, so rollback checks the key (it restores it only if it holds what convert wrote).
+    report(*writes[i].sample, writes[i].found, writes[i].plan, outcome.value_or(std::string(kWriteFailed)));
+    if (outcome) outcomes.emplace_back(&entries[i], *outcome);
   }
   // Counted before the outcomes are journalled: the keys were written whether or not that succeeds.
-  for (std::size_t i = 0; i < writes.size(); ++i) report(*writes[i].sample, writes[i].found, writes[i].plan, outcomes[i].second);
   journal_->write_outcomes(outcomes);
-  if (!first_error.empty()) throw Error(Errc::server_reply, "convert: the script failed for " + first_error);
+  failure.throw_if_any();
 }
 
 // ---- rollback -----------------------------------------------------------------------------------
 
-bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally) {
+bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally,
+              const std::function<void()>& before_batch) {
   std::vector<JournalRecord> batch;
   // First the whole journal, one batch at a time: a malformed line anywhere stops it here, before
   // any key is touched.
@@ -204,6 +223,7 @@ bool rollback(const Client& client, JournalReader& journal, std::ostream* detail
   };
   while (journal.next_batch(batch)) {
     if (interrupted()) return false;  // between batches: the one read is not sent
+    if (before_batch) before_batch();
     std::vector<const JournalEntry*> sent;
     std::vector<KeyCall> calls;
     for (const JournalRecord& record : batch) {
@@ -225,13 +245,11 @@ bool rollback(const Client& client, JournalReader& journal, std::ostream* detail
     }
     if (!calls.empty()) {
       const std::vector<Reply> replies = script.run(calls);
-      std::string first_error;
+      BatchFailure failure;
       for (std::size_t i = 0; i < replies.size(); ++i) {
-        std::string error;
-        report(*sent[i], outcome_of(replies[i], kRollbackOutcomes, sent[i]->key, error));
-        if (!error.empty() && first_error.empty()) first_error = quoted_key(sent[i]->key) + ": " + error;
+        report(*sent[i], outcome_of(replies[i], kRollbackOutcomes, "rollback", sent[i]->key, failure).value_or(std::string(kWriteFailed)));
       }
-      if (!first_error.empty()) throw Error(Errc::server_reply, "rollback: the script failed for " + first_error);
+      failure.throw_if_any();
     }
   }
   return true;

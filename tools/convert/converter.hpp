@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <vector>
@@ -41,8 +42,9 @@ class Converter {
 
   // `samples` as read by read_keys(..., expire_time = true) with Redis TIME `server_now_ms`. Keys
   // that changed since that read are skipped (Reason::changed), never overwritten. Throws Error,
-  // FileError (the journal); a script error reply is thrown after the batch's outcomes are counted
-  // and journalled.
+  // FileError (the journal). A script's error reply (server_reply), or a reply that is not one of
+  // its outcomes (protocol), is thrown after the whole batch is counted and its outcomes journalled;
+  // the latter's write may have happened, so it gets no outcome line (rollback then checks the key).
   void convert_batch(const std::vector<audit::KeySample>& samples, std::int64_t server_now_ms);
 
   const ConvertTally& tally() const noexcept { return tally_; }
@@ -72,8 +74,12 @@ struct RollbackTally {
 // counting into `tally` as it goes (so the counts so far survive a throw). The whole journal is
 // read first, and a malformed line stops it before anything is sent. A write convert deleted is
 // never recreated: convert deletes only stamps whose lease had ended, so it counts as expired.
-// `details` (may be null) gets one JSON line per journalled write with its outcome. Returns false
-// when interrupted (between batches) before the end. Throws Error, FileError.
-bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally);
+// `details` (may be null) gets one JSON line per journalled write with its outcome. `before_batch`
+// (may be empty) runs before each batch is sent: it throws to stop there (a --details file that
+// could not be written). Returns false when interrupted (between batches) before the end. Throws
+// Error (a script's error reply, or a reply that is not one of its outcomes, after the whole batch
+// is counted), FileError.
+bool rollback(const Client& client, JournalReader& journal, std::ostream* details, RollbackTally& tally,
+              const std::function<void()>& before_batch = {});
 
 }  // namespace lockbridge::tools::convert

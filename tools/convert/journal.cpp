@@ -74,11 +74,12 @@ bool is_write_outcome(std::string_view outcome) noexcept {
 }
 
 bool is_convert_journal(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError("cannot read (to make sure it is not a convert journal)", path, errno);
+  if (!in) throw FileError("cannot read", path, errno != 0 ? errno : EIO);
   std::string first;
   for (char c = 0; first.size() < kMaxHeader && in.get(c) && c != '\n';) first.push_back(c);
-  if (in.bad()) throw FileError("cannot read (to make sure it is not a convert journal)", path, errno);
+  if (in.bad()) throw FileError("cannot read", path, errno != 0 ? errno : EIO);
   const nlohmann::json line = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
   return is_header(line);
 }
@@ -140,17 +141,23 @@ void JournalWriter::write_outcomes(const std::vector<std::pair<const JournalEntr
 // ---- reading ------------------------------------------------------------------------------------
 
 JournalReader::JournalReader(const std::string& path) : path_(path) {
-  // Checked before opening: opening a FIFO would wait for a writer.
+  // Checked before opening: opening a FIFO would wait for a writer. A name that leads nowhere is
+  // bad input; a file the system will not let us read (permissions, a symlink loop, an I/O error)
+  // is a local file error.
   struct stat status {};
   if (::stat(path.c_str(), &status) != 0) {
-    throw Error(Errc::bad_option, "cannot read the journal '" + path + "': " + std::strerror(errno));
+    if (errno == ENOENT || errno == ENOTDIR) {
+      throw Error(Errc::bad_option, "there is no journal '" + path + "': " + std::strerror(errno));
+    }
+    throw FileError("cannot read the journal", path, errno);
   }
   if (!S_ISREG(status.st_mode)) {
     throw Error(Errc::bad_option, "the journal '" + path + "' is not a regular file: rollback reads it twice (once to check it "
                                   "before anything is sent)");
   }
+  errno = 0;
   in_.open(path, std::ios::binary);
-  if (!in_) throw Error(Errc::bad_option, "cannot read the journal '" + path + "': " + std::strerror(errno));
+  if (!in_) throw FileError("cannot open the journal", path, errno != 0 ? errno : EIO);
   read_header();
 }
 

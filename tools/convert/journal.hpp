@@ -35,7 +35,8 @@ inline constexpr std::string_view kWriteFailed = "error";
 bool is_write_outcome(std::string_view outcome) noexcept;
 
 // Whether `path` holds a convert journal: its first line is a JSON object with the key
-// "lockbridge_convert_journal". Throws FileError when it exists but cannot be read.
+// "lockbridge_convert_journal". Throws FileError ("cannot read '<path>': <reason>") when it exists
+// but cannot be read.
 bool is_convert_journal(const std::string& path);
 
 class JournalWriter {
@@ -66,8 +67,9 @@ struct JournalRecord {
 
 class JournalReader {
  public:
-  // Opens `path` and reads its header. Throws Error{bad_option} when it cannot be opened, is not a
-  // regular file (it is read twice: see rewind()) or is not a convert journal.
+  // Opens `path` and reads its header. Throws Error{bad_option} when there is no such file, it is
+  // not a regular file (it is read twice: see rewind()) or is not a convert journal; FileError when
+  // it exists but the system will not let it be read (permissions, a symlink loop, an I/O error).
   explicit JournalReader(const std::string& path);
   const nlohmann::json& header() const noexcept { return header_; }
 
