@@ -34,7 +34,7 @@ std::chrono::milliseconds duration_option(const po::variables_map& vm) {
 bench::BenchConfig config_from(const po::variables_map& vm) {
   bench::BenchConfig config;
   config.lock = lock_options_from(vm);
-  config.lock.acquire_timeout = milliseconds_option(vm, "timeout", std::chrono::milliseconds::zero(), kMaxDurationOption);
+  config.lock.acquire_timeout = milliseconds_option(vm, "timeout", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   if (vm.count("key")) config.key = vm["key"].as<std::string>();
   if (vm.count("check-key")) config.check_key = vm["check-key"].as<std::string>();
   if (vm.count("key") && config.key.empty()) throw Error(Errc::bad_option, "--key must not be empty");
@@ -43,8 +43,8 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   config.procs = vm.count("procs") > 0;
   config.duration = duration_option(vm);
   if (vm.count("ops")) config.ops = static_cast<std::uint64_t>(count_option(vm, "ops", 1, bench::kMaxOps));
-  config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxDurationOption);
-  config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxDurationOption);
+  config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   if (vm.count("fault")) {
     config.fault = bench::fault_from_string(vm["fault"].as<std::string>());
     // A fault needs someone to suffer it and someone to show the effect, a holder to catch, and a
@@ -60,7 +60,7 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
     }
   }
   // The faithful preset's clock offset, within the library's range.
-  config.skew = milliseconds_option(vm, "skew-ms", std::chrono::milliseconds(1), kMaxDurationOption);
+  config.skew = milliseconds_option(vm, "skew-ms", std::chrono::milliseconds(1), kMaxOptionDuration);
   config.validate();
   return config;
 }

@@ -107,11 +107,11 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   // Redisson: an explicit lease is a leaseTime, which Redisson never renews.
   const bool lease_given = !vm["lease"].defaulted();
   // The library's own ranges (MutexOptions::validate), checked here so the message names the option.
-  const auto lease = milliseconds_option(vm, "lease", std::chrono::milliseconds(1), kMaxDurationOption);
+  const auto lease = milliseconds_option(vm, "lease", std::chrono::milliseconds(1), kMaxOptionDuration);
   if (!redisson || lease_given) options.lease = lease;
   if (vm.count("retry")) {
     options.retry = RetryPolicy::jedis_lock_resolution(
-        milliseconds_option(vm, "retry", std::chrono::milliseconds::zero(), kMaxDurationOption));
+        milliseconds_option(vm, "retry", std::chrono::milliseconds::zero(), kMaxOptionDuration));
   }
   options.wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);

@@ -83,14 +83,13 @@ std::optional<std::int64_t> whole_number(std::string_view text);
 // Decimal seconds ("--duration 0.5"), rounded to milliseconds.
 std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std::string& name,
                                          std::chrono::milliseconds min, std::chrono::milliseconds max);
-
-// The longest duration any option takes: the library's own limit for a lease, an acquire timeout
-// and a retry interval (MutexOptions::validate), and the CLI's for --for, --hold and --think.
-inline constexpr std::chrono::milliseconds kMaxDurationOption{365LL * 24 * 3600 * 1000};
+// The longest duration any option takes is the library's (kMaxOptionDuration, lockbridge/options.hpp):
+// its limit for a lease, an acquire timeout and a retry interval, and the CLI's for --for, --hold
+// and --think.
 
 // --far-future MS (audit, convert): an expiry further ahead than this is flagged far_future.
 // At most 100 years: no lease is longer, and the sums with Redis TIME stay far from overflowing.
-inline constexpr std::chrono::milliseconds kMaxFarFuture{36525LL * 24 * 3600 * 1000};
+inline constexpr std::chrono::milliseconds kMaxFarFuture = kNoDeadline;  // lockbridge/deadline.hpp
 void add_far_future_option(po::options_description& options);
 std::chrono::milliseconds far_future_option(const po::variables_map& vm);
 

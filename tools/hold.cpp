@@ -44,8 +44,8 @@ int hold(int argc, char** argv) {
   const bool json = vm.count("json") > 0;
   const std::string key = vm["key"].as<std::string>();
   // --wait is the library's acquire timeout, with its range.
-  const auto wait = milliseconds_option(vm, "wait", std::chrono::milliseconds::zero(), kMaxDurationOption);
-  const auto hold_for = milliseconds_option(vm, "for", std::chrono::milliseconds::zero(), kMaxDurationOption);
+  const auto wait = milliseconds_option(vm, "wait", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  const auto hold_for = milliseconds_option(vm, "for", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   const MutexOptions lock_options = lock_options_from(vm);
 
   const RedisTarget target(url_option(vm));

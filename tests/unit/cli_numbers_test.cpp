@@ -32,15 +32,15 @@ po::variables_map parsed_value(const std::string& text) {
 }
 
 TEST(CliNumbers, MillisecondsWithinTheirRangeAreRead) {
-  EXPECT_EQ(milliseconds_option(parsed_value("0"), "value", milliseconds(0), kMaxDurationOption), milliseconds(0));
-  EXPECT_EQ(milliseconds_option(parsed_value("31536000000"), "value", milliseconds(0), kMaxDurationOption), kMaxDurationOption);
+  EXPECT_EQ(milliseconds_option(parsed_value("0"), "value", milliseconds(0), kMaxOptionDuration), milliseconds(0));
+  EXPECT_EQ(milliseconds_option(parsed_value("31536000000"), "value", milliseconds(0), kMaxOptionDuration), kMaxOptionDuration);
 }
 
 TEST(CliNumbers, AnythingElseNamesTheOptionAndItsRange) {
   for (const std::string text : {"-1", "31536000001", "99999999999999999999", "1e3", "ten", " 5", "5 ", "+5", "0x10"}) {
     SCOPED_TRACE(text);
     const std::string message =
-        bad_option_message([&] { (void)milliseconds_option(parsed_value(text), "value", milliseconds(0), kMaxDurationOption); });
+        bad_option_message([&] { (void)milliseconds_option(parsed_value(text), "value", milliseconds(0), kMaxOptionDuration); });
     EXPECT_THAT(message, HasSubstr("--value must be between 0 and 31536000000 ms (365 days), got '" + text + "'"));
   }
   EXPECT_THAT(bad_option_message([] { (void)count_option(parsed_value("0"), "value", 1, 100); }),
