@@ -9,7 +9,7 @@
 #include "cli_common.hpp"
 #include "convert/converter.hpp"
 #include "output_file.hpp"
-#include "random.hpp"  // the token strategy's own token format (lib/src, see CMakeLists.txt)
+#include "lockbridge/identity.hpp"  // the token strategy's own token format
 #include "scan_progress.hpp"
 #include "subcommands.hpp"
 
@@ -31,7 +31,7 @@ constexpr std::string_view kUsage =
     "written, 130 interrupted (after the batch in flight). After an error or an interrupt the summary\n"
     "says \"incomplete\" and has the counts so far.";
 
-convert::FreshIdentities kernel_random() { return {detail::random_token, detail::random_uuid}; }
+convert::FreshIdentities kernel_random() { return {random_token, random_uuid}; }
 
 convert::ConvertOptions convert_options_from(const po::variables_map& vm) {
   convert::ConvertOptions options;

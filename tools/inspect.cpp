@@ -9,6 +9,7 @@
 #include "audit/tally.hpp"
 #include "cli_common.hpp"
 #include "key_text.hpp"
+#include "lockbridge/identity.hpp"
 #include "saturating.hpp"
 #include "subcommands.hpp"
 
@@ -21,11 +22,6 @@ constexpr std::string_view kUsage =
     "the format has one, and the remaining lease by Redis TIME and by this machine's clock.\n"
     "Exit status: 0 the key exists, 1 it does not, 2 bad usage, 3 Redis error, 5 stdout could not be\n"
     "written, 130 interrupted.";
-
-std::int64_t local_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 // Who holds it, where the format says: a UUID, a token, Redisson's <client uuid>:<thread id>.
 nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Classification& found) {
@@ -66,7 +62,7 @@ int inspect_command(int argc, char** argv) {
   const Client client(target.url());
   std::int64_t server_now = 0;
   const auto samples = audit::read_keys(client, {vm["key"].as<std::string>()}, server_now);
-  const std::int64_t local_now = local_ms();
+  const std::int64_t local_now = wall_clock_ms();
   const audit::KeySample& sample = samples.front();
   const audit::Classification found = audit::classify(sample, server_now, classify_options);
 

@@ -2,35 +2,21 @@
 
 #include <utility>
 
+#include "lockbridge/identity.hpp"
 #include "lockbridge/legacy_value.hpp"
-#include "random.hpp"
 
 namespace lockbridge::compat {
 
 namespace {
-std::string lowercase(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
-
 MutexOptions master_options(std::chrono::milliseconds timeout, std::chrono::milliseconds expiry, std::string uuid) {
   MutexOptions options = MutexOptions::jedis_lock_1_0();  // SETNX / GET / GETSET / DEL, polled every 100 ms
   options.legacy.format = LegacyFormat::uuid_ms;
   options.legacy.jedis_lock_master = true;
   // Fixed here, not per Mutex: every acquisition of this object (see HeldLock) is the same owner.
-  options.legacy.owner = uuid.empty() ? lockbridge::detail::random_uuid() : lowercase(std::move(uuid));
+  options.legacy.owner = uuid.empty() ? random_uuid() : to_lower(uuid);
   options.lease = expiry;
   if (timeout >= std::chrono::milliseconds::zero()) options.acquire_timeout = timeout;
   return options;
-}
-
-// Master judges expiry by this host's wall clock, so its renew() check must too (the strategy's
-// attempts read the same clock).
-std::int64_t wall_clock_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
@@ -46,6 +32,7 @@ bool JedisLockMaster::renew() {
   const Reply current = client_.command({"GET", held_.key()});
   std::optional<std::string_view> value;
   if (!current.is_nil()) value = current.str;
+  // Master judges expiry by this host's wall clock, as the strategy's attempts do.
   if (!jedis_lock_master_may_take(value, getLockUUID(), wall_clock_ms())) return false;
   return acquire();
 }

@@ -3,8 +3,7 @@
 #include <optional>
 #include <utility>
 
-#include "option_limits.hpp"
-#include "random.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace lockbridge::compat {
 
@@ -15,7 +14,7 @@ RedisLocker::RedisLocker(Client client, RedisLockerOptions options) : client_(st
 RedisLocker::~RedisLocker() = default;  // each held Mutex releases its key
 
 const std::string& RedisLocker::getRedisIdentityKey() {
-  static const std::string identity = lockbridge::detail::random_uuid();
+  static const std::string identity = random_uuid();
   return identity;
 }
 
@@ -34,7 +33,7 @@ bool RedisLocker::acquireLockWithTimeout(std::chrono::seconds lockKeyExpireSecon
                                          bool isWait) {
   // Checked in seconds: a longer expiry would overflow on its way to the lease in milliseconds.
   if (lockKeyExpireSecond < std::chrono::seconds(1) ||
-      lockKeyExpireSecond > std::chrono::duration_cast<std::chrono::seconds>(lockbridge::detail::kMaxDuration)) {
+      lockKeyExpireSecond > std::chrono::duration_cast<std::chrono::seconds>(kMaxOptionDuration)) {
     throw Error(Errc::bad_option, "RedisLocker: lockKeyExpireSecond must be between 1 s and 365 days, got " +
                                       std::to_string(lockKeyExpireSecond.count()) + " s");
   }

@@ -11,7 +11,7 @@ ConnectionPool::ConnectionPool(std::shared_ptr<Endpoint> endpoint)
   idle_.reserve(options_.pool_size);  // give_back() is noexcept: it must never reallocate
 }
 
-ConnectionPool::Lease ConnectionPool::borrow() {
+ConnectionPool::PooledConnection ConnectionPool::borrow() {
   std::unique_lock lock(mutex_);
   // An idle connection the server has closed would fail the caller's command, and the server may
   // be back already (a restart) or replaced (a failover): drop it here, and let the Endpoint know
@@ -48,7 +48,7 @@ ConnectionPool::Lease ConnectionPool::borrow() {
   if (!idle_.empty()) {
     auto connection = std::move(idle_.back());
     idle_.pop_back();
-    return Lease(*this, std::move(connection));
+    return PooledConnection(*this, std::move(connection));
   }
   if (in_backoff()) {
     throw Error(Errc::io, last_failure_ + " (not retried yet: reconnect backoff)");
@@ -60,7 +60,7 @@ ConnectionPool::Lease ConnectionPool::borrow() {
     lock.lock();
     failures_ = 0;
     lock.unlock();
-    return Lease(*this, std::move(connection));
+    return PooledConnection(*this, std::move(connection));
   } catch (const Error& error) {
     lock.lock();
     --open_;

@@ -23,13 +23,13 @@ class ConnectionPool {
   explicit ConnectionPool(std::shared_ptr<Endpoint> endpoint);
 
   // A borrowed connection; goes back to the pool (or is dropped if broken) on destruction.
-  class Lease {
+  class PooledConnection {
    public:
-    Lease(ConnectionPool& pool, std::unique_ptr<Connection> connection) noexcept
+    PooledConnection(ConnectionPool& pool, std::unique_ptr<Connection> connection) noexcept
         : pool_(&pool), connection_(std::move(connection)) {}
-    Lease(Lease&&) noexcept = default;
-    Lease& operator=(Lease&&) = delete;
-    ~Lease() {
+    PooledConnection(PooledConnection&&) noexcept = default;
+    PooledConnection& operator=(PooledConnection&&) = delete;
+    ~PooledConnection() {
       if (connection_) pool_->give_back(std::move(connection_));
     }
     Connection& operator*() const noexcept { return *connection_; }
@@ -42,7 +42,7 @@ class ConnectionPool {
 
   // Blocks while all pool_size connections are busy, for at most the command timeout
   // (then Error{timeout}). Throws connect errors, or io during the reconnect backoff.
-  Lease borrow();
+  PooledConnection borrow();
 
   const RedisUrl& url() const noexcept { return endpoint_->url(); }
   const ClientOptions& options() const noexcept { return endpoint_->options(); }

@@ -1,5 +1,7 @@
 #include "lockbridge/legacy_value.hpp"
 
+#include "lockbridge/identity.hpp"
+
 #include <charconv>
 #include <limits>
 
@@ -64,27 +66,6 @@ std::optional<LegacyStamp> parse_seconds(std::string_view text) {
   return stamp;
 }
 
-bool is_canonical_uuid(std::string_view text) {
-  if (text.size() != 36) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (c != '-') return false;
-    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string to_lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 constexpr std::int64_t kPlausibleMinMs = 100'000'000'000;     // 1973-03-03: below, seconds read as ms
 constexpr std::int64_t kPlausibleMaxMs = 100'000'000'000'000;  // year 5138: above, ms read as seconds
 
@@ -101,7 +82,7 @@ std::optional<LegacyStamp> parse_legacy_value(std::string_view value, LegacyForm
       return parse_seconds(value);
     case LegacyFormat::uuid_ms: {
       const auto colon = value.find(':');
-      if (colon == std::string_view::npos || !is_canonical_uuid(value.substr(0, colon))) return std::nullopt;
+      if (colon == std::string_view::npos || !is_uuid(value.substr(0, colon))) return std::nullopt;
       const auto ms = parse_java_long(value.substr(colon + 1));
       if (!ms) return std::nullopt;
       return LegacyStamp{*ms, false, to_lower(value.substr(0, colon))};

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "script_sha1.hpp"
 
 namespace lockbridge::detail {
 

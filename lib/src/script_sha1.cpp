@@ -1,11 +1,11 @@
-#include "script_sha1.hpp"
+#include "lockbridge/client.hpp"
 
 #include <openssl/evp.h>
 
 #include <array>
 #include <new>
 
-namespace lockbridge::detail {
+namespace lockbridge {
 
 std::string script_sha1(std::string_view body) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
@@ -22,4 +22,4 @@ std::string script_sha1(std::string_view body) {
   return hex;
 }
 
-}  // namespace lockbridge::detail
+}  // namespace lockbridge

@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "mixed_keyspace.hpp"
-#include "random.hpp"
+#include "lockbridge/identity.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 // A directory of its own per test, removed at the end.
 struct Scratch {
-  fs::path dir = fs::path(test_dir()) / ("files-" + detail::random_token().substr(0, 12));
+  fs::path dir = fs::path(test_dir()) / ("files-" + random_token().substr(0, 12));
   Scratch() { fs::create_directories(dir); }
   ~Scratch() { fs::remove_all(dir); }
   std::string path(const std::string& name) const { return (dir / name).string(); }

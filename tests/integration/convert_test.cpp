@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -19,7 +18,7 @@
 #include "key_text.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "mixed_keyspace.hpp"
-#include "random.hpp"
+#include "lockbridge/identity.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -47,8 +46,6 @@ std::map<std::string, KeyState> snapshot(const std::vector<std::string>& keys) {
 std::string journal_path(const std::string& tag, const std::string& name) {
   return (std::filesystem::path(test_dir()) / ("journal-" + name + "-" + tag + ".jsonl")).string();
 }
-
-bool is_token(const std::string& value) { return std::regex_match(value, std::regex("[0-9a-f]{32}")); }
 
 const nlohmann::json& summary_of(const CliRun& run) { return run.lines.back(); }
 
@@ -285,7 +282,7 @@ TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
   const std::string journal = journal_path(tag, "changed");
   {
     JournalWriter writer(journal, {{"test", true}});
-    const tools::convert::FreshIdentities fresh{detail::random_token, detail::random_uuid};
+    const tools::convert::FreshIdentities fresh{random_token, random_uuid};
     tools::convert::ConvertOptions token_options;
     token_options.to = tools::convert::Target::token;
     tools::convert::ConvertOptions legacy_options;

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "random.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace lockbridge::testing {
 
@@ -40,7 +40,7 @@ int tcp_port() {
   return port;
 }
 
-AclUser::AclUser(std::initializer_list<std::string_view> rules) : name_("lbtest-" + detail::random_token().substr(0, 12)) {
+AclUser::AclUser(std::initializer_list<std::string_view> rules) : name_("lbtest-" + random_token().substr(0, 12)) {
   std::vector<std::string> command{"ACL", "SETUSER", name_, "reset", "on", ">acl-test-password", "~*", "&*"};
   command.insert(command.end(), rules.begin(), rules.end());
   raw(command);
@@ -80,7 +80,7 @@ std::string unique_key(std::string_view suffix) {
   std::string key = "lbtest:";
   if (info != nullptr) key += std::string(info->test_suite_name()) + "." + info->name();
   if (!suffix.empty()) key += ":" + std::string(suffix);
-  return key + ":" + detail::random_token().substr(0, 8);
+  return key + ":" + random_token().substr(0, 8);
 }
 
 namespace {
@@ -224,7 +224,7 @@ CommandRecorder::CommandRecorder(std::string key, bool containing) : key_(std::m
   auto* reply = static_cast<redisReply*>(redisCommand(monitor_, "MONITOR"));
   if (reply == nullptr) throw std::runtime_error("MONITOR failed");
   freeReplyObject(reply);
-  marker_prefix_ = "lockbridge-recorder-" + detail::random_token();
+  marker_prefix_ = "lockbridge-recorder-" + random_token();
 }
 
 CommandRecorder::~CommandRecorder() {

@@ -56,6 +56,11 @@ class AclUser {
   std::string name_;
 };
 
+// Whether `value` has the token strategy's form: 32 lowercase hex digits.
+inline bool is_token(std::string_view value) {
+  return value.size() == 32 && value.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
 // The server's clock (Redis TIME) in epoch ms: what hardened legacy, fair mode and audit judge by.
 std::int64_t server_ms();
 

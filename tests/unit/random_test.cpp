@@ -6,12 +6,12 @@
 #include <string>
 
 #include "lockbridge/legacy_value.hpp"
-#include "random.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace {
 
-using lockbridge::detail::random_token;
-using lockbridge::detail::random_uuid;
+using lockbridge::random_token;
+using lockbridge::random_uuid;
 
 bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 

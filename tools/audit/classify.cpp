@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "lockbridge/identity.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "saturating.hpp"
 
@@ -19,17 +20,6 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_token_char(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '+' || c == '/' ||
          c == '=' || c == '-' || c == '_' || c == ':' || c == '.';
-}
-
-// A canonical 8-4-4-4-12 UUID, as Java writes it.
-bool is_uuid(std::string_view text) {
-  if (text.size() != 36) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
-  }
-  return true;
 }
 
 // python-redis-lock's id: 18 random bytes, base64 (24 characters).

@@ -1,6 +1,5 @@
 #include "script_batch.hpp"
 
-#include "script_sha1.hpp"  // the library's (lib/src), so both name a script alike
 
 namespace lockbridge::tools::convert {
 
@@ -9,7 +8,7 @@ bool is_noscript(const Reply& reply) { return reply.kind == Reply::Kind::error &
 }  // namespace
 
 ScriptBatch::ScriptBatch(const Client& client, std::string_view source)
-    : client_(client), source_(source), sha_(detail::script_sha1(source)) {}
+    : client_(client), source_(source), sha_(script_sha1(source)) {}
 
 std::vector<Reply> ScriptBatch::run(const std::vector<KeyCall>& calls) {
   std::vector<Reply> replies(calls.size());

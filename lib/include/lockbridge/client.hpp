@@ -114,4 +114,9 @@ class Client {
   std::shared_ptr<detail::ClientState> state_;
 };
 
+// The SHA1 that Redis names a Lua script by (EVALSHA; what SCRIPT LOAD would answer): 40 lowercase
+// hex digits. lockbridge never sends SCRIPT LOAD, which an ACL may deny while it allows EVALSHA:
+// send EVALSHA with this, and EVAL on NOSCRIPT.
+std::string script_sha1(std::string_view body);
+
 }  // namespace lockbridge

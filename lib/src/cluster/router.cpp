@@ -134,7 +134,7 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation, Clock:
   for (int redirects = 0;; ++redirects) {
     const NodeAddress target = asking ? *asking : master_of(slot);
     Node& at = node(target);
-    std::optional<ConnectionPool::Lease> connection;
+    std::optional<ConnectionPool::PooledConnection> connection;
     try {
       connection.emplace(at.pool.borrow());
     } catch (const Error&) {

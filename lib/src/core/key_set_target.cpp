@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "../companion_keys.hpp"
-#include "../random.hpp"
+#include "lockbridge/identity.hpp"
 #include "../scripts.hpp"
 
 namespace lockbridge::detail {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "../random.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace lockbridge::detail {
 

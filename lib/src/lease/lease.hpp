@@ -27,7 +27,7 @@ class Lease {
   // What the watchdog does for this lease; nullopt in Lease::renewal = no renewals, only the
   // notice when the lease runs out.
   struct Renewal {
-    std::chrono::milliseconds period;  // the lease each renewal asks for
+    std::chrono::milliseconds lease;   // the lease each renewal asks for (renewed every lease / 3)
     Clock::time_point hold_deadline;   // renewals never carry the lease past this (max_hold)
   };
 

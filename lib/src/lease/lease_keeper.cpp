@@ -16,7 +16,7 @@ using std::chrono::milliseconds;
 // A renewal that could not be sent (server unreachable, owner busy on the lease) is tried again
 // this soon: a tenth of the lease, so several tries fit before it runs out.
 milliseconds retry_delay(const Lease::Renewal& renewal) {
-  return std::max(milliseconds(1), renewal.period / 10);
+  return std::max(milliseconds(1), renewal.lease / 10);
 }
 
 Error ran_out(const Lease& lease, bool max_hold_reached) {
@@ -47,7 +47,7 @@ LeaseKeeper::~LeaseKeeper() {
 void LeaseKeeper::keep(const std::shared_ptr<Lease>& lease) {
   const auto valid_until = lease->snapshot().valid_until;
   Entry entry{lease, Clock::time_point::max()};
-  if (lease->renewal) entry.next_renewal = Clock::now() + lease->renewal->period / 3;
+  if (lease->renewal) entry.next_renewal = Clock::now() + lease->renewal->lease / 3;
   const auto needed_at = std::min(entry.next_renewal, valid_until);
   std::lock_guard lock(mutex_);
   entries_.insert_or_assign(lease.get(), std::move(entry));
@@ -78,7 +78,7 @@ void LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due, std::v
       expired.push_back(std::move(entry));
       it = entries_.erase(it);
     } else if (entry.next_renewal != Clock::time_point::max() &&
-               entry.next_renewal <= now + entry.lease->renewal->period / 6) {
+               entry.next_renewal <= now + entry.lease->renewal->lease / 6) {
       // Due, or due within a sixth of the lease: renewing a little early costs nothing and lets
       // locks taken at nearly the same time share a round trip.
       due.push_back(std::move(entry));
@@ -140,8 +140,8 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
     const Lease::Snapshot snapshot = lease.snapshot();
     if (!snapshot.held) continue;  // released meanwhile: drop it
     const auto until_max_hold = std::chrono::floor<milliseconds>(lease.renewal->hold_deadline - now);
-    const milliseconds lease_asked = std::min(lease.renewal->period, until_max_hold);
-    entry.max_hold_reached = lease_asked < lease.renewal->period;
+    const milliseconds lease_asked = std::min(lease.renewal->lease, until_max_hold);
+    entry.max_hold_reached = lease_asked < lease.renewal->lease;
     if (lease_asked < milliseconds(1)) {  // max_hold reached: no more renewals; it runs out
       entry.next_renewal = Clock::time_point::max();
       requeue(std::move(entry));

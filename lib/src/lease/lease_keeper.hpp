@@ -36,12 +36,12 @@ class LeaseKeeper {
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
 
-  // Keeps `lease` until forget() or until it is lost. Cheap: wakes the thread only when this
-  // lease needs it sooner than anything it already keeps.
-  // Redis Cluster: renewals go, one request each, to the master serving each key (through
-  // `router`, which must outlive the keeper) instead of pipelined to the one endpoint.
+  // Redis Cluster: renewals go to the master serving each key, one pipeline per master per round
+  // (through `router`, which must outlive the keeper), instead of to the one endpoint.
   void route_through(ClusterRouter* router) noexcept { router_ = router; }
 
+  // Keeps `lease` until forget() or until it is lost. Cheap: wakes the thread only when this
+  // lease needs it sooner than anything it already keeps.
   void keep(const std::shared_ptr<Lease>& lease);
   void forget(const Lease& lease);
 

@@ -52,7 +52,7 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
   std::vector<Answer> answers(masters_.size());
   struct InFlight {
     std::size_t master;
-    ConnectionPool::Lease connection;
+    ConnectionPool::PooledConnection connection;
     std::vector<ReplyPtr> replies;
     bool waiting = true;
   };
@@ -61,7 +61,7 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
   const auto deadline = Clock::now() + masters_.front()->options().command_timeout;
   for (const std::size_t master : which) {
     try {
-      ConnectionPool::Lease connection = masters_[master]->borrow();
+      ConnectionPool::PooledConnection connection = masters_[master]->borrow();
       connection->send_pipeline(commands);
       flying.push_back(InFlight{master, std::move(connection), {}});
     } catch (const Error& error) {

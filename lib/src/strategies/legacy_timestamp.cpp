@@ -1,17 +1,10 @@
 #include "legacy_timestamp.hpp"
 
-#include "../random.hpp"
+#include "lockbridge/identity.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {
 namespace {
-
-// The one place lockbridge reads the wall clock: faithful peers stamp and judge with theirs.
-// `offset` simulates this host's clock being off (LegacyOptions::clock_offset).
-std::int64_t wall_clock_ms(std::chrono::milliseconds offset) {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() + offset.count();
-}
 
 [[noreturn]] void throw_bad_value(std::string_view key, std::string_view value, LegacyFormat format,
                                   std::string_view what_it_is_not = "a valid") {

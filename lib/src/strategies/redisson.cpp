@@ -4,7 +4,7 @@
 #include <atomic>
 #include <vector>
 
-#include "../random.hpp"
+#include "lockbridge/identity.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "../companion_keys.hpp"
-#include "../random.hpp"
+#include "lockbridge/identity.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {

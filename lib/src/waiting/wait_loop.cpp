@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "../client_state.hpp"
-#include "../random.hpp"
+#include "lockbridge/identity.hpp"
 #include "release_listener.hpp"
 #include "retry_schedule.hpp"
 

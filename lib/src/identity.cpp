@@ -1,4 +1,4 @@
-#include "random.hpp"
+#include "lockbridge/identity.hpp"
 
 #include <sys/random.h>
 
@@ -9,7 +9,7 @@
 
 #include "lockbridge/error.hpp"
 
-namespace lockbridge::detail {
+namespace lockbridge {
 namespace {
 
 std::array<std::uint8_t, 16> random_bytes() {
@@ -49,4 +49,27 @@ std::string random_uuid() {
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
 }
 
-}  // namespace lockbridge::detail
+bool is_uuid(std::string_view text) noexcept {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  }
+  return true;
+}
+
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::int64_t wall_clock_ms(std::chrono::milliseconds offset) {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() + offset.count();
+}
+
+}  // namespace lockbridge

@@ -1,0 +1,34 @@
+// lockbridge: the identities locks write, and the one reading of the wall clock.
+//
+// Random tokens and UUIDs come from the kernel's CSPRNG (getrandom(2)); the token strategy, the
+// CLI's convert and the compat layer all use these, so every lockbridge value has one format.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lockbridge {
+
+// 128 random bits as 32 lowercase hex characters: the token strategy's lock value. Throws
+// Error{io} if the kernel cannot give randomness.
+std::string random_token();
+
+// A random (version 4) UUID, lowercase 8-4-4-4-12, as java.util.UUID.toString() prints it.
+// Throws like random_token().
+std::string random_uuid();
+
+// Whether `text` is a UUID in its 8-4-4-4-12 form (hex digits of either case), as Java and the
+// jedis-lock master values write it.
+bool is_uuid(std::string_view text) noexcept;
+
+// ASCII letters lowered; other bytes unchanged.
+std::string to_lower(std::string_view text);
+
+// This host's wall clock in epoch milliseconds, plus `offset`: the one place lockbridge reads it.
+// Only the legacy strategy's faithful peers (and what must judge as they do) stamp and judge
+// locks by it; everything else uses the steady clock or Redis TIME.
+std::int64_t wall_clock_ms(std::chrono::milliseconds offset = std::chrono::milliseconds::zero());
+
+}  // namespace lockbridge
