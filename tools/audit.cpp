@@ -39,7 +39,9 @@ unsigned flags_from(const std::string& list) {
   return flags;
 }
 
-int audit_command(int argc, char** argv) {
+}  // namespace
+
+int run_audit(int argc, char** argv) {
   po::options_description options("audit options");
   add_url_option(options);
   add_far_future_option(options);
@@ -54,9 +56,7 @@ int audit_command(int argc, char** argv) {
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   audit::ClassifyOptions classify_options;
-  const auto hint = audit::type_hint_from_string(vm["type-hint"].as<std::string>());
-  if (!hint) throw Error(Errc::bad_option, "--type-hint: unknown kind '" + vm["type-hint"].as<std::string>() + "'");
-  classify_options.hint = *hint;
+  classify_options.hint = choice_option(audit::kTypeHintNames, "type-hint", vm["type-hint"].as<std::string>());
   classify_options.far_future = far_future_option(vm);
   const unsigned fail_on = flags_from(vm["fail-on"].as<std::string>());
   const int batch_size = batch_option(vm);
@@ -101,12 +101,6 @@ int audit_command(int argc, char** argv) {
   if (details) details->finish(!interrupted(), "audit");
   if (interrupted()) return kExitInterrupted;
   return tally.any(fail_on) ? kExitFindings : kExitOk;
-}
-
-}  // namespace
-
-int run_audit(int argc, char** argv) {
-  return guarded("audit", [&] { return audit_command(argc, argv); });
 }
 
 }  // namespace lockbridge::tools

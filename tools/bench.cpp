@@ -85,7 +85,9 @@ int renewal_bench(const po::variables_map& vm) {
   return result.still_held == result.locks ? kExitOk : kExitNotAcquired;
 }
 
-int bench_command(int argc, char** argv) {
+}  // namespace
+
+int run_bench(int argc, char** argv) {
   po::options_description options("bench options");
   add_lock_options(options);
   add_url_option(options);
@@ -116,12 +118,6 @@ int bench_command(int argc, char** argv) {
   }
   if (interrupted()) return kExitInterrupted;
   return result.violations > 0 && config.fault == bench::Fault::none ? kExitNotAcquired : kExitOk;
-}
-
-}  // namespace
-
-int run_bench(int argc, char** argv) {
-  return guarded("bench", [&] { return bench_command(argc, argv); });
 }
 
 }  // namespace lockbridge::tools

@@ -29,8 +29,10 @@ extern "C" void on_interrupt(int /*signal*/) { g_interrupted.store(true, std::me
 FileError::FileError(const std::string& what, const std::string& path, int error_number)
     : std::runtime_error(what + " '" + path + "': " + std::strerror(error_number)) {}
 
-int exit_code_for(const Error& error) noexcept {
-  switch (error.errc()) {
+int exit_code_for(const Error& error) noexcept { return exit_code_for(error.errc()); }
+
+int exit_code_for(Errc code) noexcept {
+  switch (code) {
     case Errc::bad_option:
     case Errc::bad_value:
     case Errc::wrong_type:
@@ -85,25 +87,12 @@ void add_lock_options(po::options_description& options) {
 
 MutexOptions lock_options_from(const po::variables_map& vm) {
   MutexOptions options;
-  const auto strategy = vm["strategy"].as<std::string>();
-  const bool redisson = strategy == "redisson";
-  if (strategy == "legacy") {
-    options.strategy = StrategyKind::legacy;
-  } else if (redisson) {
-    options = MutexOptions::redisson_lock();
-  } else if (strategy != "token") {
-    throw Error(Errc::bad_option, "--strategy must be legacy, token or redisson, got '" + strategy + "'");
-  }
-  const auto preset = vm["preset"].as<std::string>();
-  if (preset == "faithful") {
-    options.legacy.preset = LegacyPreset::faithful;
-  } else if (preset != "hardened") {
-    throw Error(Errc::bad_option, "--preset must be faithful or hardened, got '" + preset + "'");
-  }
-  const auto format = vm["format"].as<std::string>();
-  const auto parsed = legacy_format_from_string(format);
-  if (!parsed) throw Error(Errc::bad_option, "--format must be ms, seconds or uuid-ms, got '" + format + "'");
-  options.legacy.format = *parsed;
+  const StrategyKind strategy = choice_option(kStrategyKindNames, "strategy", vm["strategy"].as<std::string>());
+  const bool redisson = strategy == StrategyKind::redisson;
+  if (redisson) options = MutexOptions::redisson_lock();
+  options.strategy = strategy;
+  options.legacy.preset = choice_option(kLegacyPresetNames, "preset", vm["preset"].as<std::string>());
+  options.legacy.format = choice_option(kLegacyFormatNames, "format", vm["format"].as<std::string>());
   // Redisson: an explicit lease is a leaseTime, which Redisson never renews.
   const bool lease_given = !vm["lease"].defaulted();
   // The library's own ranges (MutexOptions::validate), checked here so the message names the option.
@@ -123,12 +112,7 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   return options;
 }
 
-WaitMode wait_mode_from(std::string_view name) {
-  if (name == "poll") return WaitMode::poll;
-  if (name == "notify") return WaitMode::notify;
-  if (name == "fair") return WaitMode::fair;
-  throw Error(Errc::bad_option, "--wait-mode must be poll, notify or fair, got '" + std::string(name) + "'");
-}
+WaitMode wait_mode_from(std::string_view name) { return choice_option(kWaitModeNames, "wait-mode", name); }
 
 std::string waiting_label(const MutexOptions& options) {
   const RetryPolicy& retry = options.retry;

@@ -31,8 +31,9 @@ enum ExitCode : int {
   kExitInterrupted = 130,
 };
 
-// The exit code for a lockbridge::Error.
+// The exit code for a lockbridge::Error, or for its code (a release's last_error()).
 int exit_code_for(const Error& error) noexcept;
+int exit_code_for(Errc code) noexcept;
 
 // A local file could not be created, read, written, synced or renamed (a full disk, a file-size
 // limit, a missing directory, permissions): exit 5, printed with [file]. Not a lockbridge::Error,
@@ -97,6 +98,14 @@ std::chrono::milliseconds far_future_option(const po::variables_map& vm);
 inline constexpr std::int64_t kMaxBatch = 100000;
 void add_batch_option(po::options_description& options, const std::string& what);
 int batch_option(const po::variables_map& vm);
+
+// The value of option --`option` by its name in `table`. Throws Error{bad_option} naming the choices.
+template <class Enum, std::size_t N>
+Enum choice_option(const NameTable<Enum, N>& table, std::string_view option, std::string_view value) {
+  if (const auto parsed = table.parse(value)) return *parsed;
+  throw Error(Errc::bad_option,
+              "--" + std::string(option) + " must be " + table.choices() + ", got '" + std::string(value) + "'");
+}
 
 // --wait-mode's value. Throws Error{bad_option} naming the choices.
 WaitMode wait_mode_from(std::string_view name);

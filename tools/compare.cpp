@@ -147,7 +147,9 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
   }
 }
 
-int compare_command(int argc, char** argv) {
+}  // namespace
+
+int run_compare(int argc, char** argv) {
   po::options_description options("compare options");
   add_url_option(options);
   options.add_options()
@@ -228,12 +230,6 @@ int compare_command(int argc, char** argv) {
     std::cout << bench::draw_chart(results, workload_names, strategy_names, *plot_out).message << "\n";
   }
   return violations == 0 ? kExitOk : kExitNotAcquired;
-}
-
-}  // namespace
-
-int run_compare(int argc, char** argv) {
-  return guarded("compare", [&] { return compare_command(argc, argv); });
 }
 
 }  // namespace lockbridge::tools

@@ -166,7 +166,9 @@ int run_convert(const po::variables_map& vm, const Client& client) {
   return converter.tally().any_reported() ? kExitFindings : kExitOk;
 }
 
-int convert_command(int argc, char** argv) {
+}  // namespace
+
+int run_convert(int argc, char** argv) {
   po::options_description options("convert options");
   add_url_option(options);
   add_far_future_option(options);
@@ -186,12 +188,6 @@ int convert_command(int argc, char** argv) {
   const RedisTarget target(url_option(vm));
   const Client client(target.url());
   return vm.count("rollback") ? run_rollback(vm, client) : run_convert(vm, client);
-}
-
-}  // namespace
-
-int run_convert(int argc, char** argv) {
-  return guarded("convert", [&] { return convert_command(argc, argv); });
 }
 
 }  // namespace lockbridge::tools

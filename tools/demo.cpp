@@ -12,7 +12,9 @@ namespace {
 
 constexpr std::string_view kUsage = "lockbridge demo [--url URL]";
 
-int demo(int argc, char** argv) {
+}  // namespace
+
+int run_demo(int argc, char** argv) {
   po::options_description options("demo options");
   add_url_option(options);
   po::variables_map vm;
@@ -46,12 +48,6 @@ int demo(int argc, char** argv) {
   std::cout << "\nNext: `lockbridge hold KEY --strategy legacy --preset faithful --for 5000 --json` "
                "holds a lock that Java jedis-lock 1.0 services respect.\n";
   return failures == 0 ? kExitOk : kExitRedis;
-}
-
-}  // namespace
-
-int run_demo(int argc, char** argv) {
-  return guarded("demo", [&] { return demo(argc, argv); });
 }
 
 }  // namespace lockbridge::tools

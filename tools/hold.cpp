@@ -27,7 +27,9 @@ void print(bool json, const nlohmann::ordered_json& line, const std::string& tex
   }
 }
 
-int hold(int argc, char** argv) {
+}  // namespace
+
+int run_hold(int argc, char** argv) {
   po::options_description options("hold options");
   add_lock_options(options);
   add_url_option(options);
@@ -74,14 +76,8 @@ int hold(int argc, char** argv) {
   if (error) released_line["error"] = errc_name(static_cast<Errc>(error.value()));
   if (error) released_line["message"] = release_error;
   print(json, released_line, error ? "not released: " + release_error : std::string("released"));
-  if (error) return error == Errc::lease_lost ? kExitNotAcquired : kExitRedis;
+  if (error) return exit_code_for(static_cast<Errc>(error.value()));
   return held_full_time ? kExitOk : kExitInterrupted;
-}
-
-}  // namespace
-
-int run_hold(int argc, char** argv) {
-  return guarded("hold", [&] { return hold(argc, argv); });
 }
 
 }  // namespace lockbridge::tools

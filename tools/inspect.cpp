@@ -41,7 +41,9 @@ nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Cl
   }
 }
 
-int inspect_command(int argc, char** argv) {
+}  // namespace
+
+int run_inspect(int argc, char** argv) {
   po::options_description options("inspect options");
   add_url_option(options);
   options.add_options()
@@ -54,9 +56,7 @@ int inspect_command(int argc, char** argv) {
   if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
   if (!vm.count("key")) throw po::error("missing KEY");
   audit::ClassifyOptions classify_options;
-  const auto hint = audit::type_hint_from_string(vm["type-hint"].as<std::string>());
-  if (!hint) throw Error(Errc::bad_option, "--type-hint: unknown kind '" + vm["type-hint"].as<std::string>() + "'");
-  classify_options.hint = *hint;
+  classify_options.hint = choice_option(audit::kTypeHintNames, "type-hint", vm["type-hint"].as<std::string>());
 
   const RedisTarget target(url_option(vm));
   const Client client(target.url());
@@ -83,12 +83,6 @@ int inspect_command(int argc, char** argv) {
     for (const auto& [name, value] : out.items()) std::cout << name << ": " << value.dump() << "\n";
   }
   return exists ? kExitOk : kExitNotAcquired;
-}
-
-}  // namespace
-
-int run_inspect(int argc, char** argv) {
-  return guarded("inspect", [&] { return inspect_command(argc, argv); });
 }
 
 }  // namespace lockbridge::tools

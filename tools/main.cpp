@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
     return lockbridge::tools::kExitOk;
   }
   for (const auto& command : kSubcommands) {
-    if (command.name == first) return command.run(argc - 1, argv + 1);
+    // Every subcommand runs inside the one error guard: its exceptions become a message and an
+    // exit code, and a stdout that could not be written is an error too.
+    if (command.name == first) return lockbridge::tools::guarded(command.name, [&] { return command.run(argc - 1, argv + 1); });
   }
   std::cerr << "lockbridge: unknown command '" << first << "'\n\n";
   print_help(std::cerr);

@@ -1,5 +1,5 @@
 // The CLI's subcommands, one file each. Each takes argv from the subcommand name on and returns the
-// process exit code (cli_common.hpp).
+// process exit code (cli_common.hpp); it may throw, since main() runs it inside guarded().
 #pragma once
 
 namespace lockbridge::tools {

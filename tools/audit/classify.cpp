@@ -192,64 +192,10 @@ Classification classify(const KeySample& sample, std::int64_t server_now_ms, con
   return result;
 }
 
-std::string_view to_string(LockClass value) noexcept {
-  switch (value) {
-    case LockClass::legacy_ms:
-      return "legacy_ms";
-    case LockClass::legacy_seconds:
-      return "legacy_seconds";
-    case LockClass::legacy_uuid_ms:
-      return "legacy_uuid_ms";
-    case LockClass::legacy_forever:
-      return "legacy_forever";
-    case LockClass::token:
-      return "token";
-    case LockClass::redisson:
-      return "redisson";
-    case LockClass::python_redis_lock:
-      return "python_redis_lock";
-    case LockClass::other:
-      return "other";
-  }
-  return "other";
-}
-
-std::string_view to_string(Flag flag) noexcept {
-  switch (flag) {
-    case Flag::stale:
-      return "stale";
-    case Flag::no_ttl:
-      return "no_ttl";
-    case Flag::far_future:
-      return "far_future";
-    case Flag::bad_value:
-      return "bad_value";
-    case Flag::wrong_type:
-      return "wrong_type";
-  }
-  return "unknown";
-}
-
 std::optional<Flag> flag_from_string(std::string_view name) noexcept {
-  for (const Flag flag : kEveryFlag) {
-    std::string dashed(to_string(flag));
-    std::replace(dashed.begin(), dashed.end(), '_', '-');
-    if (name == to_string(flag) || name == dashed) return flag;
-  }
-  return std::nullopt;
-}
-
-std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept {
-  static constexpr std::array<std::pair<std::string_view, TypeHint>, 6> kNames{{{"none", TypeHint::none},
-                                                                                {"legacy-ms", TypeHint::legacy_ms},
-                                                                                {"legacy-seconds", TypeHint::legacy_seconds},
-                                                                                {"legacy-uuid-ms", TypeHint::legacy_uuid_ms},
-                                                                                {"token", TypeHint::token},
-                                                                                {"redisson", TypeHint::redisson}}};
-  for (const auto& [text, hint] : kNames) {
-    if (name == text) return hint;
-  }
-  return std::nullopt;
+  std::string underscored(name);
+  std::replace(underscored.begin(), underscored.end(), '-', '_');
+  return kFlagNames.parse(underscored);
 }
 
 }  // namespace lockbridge::tools::audit

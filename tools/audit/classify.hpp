@@ -4,6 +4,7 @@
 // docs/design.md §4.1. docs/audit.md gives every rule.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -11,6 +12,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "lockbridge/name_table.hpp"
 
 namespace lockbridge::tools::audit {
 
@@ -24,10 +27,6 @@ enum class LockClass {
   python_redis_lock,  // lock:<name> (24 base64 chars) and its lock-signal:<name> list
   other,              // not a lock: counted, never touched
 };
-inline constexpr LockClass kEveryClass[] = {LockClass::legacy_ms,      LockClass::legacy_seconds, LockClass::legacy_uuid_ms,
-                                            LockClass::legacy_forever, LockClass::token,          LockClass::redisson,
-                                            LockClass::python_redis_lock, LockClass::other};
-
 enum class Flag : unsigned {
   stale = 1,        // a timestamp lock whose expiry has passed (by Redis TIME): legacy peers take it over
   no_ttl = 2,       // a lock with neither a Redis TTL nor an expiry in its value: it never frees itself
@@ -35,16 +34,29 @@ enum class Flag : unsigned {
   bad_value = 8,    // a value that is not a valid lock of its class
   wrong_type = 16,  // a key of another Redis type than its class (or the type hint) needs
 };
-inline constexpr Flag kEveryFlag[] = {Flag::stale, Flag::no_ttl, Flag::far_future, Flag::bad_value, Flag::wrong_type};
 
-std::string_view to_string(LockClass value) noexcept;
-std::string_view to_string(Flag flag) noexcept;
+// Each class and flag with its name (JSON, --fail-on), in the order reports list them.
+inline constexpr NameTable<LockClass, 8> kLockClassNames{std::array<std::pair<LockClass, std::string_view>, 8>{{
+    {LockClass::legacy_ms, "legacy_ms"}, {LockClass::legacy_seconds, "legacy_seconds"},
+    {LockClass::legacy_uuid_ms, "legacy_uuid_ms"}, {LockClass::legacy_forever, "legacy_forever"},
+    {LockClass::token, "token"}, {LockClass::redisson, "redisson"}, {LockClass::python_redis_lock, "python_redis_lock"},
+    {LockClass::other, "other"}}}};
+inline constexpr NameTable<Flag, 5> kFlagNames{std::array<std::pair<Flag, std::string_view>, 5>{{
+    {Flag::stale, "stale"}, {Flag::no_ttl, "no_ttl"}, {Flag::far_future, "far_future"}, {Flag::bad_value, "bad_value"},
+    {Flag::wrong_type, "wrong_type"}}}};
+
+constexpr std::string_view to_string(LockClass value) noexcept { return kLockClassNames.name(value, "other"); }
+constexpr std::string_view to_string(Flag flag) noexcept { return kFlagNames.name(flag); }
+// Its name, or the same with '-' for '_' ("no-ttl", as --fail-on takes it).
 std::optional<Flag> flag_from_string(std::string_view name) noexcept;
 
 // --type-hint: the keys matched are locks of this kind, so a value that does not parse is
 // bad_value (not `other`) and a key of another type is wrong_type.
 enum class TypeHint { none, legacy_ms, legacy_seconds, legacy_uuid_ms, token, redisson };
-std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept;
+inline constexpr NameTable<TypeHint, 6> kTypeHintNames{std::array<std::pair<TypeHint, std::string_view>, 6>{{
+    {TypeHint::none, "none"}, {TypeHint::legacy_ms, "legacy-ms"}, {TypeHint::legacy_seconds, "legacy-seconds"},
+    {TypeHint::legacy_uuid_ms, "legacy-uuid-ms"}, {TypeHint::token, "token"}, {TypeHint::redisson, "redisson"}}}};
+constexpr std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept { return kTypeHintNames.parse(name); }
 
 // One key as read: its Redis type ("string", "hash", "list", ..., "none" if it vanished), PTTL
 // (-1 no TTL, -2 gone), for strings the value (at most kValueSample bytes; `truncated` when

@@ -9,8 +9,8 @@ namespace lockbridge::tools::audit {
 
 namespace {
 std::size_t flag_index(Flag flag) {
-  for (std::size_t i = 0; i < std::size(kEveryFlag); ++i) {
-    if (kEveryFlag[i] == flag) return i;
+  for (std::size_t i = 0; i < kFlagNames.entries().size(); ++i) {
+    if (kFlagNames.entries()[i].first == flag) return i;
   }
   return 0;
 }
@@ -27,7 +27,7 @@ nlohmann::ordered_json extreme_json(const std::optional<Tally::Extreme>& extreme
 void Tally::add(const KeySample& sample, const Classification& found, std::int64_t server_now_ms) {
   ++total_;
   ++by_class_[static_cast<std::size_t>(found.lock_class)];
-  for (const Flag flag : kEveryFlag) {
+  for (const auto& [flag, name] : kFlagNames.entries()) {
     if (found.has(flag)) ++by_flag_[flag_index(flag)];
   }
   if (found.lock_class == LockClass::other) return;
@@ -45,7 +45,7 @@ void Tally::add(const KeySample& sample, const Classification& found, std::int64
 std::uint64_t Tally::count(Flag flag) const noexcept { return by_flag_[flag_index(flag)]; }
 
 bool Tally::any(unsigned flags) const noexcept {
-  for (const Flag flag : kEveryFlag) {
+  for (const auto& [flag, name] : kFlagNames.entries()) {
     if ((flags & static_cast<unsigned>(flag)) != 0 && count(flag) > 0) return true;
   }
   return false;
@@ -53,9 +53,9 @@ bool Tally::any(unsigned flags) const noexcept {
 
 nlohmann::ordered_json Tally::to_json(double seconds) const {
   nlohmann::ordered_json by_class = nlohmann::ordered_json::object();
-  for (const LockClass lock_class : kEveryClass) by_class[std::string(audit::to_string(lock_class))] = count(lock_class);
+  for (const auto& [lock_class, name] : kLockClassNames.entries()) by_class[std::string(name)] = count(lock_class);
   nlohmann::ordered_json by_flag = nlohmann::ordered_json::object();
-  for (const Flag flag : kEveryFlag) by_flag[std::string(audit::to_string(flag))] = count(flag);
+  for (const auto& [flag, name] : kFlagNames.entries()) by_flag[std::string(name)] = count(flag);
   return {{"total", total_},
           {"by_class", by_class},
           {"by_flag", by_flag},
@@ -69,12 +69,12 @@ void Tally::print(std::ostream& out, double seconds) const {
   out << "keys scanned: " << total_ << " in " << std::fixed << std::setprecision(2) << seconds << " s";
   if (seconds > 0) out << " (" << std::setprecision(0) << static_cast<double>(total_) / seconds << " keys/s)";
   out << "\n\nclass                  keys\n";
-  for (const LockClass lock_class : kEveryClass) {
-    out << std::left << std::setw(20) << audit::to_string(lock_class) << std::right << std::setw(8) << count(lock_class) << "\n";
+  for (const auto& [lock_class, name] : kLockClassNames.entries()) {
+    out << std::left << std::setw(20) << name << std::right << std::setw(8) << count(lock_class) << "\n";
   }
   out << "\nflag                   keys\n";
-  for (const Flag flag : kEveryFlag) {
-    out << std::left << std::setw(20) << audit::to_string(flag) << std::right << std::setw(8) << count(flag) << "\n";
+  for (const auto& [flag, name] : kFlagNames.entries()) {
+    out << std::left << std::setw(20) << name << std::right << std::setw(8) << count(flag) << "\n";
   }
   const auto line = [&](const char* label, const std::optional<Extreme>& extreme, const char* unit) {
     out << "\n" << label << ": ";
@@ -94,8 +94,8 @@ nlohmann::ordered_json details_line(const KeySample& sample, const Classificatio
   put_key(out, sample.key);
   out["class"] = audit::to_string(found.lock_class);
   nlohmann::ordered_json flags = nlohmann::ordered_json::array();
-  for (const Flag flag : kEveryFlag) {
-    if (found.has(flag)) flags.push_back(audit::to_string(flag));
+  for (const auto& [flag, name] : kFlagNames.entries()) {
+    if (found.has(flag)) flags.push_back(name);
   }
   out["flags"] = flags;
   out["type"] = sample.type;

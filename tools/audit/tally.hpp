@@ -35,8 +35,8 @@ class Tally {
 
  private:
   std::uint64_t total_ = 0;
-  std::array<std::uint64_t, std::size(kEveryClass)> by_class_{};
-  std::array<std::uint64_t, std::size(kEveryFlag)> by_flag_{};
+  std::array<std::uint64_t, kLockClassNames.entries().size()> by_class_{};
+  std::array<std::uint64_t, kFlagNames.entries().size()> by_flag_{};
   std::optional<Extreme> oldest_stale_;   // ms since its expiry
   std::optional<Extreme> longest_lease_;  // ms left
 };

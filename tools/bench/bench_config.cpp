@@ -7,25 +7,8 @@
 #include <utility>
 
 namespace lockbridge::tools::bench {
-namespace {
-constexpr std::array<std::pair<Fault, std::string_view>, 5> kFaults{{
-    {Fault::none, "none"}, {Fault::pause, "pause"}, {Fault::kill, "kill"}, {Fault::skew, "skew"}, {Fault::restart, "restart"},
-}};
-}  // namespace
 
-std::string_view to_string(Fault fault) noexcept {
-  for (const auto& [value, name] : kFaults) {
-    if (value == fault) return name;
-  }
-  return "none";
-}
-
-Fault fault_from_string(std::string_view name) {
-  for (const auto& [value, known] : kFaults) {
-    if (known == name) return value;
-  }
-  throw Error(Errc::bad_option, "--fault must be pause, kill, skew or restart, got '" + std::string(name) + "'");
-}
+Fault fault_from_string(std::string_view name) { return choice_option(kFaultNames, "fault", name); }
 
 void BenchConfig::validate() const {
   lock.validate();

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "lockbridge/mutex.hpp"
+#include "lockbridge/name_table.hpp"
 
 namespace lockbridge::tools::bench {
 
@@ -18,7 +19,10 @@ inline constexpr int kMaxClients = 256;
 // --ops: far more than any run can make, and far from the 64-bit ticket count's limit.
 inline constexpr std::int64_t kMaxOps = 1'000'000'000'000;
 
-std::string_view to_string(Fault fault) noexcept;
+inline constexpr NameTable<Fault, 5> kFaultNames{std::array<std::pair<Fault, std::string_view>, 5>{{
+    {Fault::none, "none"}, {Fault::pause, "pause"}, {Fault::kill, "kill"}, {Fault::skew, "skew"}, {Fault::restart, "restart"}}}};
+
+constexpr std::string_view to_string(Fault fault) noexcept { return kFaultNames.name(fault, "none"); }
 // Throws Error{bad_option} for an unknown name.
 Fault fault_from_string(std::string_view name);
 

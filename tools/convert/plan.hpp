@@ -12,6 +12,7 @@
 
 #include "audit/classify.hpp"
 #include "lockbridge/legacy_value.hpp"
+#include "lockbridge/name_table.hpp"
 
 namespace lockbridge::tools::convert {
 
@@ -41,9 +42,18 @@ inline constexpr Reason kEveryReason[] = {Reason::already_target, Reason::change
                                           Reason::no_ttl,         Reason::forever,    Reason::far_future,
                                           Reason::bad_value,      Reason::wrong_type, Reason::foreign};
 
-std::string_view to_string(Action action) noexcept;
-std::string_view to_string(Reason reason) noexcept;
-std::optional<Action> action_from_string(std::string_view name) noexcept;
+// The names the journal and --details use.
+inline constexpr NameTable<Action, 4> kActionNames{std::array<std::pair<Action, std::string_view>, 4>{{
+    {Action::to_token, "to_token"}, {Action::to_legacy, "to_legacy"}, {Action::remove, "delete"}, {Action::skip, "skip"}}}};
+inline constexpr NameTable<Reason, 11> kReasonNames{std::array<std::pair<Reason, std::string_view>, 11>{{
+    {Reason::none, "none"}, {Reason::already_target, "already_target"}, {Reason::changed, "changed"},
+    {Reason::stale, "stale"}, {Reason::no_ttl, "no_ttl"}, {Reason::forever, "forever"}, {Reason::far_future, "far_future"},
+    {Reason::bad_value, "bad_value"}, {Reason::wrong_type, "wrong_type"}, {Reason::foreign, "foreign"},
+    {Reason::not_a_lock, "not_a_lock"}}}};
+
+constexpr std::string_view to_string(Action action) noexcept { return kActionNames.name(action, "skip"); }
+constexpr std::string_view to_string(Reason reason) noexcept { return kReasonNames.name(reason, "none"); }
+constexpr std::optional<Action> action_from_string(std::string_view name) noexcept { return kActionNames.parse(name); }
 
 struct ConvertOptions {
   Target to = Target::token;
