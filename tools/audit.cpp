@@ -16,8 +16,10 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge audit [--url URL] [--match PATTERN] [--type-hint none|legacy-ms|legacy-seconds|legacy-uuid-ms|token|redisson]\n"
-    "                 [--batch N] [--far-future MS] [--json] [--details FILE] [--fail-on stale,no-ttl,bad-value,...]\n\n"
+    "lockbridge audit [--url URL] [--match PATTERN] [--type-hint "
+    "none|legacy-ms|legacy-seconds|legacy-uuid-ms|token|redisson]\n"
+    "                 [--batch N] [--far-future MS] [--json] [--details FILE] [--fail-on "
+    "stale,no-ttl,bad-value,...]\n\n"
     "Walks the keys matching PATTERN with SCAN and classifies each: legacy_ms, legacy_seconds,\n"
     "legacy_uuid_ms, legacy_forever, token, redisson, python_redis_lock or other; flags stale, no_ttl,\n"
     "far_future, bad_value, wrong_type. Changes nothing. Progress goes to stderr.\n"
@@ -32,7 +34,8 @@ unsigned flags_from(const std::string& list) {
     if (name.empty()) continue;
     const auto flag = audit::flag_from_string(name);
     if (!flag) {
-      throw Error(Errc::bad_option, "--fail-on: unknown flag '" + name + "' (stale, no-ttl, far-future, bad-value, wrong-type)");
+      throw Error(Errc::bad_option,
+                  "--fail-on: unknown flag '" + name + "' (stale, no-ttl, far-future, bad-value, wrong-type)");
     }
     flags |= static_cast<unsigned>(*flag);
   }
@@ -46,13 +49,12 @@ int run_audit(int argc, char** argv) {
   add_url_option(options);
   add_far_future_option(options);
   add_batch_option(options, "one pipelined round trip each");
-  options.add_options()
-      ("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")
-      ("type-hint", po::value<std::string>()->default_value("none"),
-       "the keys matched are locks of this kind: a value that does not parse is bad_value, another type wrong_type")
-      ("json", "print one JSON summary object")
-      ("details", po::value<std::string>(), "write one JSON line per lock key to FILE")
-      ("fail-on", po::value<std::string>()->default_value(""), "comma-separated flags that make the exit status 4");
+  options.add_options()("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")(
+      "type-hint", po::value<std::string>()->default_value("none"),
+      "the keys matched are locks of this kind: a value that does not parse is bad_value, another type wrong_type")(
+      "json", "print one JSON summary object")("details", po::value<std::string>(),
+                                               "write one JSON line per lock key to FILE")(
+      "fail-on", po::value<std::string>()->default_value(""), "comma-separated flags that make the exit status 4");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   audit::ClassifyOptions classify_options;

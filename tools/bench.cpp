@@ -34,7 +34,8 @@ std::chrono::milliseconds duration_option(const po::variables_map& vm) {
 bench::BenchConfig config_from(const po::variables_map& vm) {
   bench::BenchConfig config;
   config.lock = lock_options_from(vm);
-  config.lock.acquire_timeout = milliseconds_option(vm, "timeout", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  config.lock.acquire_timeout =
+      milliseconds_option(vm, "timeout", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   if (vm.count("key")) config.key = vm["key"].as<std::string>();
   if (vm.count("check-key")) config.check_key = vm["check-key"].as<std::string>();
   if (vm.count("key") && config.key.empty()) throw Error(Errc::bad_option, "--key must not be empty");
@@ -55,7 +56,8 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
     if (vm["duration"].defaulted()) config.duration = std::chrono::seconds(8);
     // A process to stop or kill; and skew models clients on different machines, which never
     // share a process's local queue (it would line them up and hide the double grants).
-    if (config.fault == bench::Fault::pause || config.fault == bench::Fault::kill || config.fault == bench::Fault::skew) {
+    if (config.fault == bench::Fault::pause || config.fault == bench::Fault::kill ||
+        config.fault == bench::Fault::skew) {
       config.procs = true;
     }
   }
@@ -91,20 +93,20 @@ int run_bench(int argc, char** argv) {
   po::options_description options("bench options");
   add_lock_options(options);
   add_url_option(options);
-  options.add_options()
-      ("key", po::value<std::string>(), "the lock key (default: a fresh lockbridge:bench:<random>)")
-      ("check-key", po::value<std::string>(), "the check key (default: KEY:check)")
-      ("clients", number_value("1"), "concurrent clients (1 to 256), each with its own connections")
-      ("procs", "one process per client instead of one thread")
-      ("duration", number_value("5"), "seconds to run (0.001 to 86400)")
-      ("ops", number_value(), "stop after this many acquisitions instead (1 to 10^12)")
-      ("hold", number_value("0"), "ms to hold the lock (0 to 365 days)")
-      ("think", number_value("0"), "ms to pause after each release (0 to 365 days)")
-      ("timeout", number_value("10000"), "ms one acquire waits before it counts as a timeout (0 to 365 days)")
-      ("fault", po::value<std::string>(), "pause | kill | skew | restart (see README.md)")
-      ("skew-ms", number_value("5000"), "--fault skew: how far client 0's clock runs ahead (1 ms to 365 days)")
-      ("renewals", number_value(), "hold this many locks (1 to 10^6) with the watchdog and measure the renewals instead")
-      ("json", "print one JSON object");
+  options.add_options()("key", po::value<std::string>(), "the lock key (default: a fresh lockbridge:bench:<random>)")(
+      "check-key", po::value<std::string>(), "the check key (default: KEY:check)")(
+      "clients", number_value("1"), "concurrent clients (1 to 256), each with its own connections")(
+      "procs", "one process per client instead of one thread")("duration", number_value("5"),
+                                                               "seconds to run (0.001 to 86400)")(
+      "ops", number_value(), "stop after this many acquisitions instead (1 to 10^12)")(
+      "hold", number_value("0"), "ms to hold the lock (0 to 365 days)")(
+      "think", number_value("0"), "ms to pause after each release (0 to 365 days)")(
+      "timeout", number_value("10000"), "ms one acquire waits before it counts as a timeout (0 to 365 days)")(
+      "fault", po::value<std::string>(), "pause | kill | skew | restart (see README.md)")(
+      "skew-ms", number_value("5000"), "--fault skew: how far client 0's clock runs ahead (1 ms to 365 days)")(
+      "renewals", number_value(),
+      "hold this many locks (1 to 10^6) with the watchdog and measure the renewals instead")("json",
+                                                                                             "print one JSON object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   if (vm.count("renewals")) return renewal_bench(vm);

@@ -1,8 +1,8 @@
 #include "cli_common.hpp"
 
 #include <atomic>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -69,20 +69,21 @@ std::optional<std::string> url_option(const po::variables_map& vm) {
 }
 
 void add_lock_options(po::options_description& options) {
-  options.add_options()
-      ("strategy", po::value<std::string>()->default_value("token"),
-       "legacy | token | redisson (Redisson RLock's layout; without --lease: 30 s renewed by the watchdog)")
-      ("preset", po::value<std::string>()->default_value("hardened"), "legacy preset: faithful | hardened")
-      ("format", po::value<std::string>()->default_value("ms"), "legacy value format: ms | seconds | uuid-ms")
-      ("lease", number_value("60000"), "lease in ms (1 ms to 365 days)")
-      ("wait-mode", po::value<std::string>()->default_value("notify"),
-       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
-       "plus a first-come first-served queue across processes; token strategy)")
-      ("watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")
-      ("fencing", "token strategy: draw a fencing token with each acquisition")
-      ("retry", number_value(),
-       "attempt every MS ms (0 to 365 days) while waiting, counted as jedis-lock counts them (default: exponential backoff "
-       "with jitter, 1-100 ms, never past the holder's lease end)");
+  options.add_options()(
+      "strategy", po::value<std::string>()->default_value("token"),
+      "legacy | token | redisson (Redisson RLock's layout; without --lease: 30 s renewed by the watchdog)")(
+      "preset", po::value<std::string>()->default_value("hardened"), "legacy preset: faithful | hardened")(
+      "format", po::value<std::string>()->default_value("ms"), "legacy value format: ms | seconds | uuid-ms")(
+      "lease", number_value("60000"), "lease in ms (1 ms to 365 days)")(
+      "wait-mode", po::value<std::string>()->default_value("notify"),
+      "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
+      "plus a first-come first-served queue across processes; token strategy)")(
+      "watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")(
+      "fencing", "token strategy: draw a fencing token with each acquisition")(
+      "retry", number_value(),
+      "attempt every MS ms (0 to 365 days) while waiting, counted as jedis-lock counts them (default: exponential "
+      "backoff "
+      "with jitter, 1-100 ms, never past the holder's lease end)");
 }
 
 MutexOptions lock_options_from(const po::variables_map& vm) {
@@ -140,7 +141,8 @@ std::vector<NamedStrategy> every_strategy() {
   return {{"legacy faithful", "jedis-lock 1.0.0", faithful}, {"legacy hardened", {}, hardened}, {"token", {}, token}};
 }
 
-std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage, const po::options_description& options,
+std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage,
+                                      const po::options_description& options,
                                       const po::positional_options_description& positional, po::variables_map& vm) {
   po::options_description all(options);
   all.add_options()("help,h", "show this help")("version", "show the version");
@@ -171,7 +173,8 @@ bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()
   while (!stop()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return true;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(20)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(20)));
   }
   return false;
 }
@@ -215,7 +218,8 @@ int guarded(std::string_view command, const std::function<int()>& body) {
   if (result == kExitOk && interrupted()) result = kExitInterrupted;
   std::cout.flush();
   if (out.error() != 0) {
-    std::cerr << "lockbridge " << command << ": writing to standard output failed: " << std::strerror(out.error()) << " [file]\n";
+    std::cerr << "lockbridge " << command << ": writing to standard output failed: " << std::strerror(out.error())
+              << " [file]\n";
     if (result == kExitOk) result = kExitFile;
   }
   return result;
@@ -235,7 +239,8 @@ constexpr std::int64_t kMsPerDay = 24LL * 3600 * 1000;
 
 std::string ms_range(std::chrono::milliseconds min, std::chrono::milliseconds max) {
   std::string range = std::to_string(min.count()) + " and " + std::to_string(max.count()) + " ms";
-  if (max.count() >= kMsPerDay && max.count() % kMsPerDay == 0) range += " (" + std::to_string(max.count() / kMsPerDay) + " days)";
+  if (max.count() >= kMsPerDay && max.count() % kMsPerDay == 0)
+    range += " (" + std::to_string(max.count() / kMsPerDay) + " days)";
   return range;
 }
 
@@ -274,7 +279,8 @@ std::chrono::milliseconds milliseconds_option(const po::variables_map& vm, const
 std::int64_t count_option(const po::variables_map& vm, const std::string& name, std::int64_t min, std::int64_t max) {
   const std::string& text = text_of(vm, name);
   const auto value = whole_number(text);
-  if (!value || *value < min || *value > max) out_of_range(name, std::to_string(min) + " and " + std::to_string(max), text);
+  if (!value || *value < min || *value > max)
+    out_of_range(name, std::to_string(min) + " and " + std::to_string(max), text);
   return *value;
 }
 
@@ -283,7 +289,8 @@ std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std:
   const std::string& text = text_of(vm, name);
   double seconds = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  const bool number = error == std::errc() && end == text.data() + text.size() && !text.empty() && std::isfinite(seconds);
+  const bool number =
+      error == std::errc() && end == text.data() + text.size() && !text.empty() && std::isfinite(seconds);
   // Compared in milliseconds, after rounding: what the command will actually use.
   const double ms = number ? std::round(seconds * 1000) : 0;
   if (!number || ms < static_cast<double>(min.count()) || ms > static_cast<double>(max.count())) {
@@ -311,7 +318,8 @@ std::chrono::milliseconds far_future_option(const po::variables_map& vm) {
 }
 
 void add_batch_option(po::options_description& options, const std::string& what) {
-  options.add_options()("batch", number_value("1000"), ("SCAN COUNT (1 to 100000): keys per batch (" + what + ")").c_str());
+  options.add_options()("batch", number_value("1000"),
+                        ("SCAN COUNT (1 to 100000): keys per batch (" + what + ")").c_str());
 }
 
 int batch_option(const po::variables_map& vm) { return static_cast<int>(count_option(vm, "batch", 1, kMaxBatch)); }

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -117,15 +117,16 @@ std::string waiting_label(const MutexOptions& options);
 // The strategies and presets side by side, as demo shows them: legacy faithful (the jedis-lock
 // 1.0.0 defaults), legacy hardened (the same, hardened), token (the defaults).
 struct NamedStrategy {
-  std::string name;        // "legacy faithful", "legacy hardened", "token"
-  std::string_view peer;   // the peer it matches on the wire, if any
+  std::string name;       // "legacy faithful", "legacy hardened", "token"
+  std::string_view peer;  // the peer it matches on the wire, if any
   MutexOptions options;
 };
 std::vector<NamedStrategy> every_strategy();
 
 // Parses argv for a subcommand; handles --help and --version (returns them as an exit code).
 // `positional` names the positional arguments in order (may be empty).
-std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage, const po::options_description& options,
+std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage,
+                                      const po::options_description& options,
                                       const po::positional_options_description& positional, po::variables_map& vm);
 
 // SIGINT, SIGTERM and SIGHUP (a closed terminal) set a flag instead of killing the process, so

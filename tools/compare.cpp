@@ -79,8 +79,8 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
   all.push_back({"redisson", "Redisson RLock", redisson});
   for (auto& strategy : all) {
     strategy.options.acquire_timeout = std::chrono::seconds(10);
-    const bool can_renew = strategy.options.strategy != StrategyKind::legacy ||
-                           strategy.options.legacy.preset == LegacyPreset::hardened;
+    const bool can_renew =
+        strategy.options.strategy != StrategyKind::legacy || strategy.options.legacy.preset == LegacyPreset::hardened;
     strategy.options.watchdog.enabled = watchdog && can_renew;
   }
   return all;
@@ -110,7 +110,8 @@ std::string watchdog_cell(const MutexOptions& options) {
   return faithful ? "n/a (no extend)" : "no";
 }
 
-void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results, const std::vector<NamedStrategy>& columns) {
+void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results,
+                      const std::vector<NamedStrategy>& columns) {
   constexpr int kName = 24;
   constexpr int kColumn = 30;
   for (std::size_t w = 0; w < workloads().size(); ++w) {
@@ -124,16 +125,23 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
       out << "\n";
     };
     line("waiting", [](const bench::BenchResult& r) { return waiting_label(r.config.lock); });
-    line("local queue", [](const bench::BenchResult& r) { return std::string(r.config.lock.local_queue ? "yes" : "no"); });
+    line("local queue",
+         [](const bench::BenchResult& r) { return std::string(r.config.lock.local_queue ? "yes" : "no"); });
     line("watchdog", [](const bench::BenchResult& r) { return watchdog_cell(r.config.lock); });
     line("rtt (PING p50)", [&](const bench::BenchResult& r) { return bench::fixed(r.rtt_us, 1) + " us"; });
     line("acquisitions/s", [&](const bench::BenchResult& r) { return bench::fixed(bench::acquisitions_per_s(r), 0); });
-    line("cycle p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.cycle_p50_us, r.rtt_us); });
-    line("acquire p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p50_us, r.rtt_us); });
-    line("acquire p99", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p99_us, r.rtt_us); });
-    line("acquire max", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_max_us, r.rtt_us); });
-    line("handoff p50", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p50_us, r.rtt_us); });
-    line("handoff p99", [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p99_us, r.rtt_us); });
+    line("cycle p50",
+         [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.cycle_p50_us, r.rtt_us); });
+    line("acquire p50",
+         [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p50_us, r.rtt_us); });
+    line("acquire p99",
+         [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p99_us, r.rtt_us); });
+    line("acquire max",
+         [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_max_us, r.rtt_us); });
+    line("handoff p50",
+         [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p50_us, r.rtt_us); });
+    line("handoff p99",
+         [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.handoff_p99_us, r.rtt_us); });
     line("same owner next", [](const bench::BenchResult& r) { return bench::fixed(r.summary.same_owner_ratio, 3); });
     line("per client min/max", [](const bench::BenchResult& r) {
       return std::to_string(r.summary.per_client_min) + " / " + std::to_string(r.summary.per_client_max);
@@ -141,9 +149,8 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
     line("redis cmds/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.redis_cmds_per_acquire, 2); });
     line("round trips/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.round_trips_per_acquire, 2); });
     line("violations", [](const bench::BenchResult& r) { return std::to_string(r.violations); });
-    line("errors / timeouts", [](const bench::BenchResult& r) {
-      return std::to_string(r.errors) + " / " + std::to_string(r.timeouts);
-    });
+    line("errors / timeouts",
+         [](const bench::BenchResult& r) { return std::to_string(r.errors) + " / " + std::to_string(r.timeouts); });
   }
 }
 
@@ -152,13 +159,12 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
 int run_compare(int argc, char** argv) {
   po::options_description options("compare options");
   add_url_option(options);
-  options.add_options()
-      ("duration", number_value("3"), "seconds per strategy and workload (0.001 to 3600)")
-      ("json", po::value<std::string>()->default_value("lockbridge-compare.json"), "write all results here")
-      ("plot", po::value<std::string>()->default_value("lockbridge-compare.svg"), "draw the chart here (.svg or .png)")
-      ("no-plot", "do not draw a chart")
-      ("wait-mode", po::value<std::string>(), "poll | notify | fair: the waiting of the lockbridge columns")
-      ("watchdog", "renew every lease while held, where the strategy can");
+  options.add_options()("duration", number_value("3"), "seconds per strategy and workload (0.001 to 3600)")(
+      "json", po::value<std::string>()->default_value("lockbridge-compare.json"), "write all results here")(
+      "plot", po::value<std::string>()->default_value("lockbridge-compare.svg"), "draw the chart here (.svg or .png)")(
+      "no-plot", "do not draw a chart")("wait-mode", po::value<std::string>(),
+                                        "poll | notify | fair: the waiting of the lockbridge columns")(
+      "watchdog", "renew every lease while held, where the strategy can");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   // Per run: 24 of them, so an hour each is more than a day.
@@ -205,7 +211,8 @@ int run_compare(int argc, char** argv) {
     return kExitInterrupted;
   }
 
-  std::cout << "lockbridge " << version() << " compare: same Redis, same run; latencies also as multiples of that run's\n"
+  std::cout << "lockbridge " << version()
+            << " compare: same Redis, same run; latencies also as multiples of that run's\n"
             << "PING round trip (a lock cycle cannot beat 2x). Clients are threads of one process.\n";
   print_comparison(std::cout, results, columns);
 

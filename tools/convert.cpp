@@ -8,8 +8,8 @@
 #include "audit/scanner.hpp"
 #include "cli_common.hpp"
 #include "convert/converter.hpp"
-#include "output_file.hpp"
 #include "lockbridge/identity.hpp"  // the token strategy's own token format
+#include "output_file.hpp"
 #include "scan_progress.hpp"
 #include "subcommands.hpp"
 
@@ -17,7 +17,8 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge convert --to token|legacy [--format ms|seconds|uuid-ms] [--match PATTERN] [--batch N] [--far-future MS]\n"
+    "lockbridge convert --to token|legacy [--format ms|seconds|uuid-ms] [--match PATTERN] [--batch N] [--far-future "
+    "MS]\n"
     "                   [--dry-run] [--delete-stale] [--details FILE] [--json] --journal FILE [--url URL]\n"
     "lockbridge convert --rollback JOURNAL [--details FILE] [--json] [--url URL]\n\n"
     "Rewrites the lock keys matching PATTERN: live legacy timestamp locks become token locks expiring\n"
@@ -87,7 +88,8 @@ int run_rollback(const po::variables_map& vm, const Client& client) {
   const ScanProgress clock("rollback", 0);
   convert::RollbackTally tally;
   const auto print = [&](bool complete) {
-    print_summary(vm, tally.to_json(clock.seconds()), complete, [&](std::ostream& out) { tally.print(out, clock.seconds()); });
+    print_summary(vm, tally.to_json(clock.seconds()), complete,
+                  [&](std::ostream& out) { tally.print(out, clock.seconds()); });
   };
   bool complete = false;
   try {
@@ -120,12 +122,11 @@ int run_convert(const po::variables_map& vm, const Client& client) {
   std::unique_ptr<convert::JournalWriter> journal;
   if (!dry_run) {
     journal = std::make_unique<convert::JournalWriter>(
-        vm["journal"].as<std::string>(),
-        nlohmann::ordered_json{{"lockbridge_version", version()},
-                               {"to", vm["to"].as<std::string>()},
-                               {"format", vm["format"].as<std::string>()},
-                               {"match", vm["match"].as<std::string>()},
-                               {"delete_stale", options.delete_stale}});
+        vm["journal"].as<std::string>(), nlohmann::ordered_json{{"lockbridge_version", version()},
+                                                                {"to", vm["to"].as<std::string>()},
+                                                                {"format", vm["format"].as<std::string>()},
+                                                                {"match", vm["match"].as<std::string>()},
+                                                                {"delete_stale", options.delete_stale}});
   }
   // A dry run prints what it would do: to --details FILE if given, else to stdout.
   std::ostream* plan_out = details ? &details->stream() : (dry_run ? &std::cout : nullptr);
@@ -173,16 +174,15 @@ int run_convert(int argc, char** argv) {
   add_url_option(options);
   add_far_future_option(options);
   add_batch_option(options, "one journal sync, one round trip of writes");
-  options.add_options()
-      ("to", po::value<std::string>(), "token or legacy: the format to convert lock keys to")
-      ("format", po::value<std::string>()->default_value("ms"), "--to legacy: the stamp written (ms, seconds, uuid-ms)")
-      ("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")
-      ("dry-run", "write nothing; print one JSON line per lock key with what would be done")
-      ("delete-stale", "--to token: delete legacy locks whose expiry has passed (otherwise reported)")
-      ("journal", po::value<std::string>(), "the write-ahead journal to create (required unless --dry-run)")
-      ("rollback", po::value<std::string>(), "restore the keys in this journal that still hold what convert wrote")
-      ("details", po::value<std::string>(), "write one JSON line per lock key (or journalled write) to FILE")
-      ("json", "print one JSON summary object");
+  options.add_options()("to", po::value<std::string>(), "token or legacy: the format to convert lock keys to")(
+      "format", po::value<std::string>()->default_value("ms"), "--to legacy: the stamp written (ms, seconds, uuid-ms)")(
+      "match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")(
+      "dry-run", "write nothing; print one JSON line per lock key with what would be done")(
+      "delete-stale", "--to token: delete legacy locks whose expiry has passed (otherwise reported)")(
+      "journal", po::value<std::string>(), "the write-ahead journal to create (required unless --dry-run)")(
+      "rollback", po::value<std::string>(), "restore the keys in this journal that still hold what convert wrote")(
+      "details", po::value<std::string>(), "write one JSON line per lock key (or journalled write) to FILE")(
+      "json", "print one JSON summary object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   const RedisTarget target(url_option(vm));

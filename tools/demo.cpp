@@ -24,7 +24,8 @@ int run_demo(int argc, char** argv) {
   std::cout << "lockbridge " << version() << " demo on " << client.url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n\n";
   std::cout << std::left << std::setw(36) << "strategy" << std::setw(40) << "value in Redis while held" << std::setw(12)
-            << "Redis TTL" << std::setw(14) << "2nd owner" << "after unlock\n";
+            << "Redis TTL" << std::setw(14) << "2nd owner"
+            << "after unlock\n";
   int failures = 0;
   for (const auto& variant : every_strategy()) {
     const std::string key = "lockbridge:demo:" + std::string(to_string(variant.options.strategy));
@@ -40,7 +41,8 @@ int run_demo(int argc, char** argv) {
     const bool free_after = second.try_lock();
     if (free_after) second.unlock();
     failures += (second_got_it || !free_after || !info.held_by_me) ? 1 : 0;
-    const std::string label = variant.peer.empty() ? variant.name : variant.name + " (" + std::string(variant.peer) + ")";
+    const std::string label =
+        variant.peer.empty() ? variant.name : variant.name + " (" + std::string(variant.peer) + ")";
     std::cout << std::setw(36) << label << std::setw(40) << info.value << std::setw(12)
               << (info.ttl ? std::to_string(info.ttl->count()) + " ms" : std::string("none")) << std::setw(14)
               << (second_got_it ? "GOT IT (bug)" : "kept out") << (free_after ? "free" : "STILL HELD (bug)") << "\n";

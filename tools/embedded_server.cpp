@@ -85,10 +85,9 @@ pid_t EmbeddedRedis::spawn(const std::string& dir) {
   }
   const std::string socket = dir + "/redis.sock";
   const std::string log = dir + "/redis.log";
-  std::vector<std::string> args{server,         "--port",       "0",          "--unixsocket", socket,
-                                "--unixsocketperm", "700",      "--save",     "",             "--appendonly",
-                                "no",           "--dir",        dir,          "--daemonize",  "no",
-                                "--logfile",    log,            "--loglevel", "warning"};
+  std::vector<std::string> args{
+      server, "--port", "0", "--unixsocket", socket, "--unixsocketperm", "700", "--save",     "",       "--appendonly",
+      "no",   "--dir",  dir, "--daemonize",  "no",   "--logfile",        log,   "--loglevel", "warning"};
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

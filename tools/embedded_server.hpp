@@ -3,10 +3,10 @@
 // removes the directory) when the object is destroyed.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <memory>
 #include <string>
-#include <sys/types.h>
 
 namespace lockbridge::tools {
 

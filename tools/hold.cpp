@@ -33,11 +33,9 @@ int run_hold(int argc, char** argv) {
   po::options_description options("hold options");
   add_lock_options(options);
   add_url_option(options);
-  options.add_options()
-      ("key", po::value<std::string>(), "the lock key (positional)")
-      ("wait", number_value("0"), "ms to keep trying (0 to 365 days); 0 = a single attempt")
-      ("for", number_value("0"), "ms to hold the lock before releasing it (0 to 365 days)")
-      ("json", "print JSON lines");
+  options.add_options()("key", po::value<std::string>(), "the lock key (positional)")(
+      "wait", number_value("0"), "ms to keep trying (0 to 365 days); 0 = a single attempt")(
+      "for", number_value("0"), "ms to hold the lock before releasing it (0 to 365 days)")("json", "print JSON lines");
   po::positional_options_description positional;
   positional.add("key", 1);
   po::variables_map vm;

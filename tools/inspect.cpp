@@ -46,10 +46,8 @@ nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Cl
 int run_inspect(int argc, char** argv) {
   po::options_description options("inspect options");
   add_url_option(options);
-  options.add_options()
-      ("key", po::value<std::string>(), "the key (positional)")
-      ("type-hint", po::value<std::string>()->default_value("none"), "as for audit")
-      ("json", "print one JSON object");
+  options.add_options()("key", po::value<std::string>(), "the key (positional)")(
+      "type-hint", po::value<std::string>()->default_value("none"), "as for audit")("json", "print one JSON object");
   po::positional_options_description positional;
   positional.add("key", 1);
   po::variables_map vm;
@@ -73,8 +71,10 @@ int run_inspect(int argc, char** argv) {
   std::optional<std::int64_t> expiry = found.expiry_ms;
   if (!expiry && sample.pttl_ms >= 0) expiry = add_saturating(server_now, sample.pttl_ms);
   out["expiry_ms"] = expiry ? nlohmann::ordered_json(*expiry) : nlohmann::ordered_json(nullptr);
-  out["remaining_ms_by_redis_time"] = expiry ? nlohmann::ordered_json(*expiry - server_now) : nlohmann::ordered_json(nullptr);
-  out["remaining_ms_by_local_clock"] = expiry ? nlohmann::ordered_json(*expiry - local_now) : nlohmann::ordered_json(nullptr);
+  out["remaining_ms_by_redis_time"] =
+      expiry ? nlohmann::ordered_json(*expiry - server_now) : nlohmann::ordered_json(nullptr);
+  out["remaining_ms_by_local_clock"] =
+      expiry ? nlohmann::ordered_json(*expiry - local_now) : nlohmann::ordered_json(nullptr);
   out["local_clock_ahead_ms"] = local_now - server_now;
 
   if (vm.count("json")) {

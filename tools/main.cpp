@@ -26,7 +26,8 @@ constexpr std::array kSubcommands{
                lockbridge::tools::run_inspect},
     Subcommand{"convert", "rewrite live lock keys legacy <-> token, journalled, with --rollback",
                lockbridge::tools::run_convert},
-    Subcommand{"hold", "acquire a lock, hold it, release it (for scripts and interop tests)", lockbridge::tools::run_hold},
+    Subcommand{"hold", "acquire a lock, hold it, release it (for scripts and interop tests)",
+               lockbridge::tools::run_hold},
     Subcommand{"demo", "lock and unlock with every strategy, showing what each writes", lockbridge::tools::run_demo},
 };
 
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
   for (const auto& command : kSubcommands) {
     // Every subcommand runs inside the one error guard: its exceptions become a message and an
     // exit code, and a stdout that could not be written is an error too.
-    if (command.name == first) return lockbridge::tools::guarded(command.name, [&] { return command.run(argc - 1, argv + 1); });
+    if (command.name == first)
+      return lockbridge::tools::guarded(command.name, [&] { return command.run(argc - 1, argv + 1); });
   }
   std::cerr << "lockbridge: unknown command '" << first << "'\n\n";
   print_help(std::cerr);

@@ -114,7 +114,8 @@ void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFi
   std::vector<std::pair<NamedFile, Identity>> seen;
   for (const NamedFile& input : inputs) {
     const Identity identity = identify(input.path);
-    if (out && replaceable(*out) && replaceable(identity) && same_file(*out, identity)) refuse_same(standard_output, input);
+    if (out && replaceable(*out) && replaceable(identity) && same_file(*out, identity))
+      refuse_same(standard_output, input);
     seen.emplace_back(input, identity);
   }
   if (out) seen.emplace_back(standard_output, *out);
@@ -128,12 +129,15 @@ void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFi
     try {
       journal = identity.exists && convert::is_convert_journal(output.path);
     } catch (const FileError& error) {
-      throw Error(Errc::bad_option, "cannot tell whether " + named(output) + " is a lockbridge convert journal, which is "
-                                    "never overwritten (" + error.what() + "): name another file");
+      throw Error(Errc::bad_option, "cannot tell whether " + named(output) +
+                                        " is a lockbridge convert journal, which is "
+                                        "never overwritten (" +
+                                        error.what() + "): name another file");
     }
     if (journal) {
-      throw Error(Errc::bad_option, named(output) + " is a lockbridge convert journal, which is never overwritten "
-                                                    "(it may be needed for --rollback): name another file");
+      throw Error(Errc::bad_option, named(output) +
+                                        " is a lockbridge convert journal, which is never overwritten "
+                                        "(it may be needed for --rollback): name another file");
     }
     seen.emplace_back(output, identity);
   }
@@ -172,7 +176,8 @@ OutputFile::~OutputFile() {
 void OutputFile::check() {
   stream_.flush();
   if (buffer_->error() != 0 || !stream_) {
-    throw FileError("writing the " + file_.option + " file", file_.path, buffer_->error() != 0 ? buffer_->error() : EIO);
+    throw FileError("writing the " + file_.option + " file", file_.path,
+                    buffer_->error() != 0 ? buffer_->error() : EIO);
   }
 }
 

@@ -36,7 +36,8 @@ std::string_view kind_name(Reply::Kind kind) noexcept {
 
 [[noreturn]] void wrong_shape(const Reply& reply, Asked asked, std::string_view expected) {
   expect_no_error(reply, asked);
-  throw Error(Errc::protocol, describe(asked) + ": expected " + std::string(expected) + ", got " + std::string(kind_name(reply.kind)));
+  throw Error(Errc::protocol,
+              describe(asked) + ": expected " + std::string(expected) + ", got " + std::string(kind_name(reply.kind)));
 }
 
 }  // namespace
@@ -67,7 +68,8 @@ const std::vector<Reply>& array_reply(const Reply& reply, Asked asked) {
 std::int64_t time_reply_ms(const Reply& reply) {
   const Asked asked{"TIME"};
   const std::vector<Reply>& parts = array_reply(reply, asked);
-  if (parts.size() != 2) throw Error(Errc::protocol, "TIME reply has " + std::to_string(parts.size()) + " elements, not 2");
+  if (parts.size() != 2)
+    throw Error(Errc::protocol, "TIME reply has " + std::to_string(parts.size()) + " elements, not 2");
   const std::string seconds_text = string_reply(parts[0], asked);
   const std::string micros_text = string_reply(parts[1], asked);
   const auto seconds = whole_number(seconds_text);
@@ -75,8 +77,8 @@ std::int64_t time_reply_ms(const Reply& reply) {
   // Bounded so that the milliseconds, and the sums audit makes with them, fit in 64 bits.
   constexpr std::int64_t kMaxSeconds = std::int64_t{1} << 40;  // some 35000 years
   if (!seconds || !micros || *seconds < 0 || *seconds > kMaxSeconds || *micros < 0 || *micros > 999'999) {
-    throw Error(Errc::protocol, "TIME reply '" + seconds_text + "' '" + micros_text +
-                                    "' is not a number of seconds and microseconds");
+    throw Error(Errc::protocol,
+                "TIME reply '" + seconds_text + "' '" + micros_text + "' is not a number of seconds and microseconds");
   }
   return *seconds * 1000 + *micros / 1000;
 }

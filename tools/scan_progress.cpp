@@ -21,7 +21,8 @@ void ScanProgress::update(std::uint64_t scanned) {
   const double rate = static_cast<double>(scanned) / seconds();
   std::cerr << command_ << ": " << scanned << " keys scanned (" << static_cast<long long>(rate) << "/s)";
   if (rate > 0 && dbsize_ > static_cast<long long>(scanned)) {
-    std::cerr << ", at most " << static_cast<long long>((static_cast<double>(dbsize_) - static_cast<double>(scanned)) / rate) + 1
+    std::cerr << ", at most "
+              << static_cast<long long>((static_cast<double>(dbsize_) - static_cast<double>(scanned)) / rate) + 1
               << " s left";
   }
   std::cerr << std::endl;

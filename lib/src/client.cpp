@@ -37,7 +37,8 @@ RedisUrl primary_server(const RedisUrl& url) {
   return url.server(url.nodes.front());
 }
 
-std::shared_ptr<Endpoint> make_endpoint(RedisUrl server, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips) {
+std::shared_ptr<Endpoint> make_endpoint(RedisUrl server, const ClientOptions& options,
+                                        std::atomic<std::uint64_t>& round_trips) {
   return std::make_shared<Endpoint>(std::move(server), options, round_trips);
 }
 }  // namespace
@@ -94,8 +95,9 @@ ClientStats Client::stats() const noexcept {
 
 namespace {
 bool named(std::string_view word, std::string_view name) {
-  return word.size() == name.size() &&
-         std::equal(word.begin(), word.end(), name.begin(), [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; });
+  return word.size() == name.size() && std::equal(word.begin(), word.end(), name.begin(), [](char a, char b) {
+           return std::toupper(static_cast<unsigned char>(a)) == b;
+         });
 }
 
 // The key Redis Cluster routes a command by: the argument after the command's name (GET k, SET k v,
@@ -108,7 +110,8 @@ std::string_view routing_key(std::span<const std::string_view> args) {
   static constexpr std::array<std::string_view, 14> kNodeCommands{"INFO",    "SCRIPT", "CONFIG", "CLIENT", "CLUSTER",
                                                                   "COMMAND", "DBSIZE", "TIME",   "PING",   "ECHO",
                                                                   "SCAN",    "WAIT",   "MEMORY", "FLUSHDB"};
-  if (std::any_of(kNodeCommands.begin(), kNodeCommands.end(), [&](std::string_view name) { return named(args[0], name); })) {
+  if (std::any_of(kNodeCommands.begin(), kNodeCommands.end(),
+                  [&](std::string_view name) { return named(args[0], name); })) {
     return "";
   }
   return args.size() > 1 ? args[1] : "";
@@ -146,7 +149,8 @@ std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> co
   // Redis Cluster: one pipeline per master, each with the commands whose keys it serves.
   std::map<detail::NodeAddress, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < views.size(); ++i) {
-    groups[state_->cluster ? state_->cluster->master_of(detail::key_slot(routing_key(views[i]))) : detail::NodeAddress{}]
+    groups[state_->cluster ? state_->cluster->master_of(detail::key_slot(routing_key(views[i])))
+                           : detail::NodeAddress{}]
         .push_back(i);
   }
   for (const auto& [master, indices] : groups) {

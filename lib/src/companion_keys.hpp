@@ -8,11 +8,12 @@
 
 namespace lockbridge::detail {
 
-// `key` and `suffix` combined into a name whose hashed_part() (cluster/key_slot.hpp) equals the key's: the key itself plus
-// the suffix when it has a hash tag, else the key wrapped in braces, e.g. "orders:42" ->
+// `key` and `suffix` combined into a name whose hashed_part() (cluster/key_slot.hpp) equals the key's: the key itself
+// plus the suffix when it has a hash tag, else the key wrapped in braces, e.g. "orders:42" ->
 // "{orders:42}:lockbridge:released". A key containing '}' without a valid tag has no same-slot
 // name of that form; it gets key + suffix, which is right on one Redis; on Redis Cluster such a
-// key's companions may live in another slot, and the features that need them are refused. `suffix` must not contain braces.
+// key's companions may live in another slot, and the features that need them are refused. `suffix` must not contain
+// braces.
 std::string companion_name(std::string_view key, std::string_view suffix);
 
 // The sharded pub/sub channel a release of `key` is announced on.

@@ -7,8 +7,8 @@
 #include <csignal>
 
 #include <array>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 
 #include "lockbridge/error.hpp"

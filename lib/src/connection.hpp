@@ -12,10 +12,10 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cluster/redirect.hpp"

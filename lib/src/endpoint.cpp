@@ -104,14 +104,15 @@ RedisUrl Endpoint::resolve_master() {
         return url_.server(*master);
       }
       failures += "; sentinel " + address(sentinel) +
-                  (reply->type == REDIS_REPLY_NIL ? " does not monitor it"
+                  (reply->type == REDIS_REPLY_NIL     ? " does not monitor it"
                    : reply->type == REDIS_REPLY_ERROR ? ": " + std::string(as_view(*reply))
-                                                       : " answered something other than {ip, port}");
+                                                      : " answered something other than {ip, port}");
     } catch (const Error& error) {
       failures += "; " + message_of(error);
     }
   }
-  throw Error(Errc::io, "no sentinel of " + url_.redacted() + " named the master '" + url_.master_name + "'" + failures);
+  throw Error(Errc::io,
+              "no sentinel of " + url_.redacted() + " named the master '" + url_.master_name + "'" + failures);
 }
 
 }  // namespace lockbridge::detail

@@ -66,7 +66,7 @@ std::optional<LegacyStamp> parse_seconds(std::string_view text) {
   return stamp;
 }
 
-constexpr std::int64_t kPlausibleMinMs = 100'000'000'000;     // 1973-03-03: below, seconds read as ms
+constexpr std::int64_t kPlausibleMinMs = 100'000'000'000;      // 1973-03-03: below, seconds read as ms
 constexpr std::int64_t kPlausibleMaxMs = 100'000'000'000'000;  // year 5138: above, ms read as seconds
 
 }  // namespace

@@ -32,8 +32,9 @@ void require_one_slot(const std::vector<std::string>& keys) {
   for (const std::string& key : keys) {
     if (detail::key_slot(key) == slot) continue;
     throw Error(Errc::bad_option, "multi-key lock on redis-cluster://: " + detail::printable_key(keys.front()) +
-                                      " is in hash slot " + std::to_string(slot) + " but " + detail::printable_key(key) +
-                                      " is in slot " + std::to_string(detail::key_slot(key)) +
+                                      " is in hash slot " + std::to_string(slot) + " but " +
+                                      detail::printable_key(key) + " is in slot " +
+                                      std::to_string(detail::key_slot(key)) +
                                       "; give the keys one hash tag, e.g. '{order:42}:stock' and '{order:42}:payment'");
   }
 }
@@ -42,8 +43,9 @@ void require_one_slot(const std::vector<std::string>& keys) {
 MultiMutex::MultiMutex(Client client, std::vector<std::string> keys, MutexOptions options) {
   options.validate();
   if (client.state()->redlock()) {
-    throw Error(Errc::bad_option, "multi-key lock: not available on a redlock:// Client (one script takes every key "
-                                  "on one server; a majority of masters would each need it)");
+    throw Error(Errc::bad_option,
+                "multi-key lock: not available on a redlock:// Client (one script takes every key "
+                "on one server; a majority of masters would each need it)");
   }
   if (options.strategy != StrategyKind::token) {
     throw Error(Errc::bad_option,

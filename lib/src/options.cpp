@@ -44,34 +44,41 @@ void MutexOptions::validate() const {
   require_within("fair_waiter_timeout", fair_waiter_timeout, milliseconds(3));
   require_within("watchdog.max_hold", watchdog.max_hold, milliseconds(1));
   if (watchdog.enabled && faithful()) {
-    throw Error(Errc::bad_option, "watchdog: the faithful legacy preset cannot renew a lease (jedis-lock 1.0.0 has "
-                                  "no extend); use the hardened preset or the token strategy");
+    throw Error(Errc::bad_option,
+                "watchdog: the faithful legacy preset cannot renew a lease (jedis-lock 1.0.0 has "
+                "no extend); use the hardened preset or the token strategy");
   }
   if (strategy == StrategyKind::redisson && (token.fencing || !token.fixed_value.empty())) {
-    throw Error(Errc::bad_option, "token.fencing and token.fixed_value need the token strategy; Redisson peers draw "
-                                  "no fence and name holders by field");
+    throw Error(Errc::bad_option,
+                "token.fencing and token.fixed_value need the token strategy; Redisson peers draw "
+                "no fence and name holders by field");
   }
   if (wait_mode == WaitMode::fair && strategy != StrategyKind::token) {
-    throw Error(Errc::bad_option, "wait_mode fair needs the token strategy: legacy peers know no queue and would "
-                                  "take the lock out of turn");
+    throw Error(Errc::bad_option,
+                "wait_mode fair needs the token strategy: legacy peers know no queue and would "
+                "take the lock out of turn");
   }
   if (replica_ack.replicas < 0 || replica_ack.replicas > 1000) {
-    throw Error(Errc::bad_option, "replica_ack.replicas must be between 0 and 1000, got " + std::to_string(replica_ack.replicas));
+    throw Error(Errc::bad_option,
+                "replica_ack.replicas must be between 0 and 1000, got " + std::to_string(replica_ack.replicas));
   }
   require_within("replica_ack.timeout", replica_ack.timeout, milliseconds::zero());
   if (replica_ack.replicas > 0 && faithful()) {
-    throw Error(Errc::bad_option, "replica_ack needs a strategy that releases only its own value: the faithful "
-                                  "preset's release is a plain DEL");
+    throw Error(Errc::bad_option,
+                "replica_ack needs a strategy that releases only its own value: the faithful "
+                "preset's release is a plain DEL");
   }
   if (!legacy.owner.empty()) {
     const auto parsed = parse_legacy_value(legacy.owner + ":0", LegacyFormat::uuid_ms);
     if (legacy.format != LegacyFormat::uuid_ms || !parsed || parsed->owner != legacy.owner) {
-      throw Error(Errc::bad_option, "legacy.owner must be a lowercase 8-4-4-4-12 UUID, and only with the uuid_ms format");
+      throw Error(Errc::bad_option,
+                  "legacy.owner must be a lowercase 8-4-4-4-12 UUID, and only with the uuid_ms format");
     }
   }
   if (legacy.jedis_lock_master && !(faithful() && legacy.format == LegacyFormat::uuid_ms)) {
-    throw Error(Errc::bad_option, "legacy.jedis_lock_master needs the legacy strategy, the faithful preset and the "
-                                  "uuid_ms format (it copies jedis-lock master exactly)");
+    throw Error(Errc::bad_option,
+                "legacy.jedis_lock_master needs the legacy strategy, the faithful preset and the "
+                "uuid_ms format (it copies jedis-lock master exactly)");
   }
   if (legacy.clock_offset < -kMaxDuration || legacy.clock_offset > kMaxDuration) {
     throw Error(Errc::bad_option, "legacy.clock_offset must be within +-365 days, got " +

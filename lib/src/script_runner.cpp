@@ -2,7 +2,6 @@
 
 #include <vector>
 
-
 namespace lockbridge::detail {
 
 const std::string& ScriptCache::sha_for(const Script& script) {
@@ -70,7 +69,8 @@ ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& sc
 
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
                     std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args) {
-  return run_script(connection, cache, script, std::span(keys.begin(), keys.size()), std::span(args.begin(), args.size()));
+  return run_script(connection, cache, script, std::span(keys.begin(), keys.size()),
+                    std::span(args.begin(), args.size()));
 }
 
 }  // namespace lockbridge::detail

@@ -79,8 +79,11 @@ local function draw_fence(i)
   local where = ' (fence counter KEYS[' .. i .. ']; nothing was written)'
   local counter = redis.pcall('GET', KEYS[i])
   if type(counter) == 'table' then return nil, redis.error_reply(counter.err .. where) end
-  if counter and not (string.match(counter, '^%d+$') and (#counter < 16 or (#counter == 16 and counter < '9007199254740991'))) then
-    return nil, redis.error_reply('ERR value is not an integer from 0 to 2^53 - 2' .. where)
+  if counter then
+    local digits = string.match(counter, '^%d+$') ~= nil
+    if not digits or #counter > 16 or (#counter == 16 and counter >= '9007199254740991') then
+      return nil, redis.error_reply('ERR value is not an integer from 0 to 2^53 - 2' .. where)
+    end
   end
   local fence = redis.pcall('INCR', KEYS[i])
   if type(fence) == 'table' then return nil, redis.error_reply(fence.err .. where) end
@@ -285,7 +288,8 @@ return 0
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
 inline constexpr std::array<const Script*, 11> kEveryScript{
-    &kTokenAcquire, &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndPexpire, &kMultiAcquire,
-    &kMultiRelease, &kLegacyHardenedAcquire, &kRedissonLock, &kRedissonUnlock, &kRedissonRenew};
+    &kTokenAcquire,      &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete,
+    &kCompareAndPexpire, &kMultiAcquire,     &kMultiRelease,         &kLegacyHardenedAcquire,
+    &kRedissonLock,      &kRedissonUnlock,   &kRedissonRenew};
 
 }  // namespace lockbridge::detail

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "lockbridge/error.hpp"
 #include "companion_keys.hpp"
+#include "lockbridge/error.hpp"
 #include "strategies/legacy_timestamp.hpp"
 #include "strategies/redisson.hpp"
 #include "strategies/token.hpp"
@@ -11,8 +11,11 @@
 namespace lockbridge::detail {
 
 void LockStrategy::abandon_attempt(Connection& /*connection*/, std::string_view /*key*/) noexcept {}
-ReleaseChannel LockStrategy::release_channel_of(std::string_view key) const { return ReleaseChannel{release_channel(key)}; }
-void LockStrategy::leave_queue(Connection& /*connection*/, std::string_view /*key*/, std::string_view /*fair_waiter*/) noexcept {}
+ReleaseChannel LockStrategy::release_channel_of(std::string_view key) const {
+  return ReleaseChannel{release_channel(key)};
+}
+void LockStrategy::leave_queue(Connection& /*connection*/, std::string_view /*key*/,
+                               std::string_view /*fair_waiter*/) noexcept {}
 
 std::optional<std::string> LockStrategy::extend(Connection& connection, std::string_view key, std::string_view value,
                                                 std::chrono::milliseconds lease) {

@@ -57,7 +57,7 @@ class LockStrategy {
   virtual void leave_queue(Connection& connection, std::string_view key, std::string_view fair_waiter) noexcept;
   // A release that deletes announces it on `release_channel`, where the protocol allows.
   virtual ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
-                         std::string_view release_channel) = 0;
+                                 std::string_view release_channel) = 0;
   // The value now held (it changes for legacy stamps), or nullopt when the lock is no longer ours.
   // One script call, built by extend_call() and read by extend_outcome(): the watchdog pipelines
   // the same calls for many locks. Both are const and touch no per-attempt state, so the renewal
@@ -65,8 +65,10 @@ class LockStrategy {
   // extend.
   std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
                                     std::chrono::milliseconds lease);
-  virtual ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const = 0;
-  virtual std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const = 0;
+  virtual ScriptCall extend_call(std::string_view key, std::string_view value,
+                                 std::chrono::milliseconds lease) const = 0;
+  virtual std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
+                                                    std::string_view value) const = 0;
   virtual LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) = 0;
   // After an acquire whose reply was lost: undo it if it did happen, when that can be done safely.
   // Best effort; never throws.

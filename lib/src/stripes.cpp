@@ -15,7 +15,8 @@ std::string checked_prefix(std::string prefix) {
 std::size_t checked_count(std::size_t stripe_count) {
   if (stripe_count == 0 || stripe_count > LockStripes::kMaxStripes) {
     throw Error(Errc::bad_option, "stripes: the stripe count must be between 1 and " +
-                                      std::to_string(LockStripes::kMaxStripes) + ", got " + std::to_string(stripe_count));
+                                      std::to_string(LockStripes::kMaxStripes) + ", got " +
+                                      std::to_string(stripe_count));
   }
   return stripe_count;
 }
@@ -47,6 +48,8 @@ std::string LockStripes::key_for(std::string_view resource_id) const {
   return prefix_ + ":stripe:" + std::to_string(stripe_of(resource_id));
 }
 
-Mutex LockStripes::mutex_for(std::string_view resource_id) const { return Mutex(client_, key_for(resource_id), options_); }
+Mutex LockStripes::mutex_for(std::string_view resource_id) const {
+  return Mutex(client_, key_for(resource_id), options_);
+}
 
 }  // namespace lockbridge

@@ -84,7 +84,8 @@ std::string_view take_userinfo(std::string_view url, std::string_view rest, Redi
 }
 
 // "host", "host:port", "[v6]" or "[v6]:port". `label` says which node, in messages ("" or "node 2: ").
-RedisUrl::Node parse_node(std::string_view url, std::string_view authority, int default_port, const std::string& label = {}) {
+RedisUrl::Node parse_node(std::string_view url, std::string_view authority, int default_port,
+                          const std::string& label = {}) {
   std::string_view host = authority;
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {
@@ -140,7 +141,8 @@ RedisUrl parse_tcp(std::string_view url, std::string_view rest) {
 constexpr std::size_t kMaxRedlockMasters = 15;
 
 // redis-sentinel://, redlock:// and redis-cluster://: a comma-separated node list, then a path.
-RedisUrl parse_multi(std::string_view url, std::string_view rest, RedisUrl::Topology topology, std::string_view scheme) {
+RedisUrl parse_multi(std::string_view url, std::string_view rest, RedisUrl::Topology topology,
+                     std::string_view scheme) {
   RedisUrl out;
   out.transport = RedisUrl::Transport::tcp;
   out.topology = topology;
@@ -156,7 +158,8 @@ RedisUrl parse_multi(std::string_view url, std::string_view rest, RedisUrl::Topo
     const RedisUrl::Node node = parse_node(url, list.substr(0, comma), default_port, "node " + number + ": ");
     for (std::size_t i = 0; i < out.nodes.size(); ++i) {
       if (out.nodes[i] == node) {
-        bad_url(url, "nodes " + std::to_string(i + 1) + " and " + number + " are the same host and port (a node may be named once)");
+        bad_url(url, "nodes " + std::to_string(i + 1) + " and " + number +
+                         " are the same host and port (a node may be named once)");
       }
     }
     out.nodes.push_back(node);
@@ -169,13 +172,14 @@ RedisUrl parse_multi(std::string_view url, std::string_view rest, RedisUrl::Topo
       const std::string_view name = path.substr(0, db_slash);
       if (name.empty()) bad_url(url, "missing master name (redis-sentinel://host:port,.../master-name)");
       out.master_name = percent_decode(url, name, "master name");
-      if (db_slash != std::string_view::npos) out.db = parse_number(url, path.substr(db_slash + 1), "database", 0, kMaxDb);
+      if (db_slash != std::string_view::npos)
+        out.db = parse_number(url, path.substr(db_slash + 1), "database", 0, kMaxDb);
       break;
     }
     case RedisUrl::Topology::redlock:
       if (out.nodes.size() < 3 || out.nodes.size() > kMaxRedlockMasters || out.nodes.size() % 2 == 0) {
-        bad_url(url, "redlock needs an odd number of masters from 3 to " + std::to_string(kMaxRedlockMasters) + ", got " +
-                         std::to_string(out.nodes.size()));
+        bad_url(url, "redlock needs an odd number of masters from 3 to " + std::to_string(kMaxRedlockMasters) +
+                         ", got " + std::to_string(out.nodes.size()));
       }
       if (!path.empty()) out.db = parse_number(url, path, "database", 0, kMaxDb);
       break;
@@ -228,7 +232,8 @@ RedisUrl parse_unix(std::string_view url, std::string_view rest) {
 
 RedisUrl parse_redis_url(std::string_view url) {
   const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) bad_url(url, "missing scheme (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
+  if (scheme_end == std::string_view::npos)
+    bad_url(url, "missing scheme (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
   const std::string_view scheme = url.substr(0, scheme_end);
   const std::string_view rest = url.substr(scheme_end + 3);
   if (scheme == "redis") return parse_tcp(url, rest);

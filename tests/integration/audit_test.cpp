@@ -25,11 +25,12 @@ TEST(Audit, CountsEveryClassAndFlagOfAMixedKeyspaceExactly) {
   ASSERT_EQ(run.lines.size(), 1U) << run;
   const nlohmann::json& summary = run.lines[0];
   EXPECT_EQ(summary["total"], space.keys.size()) << summary.dump();
-  const nlohmann::json expected_classes = {{"legacy_ms", 5},  {"legacy_seconds", 1}, {"legacy_uuid_ms", 2},
-                                           {"legacy_forever", 1}, {"token", 2},     {"redisson", 1},
+  const nlohmann::json expected_classes = {{"legacy_ms", 5},         {"legacy_seconds", 1}, {"legacy_uuid_ms", 2},
+                                           {"legacy_forever", 1},    {"token", 2},          {"redisson", 1},
                                            {"python_redis_lock", 2}, {"other", 2}};
   EXPECT_EQ(summary["by_class"], expected_classes) << summary.dump();
-  const nlohmann::json expected_flags = {{"stale", 2}, {"no_ttl", 3}, {"far_future", 1}, {"bad_value", 1}, {"wrong_type", 0}};
+  const nlohmann::json expected_flags = {
+      {"stale", 2}, {"no_ttl", 3}, {"far_future", 1}, {"bad_value", 1}, {"wrong_type", 0}};
   EXPECT_EQ(summary["by_flag"], expected_flags) << summary.dump();
   EXPECT_EQ(summary["oldest_stale"]["key"], "ms-stale:" + space.tag);
   EXPECT_EQ(summary["longest_lease"]["key"], "ms-far:" + space.tag);
@@ -67,7 +68,8 @@ TEST(Audit, DetailsHoldOneLinePerLockKeyAndEveryKeyReadsBackExactly) {
     ASSERT_TRUE(key.has_value()) << line;
     seen.insert(*key);
     class_of[*key] = entry["class"];
-    for (const char* field : {"class", "flags", "value", "pttl_ms", "expiry_ms"}) EXPECT_TRUE(entry.contains(field)) << line;
+    for (const char* field : {"class", "flags", "value", "pttl_ms", "expiry_ms"})
+      EXPECT_TRUE(entry.contains(field)) << line;
   }
   // Every key but the two that are not locks, binary names included.
   EXPECT_EQ(seen.size(), space.keys.size() - 2);

@@ -16,8 +16,8 @@
 namespace lockbridge::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 TEST(BadInput, EmptyKeyIsRefusedBeforeAnyIo) {
   const Error error = expect_error([] { Mutex mutex(test_client(), "", token_options()); });
@@ -148,7 +148,7 @@ TEST(BadInput, ServerGoneWhileHoldingIsAnIoErrorNotACrash) {
   ASSERT_TRUE(held.try_lock());
   try {
     Client(server->url()).command({"SHUTDOWN", "NOSAVE"});  // held's pooled connection stays open
-  } catch (const Error&) {  // the server closes the connection instead of replying
+  } catch (const Error&) {                                  // the server closes the connection instead of replying
   }
   server.reset();  // waits for the process to exit and removes its socket
   held.unlock();
@@ -191,8 +191,8 @@ TEST(Connections, APipelineAnswersInOrderAndReturnsErrorRepliesInPlace) {
   raw({"HSET", hash, "f", "v"});
   Client client = test_client();
   const auto before = client.stats().round_trips;
-  const std::vector<Reply> replies =
-      client.pipeline(std::vector<std::vector<std::string>>{{"SET", key, "v"}, {"GETRANGE", hash, "0", "1"}, {"GET", key}});
+  const std::vector<Reply> replies = client.pipeline(
+      std::vector<std::vector<std::string>>{{"SET", key, "v"}, {"GETRANGE", hash, "0", "1"}, {"GET", key}});
   EXPECT_EQ(client.stats().round_trips - before, 1U);
   ASSERT_EQ(replies.size(), 3U);
   EXPECT_EQ(replies[0].kind, Reply::Kind::status);
@@ -200,7 +200,8 @@ TEST(Connections, APipelineAnswersInOrderAndReturnsErrorRepliesInPlace) {
   EXPECT_THAT(replies[1].str, ::testing::StartsWith("WRONGTYPE"));
   EXPECT_EQ(replies[2].str, "v");
   EXPECT_TRUE(client.pipeline({}).empty());
-  EXPECT_EQ(expect_error([&] { (void)client.pipeline(std::vector<std::vector<std::string>>{{}}); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)client.pipeline(std::vector<std::vector<std::string>>{{}}); }).errc(),
+            Errc::bad_option);
   raw({"DEL", key, hash});
 }
 

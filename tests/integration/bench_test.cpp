@@ -14,11 +14,28 @@
 namespace lockbridge::testing {
 namespace {
 
-const std::vector<std::string> kRequiredFields{
-    "strategy",       "preset",         "clients",        "hold_ms",          "think_ms",       "duration_s",
-    "acquisitions",   "acquisitions_per_s", "violations", "errors",           "rtt_us",         "cycle_p50_us",
-    "acquire_p50_us", "acquire_p99_us", "acquire_max_us", "handoff_p50_us",   "handoff_p99_us", "same_owner_ratio",
-    "per_client_min", "per_client_max", "redis_cmds_per_acquire", "round_trips_per_acquire"};
+const std::vector<std::string> kRequiredFields{"strategy",
+                                               "preset",
+                                               "clients",
+                                               "hold_ms",
+                                               "think_ms",
+                                               "duration_s",
+                                               "acquisitions",
+                                               "acquisitions_per_s",
+                                               "violations",
+                                               "errors",
+                                               "rtt_us",
+                                               "cycle_p50_us",
+                                               "acquire_p50_us",
+                                               "acquire_p99_us",
+                                               "acquire_max_us",
+                                               "handoff_p50_us",
+                                               "handoff_p99_us",
+                                               "same_owner_ratio",
+                                               "per_client_min",
+                                               "per_client_max",
+                                               "redis_cmds_per_acquire",
+                                               "round_trips_per_acquire"};
 
 nlohmann::json only_json_object(const CliRun& run) {
   EXPECT_EQ(run.lines.size(), 1U) << run;
@@ -29,8 +46,8 @@ nlohmann::json only_json_object(const CliRun& run) {
 std::string protocol_keys(const std::string& key) { return " --key '" + key + "' --check-key '" + key + ":check'"; }
 
 TEST(Bench, JsonHasEveryFieldOfTheContract) {
-  for (const std::string strategy :
-       {"--strategy token", "--strategy legacy --preset faithful", "--strategy legacy --preset hardened", "--strategy redisson"}) {
+  for (const std::string strategy : {"--strategy token", "--strategy legacy --preset faithful",
+                                     "--strategy legacy --preset hardened", "--strategy redisson"}) {
     SCOPED_TRACE(strategy);
     const CliRun run = run_cli("bench " + strategy + " --clients 2 --ops 200 --json");
     ASSERT_EQ(run.exit_code, 0) << run;
@@ -176,8 +193,7 @@ TEST(BenchCheckKeyProtocol, AClientIgnoringTheLockIsCountedAsViolations) {
 
 TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnly) {
   const std::string args = " --fault skew --lease 300 --skew-ms 5000 --retry 10 --duration 1.5 --json";
-  const nlohmann::json faithful =
-      only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
+  const nlohmann::json faithful = only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
   const nlohmann::json hardened = only_json_object(run_cli("bench --strategy legacy --preset hardened" + args));
   const nlohmann::json token = only_json_object(run_cli("bench --strategy token" + args));
   EXPECT_GT(faithful["fault"]["double_grants"].get<int>(), 0) << faithful.dump();
@@ -242,9 +258,10 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   const std::string svg = (dir / "compare.svg").string();
   const CliRun run = run_cli("compare --duration 0.2 --json '" + json + "' --plot '" + svg + "'");
   ASSERT_EQ(run.exit_code, 0) << run;
-  for (const auto* heading : {"uncontended", "8 clients hold 1ms", "32 clients hold 0ms", "4 clients hold 1ms think 20ms",
-                              "legacy faithful", "legacy hardened", "token, poll (as peers)", "token", "token, fair", "redisson", "waiting",
-                              "notify, backoff 1-100ms", "fair, backoff 1-100ms", "poll every 100ms", "cycle p50", "handoff p50"}) {
+  for (const auto* heading :
+       {"uncontended", "8 clients hold 1ms", "32 clients hold 0ms", "4 clients hold 1ms think 20ms", "legacy faithful",
+        "legacy hardened", "token, poll (as peers)", "token", "token, fair", "redisson", "waiting",
+        "notify, backoff 1-100ms", "fair, backoff 1-100ms", "poll every 100ms", "cycle p50", "handoff p50"}) {
     EXPECT_THAT(run.output, ::testing::HasSubstr(heading));
   }
   std::ifstream in(json);
@@ -267,8 +284,9 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   EXPECT_THAT(fair.output, ::testing::Not(::testing::HasSubstr("token, fair")));
   EXPECT_EQ(run_cli("compare --duration 0.05 --no-plot --wait-mode sometimes").exit_code, 2);
   // Without gnuplot on PATH it says so plainly, and still writes the JSON.
-  const CliRun no_gnuplot = run_cli("compare --duration 0.05 --json '" + json + "' --plot '" + (dir / "none.svg").string() +
-                                    "'", true, "LOCKBRIDGE_GNUPLOT=");
+  const CliRun no_gnuplot =
+      run_cli("compare --duration 0.05 --json '" + json + "' --plot '" + (dir / "none.svg").string() + "'", true,
+              "LOCKBRIDGE_GNUPLOT=");
   EXPECT_EQ(no_gnuplot.exit_code, 0) << no_gnuplot;
   EXPECT_THAT(no_gnuplot.output, ::testing::HasSubstr("no chart: gnuplot is not installed"));
   EXPECT_FALSE(std::filesystem::exists(dir / "none.svg"));

@@ -2,8 +2,8 @@
 // output may be an input, the journal or another output of the same command, by any path; a convert
 // journal is never overwritten; a target is replaced whole or not at all; a full disk or a file-size
 // limit is a local file error (exit 5), never a connection error, and never a silent success.
-#include <gmock/gmock.h>
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,8 +18,8 @@
 #include <sstream>
 #include <thread>
 
-#include "mixed_keyspace.hpp"
 #include "lockbridge/identity.hpp"
+#include "mixed_keyspace.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -75,7 +75,9 @@ struct LiveStamps {
   }
   // How many hold something else than in `before` (convert's token, say).
   int changed_since(const std::map<std::string, std::string>& before) const {
-    return static_cast<int>(std::ranges::count_if(keys, [&](const std::string& key) { return raw({"GET", key}).str != before.at(key); }));
+    return static_cast<int>(std::ranges::count_if(keys, [&](const std::string& key) {
+      return raw({"GET", key}).str != before.at(key);
+    }));
   }
 };
 
@@ -84,10 +86,12 @@ TEST(CliFiles, ConvertRefusesADetailsFileThatIsItsJournalBeforeWritingAnything) 
   const LiveStamps stamps(2);
   const auto before = stamps.values();
   const std::string journal = scratch.path("journal.jsonl");
-  for (const std::string& details : {journal, scratch.path(".") + "/journal.jsonl", scratch.path("sub/../journal.jsonl")}) {
+  for (const std::string& details :
+       {journal, scratch.path(".") + "/journal.jsonl", scratch.path("sub/../journal.jsonl")}) {
     SCOPED_TRACE(details);
     fs::create_directories(scratch.dir / "sub");
-    const CliRun run = run_cli("convert --to token --journal '" + journal + "' --details '" + details + "'" + stamps.match());
+    const CliRun run =
+        run_cli("convert --to token --journal '" + journal + "' --details '" + details + "'" + stamps.match());
     EXPECT_EQ(run.exit_code, 2) << run;
     EXPECT_THAT(run.errors, HasSubstr("--details")) << run;
     EXPECT_THAT(run.errors, HasSubstr("--journal")) << run;
@@ -156,7 +160,8 @@ TEST(CliFiles, AFailedDetailsWriteLeavesThePreviousFileWholeAndIsAFileError) {
   const MixedKeyspace space;  // 14 lock keys: a few KiB of details
   const std::string details = scratch.path("details.jsonl");
   write_file(details, "the previous run\n");
-  const CliRun run = run_cli("audit --match '*" + space.tag + "*' --details '" + details + "'", true, file_size_limit(1));
+  const CliRun run =
+      run_cli("audit --match '*" + space.tag + "*' --details '" + details + "'", true, file_size_limit(1));
   EXPECT_EQ(run.exit_code, 5) << run;
   EXPECT_THAT(run.errors, HasSubstr(details)) << run;
   EXPECT_THAT(run.errors, HasSubstr("File too large")) << run;
@@ -242,7 +247,8 @@ TEST(CliFiles, AFailedDetailsWriteStopsConvertBeforeTheNextBatchIsSent) {
   const LiveStamps stamps(20);
   const auto before = stamps.values();
   const std::string journal = scratch.path("journal.jsonl");
-  const CliRun run = run_cli("convert --to token --batch 1 --json --journal '" + journal + "' --details /dev/full" + stamps.match());
+  const CliRun run =
+      run_cli("convert --to token --batch 1 --json --journal '" + journal + "' --details /dev/full" + stamps.match());
   expect_stopped_by_full_details(run, "converted", stamps.changed_since(before));
   // What was sent is journalled: rollback restores exactly those keys.
   ASSERT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 0);
@@ -305,13 +311,15 @@ TEST(CliFiles, DetailsFilesHoldingLockValuesAreCreatedForTheOwnerOnly) {
   const LiveStamps stamps(1);
   const std::string umask_022 = "bash -c 'umask 022; exec \"$0\" \"$@\"'";
   const auto mode_of = [](const std::string& path) { return fs::status(path).permissions() & fs::perms::all; };
-  ASSERT_EQ(run_cli("audit --details '" + scratch.path("audit.jsonl") + "'" + stamps.match(), true, umask_022).exit_code, 0);
+  ASSERT_EQ(
+      run_cli("audit --details '" + scratch.path("audit.jsonl") + "'" + stamps.match(), true, umask_022).exit_code, 0);
   ASSERT_EQ(run_cli("convert --to token --journal '" + scratch.path("journal.jsonl") + "' --details '" +
                         scratch.path("convert.jsonl") + "'" + stamps.match(),
                     true, umask_022)
                 .exit_code,
             0);
-  ASSERT_EQ(run_cli("convert --rollback '" + scratch.path("journal.jsonl") + "' --details '" + scratch.path("rollback.jsonl") + "'",
+  ASSERT_EQ(run_cli("convert --rollback '" + scratch.path("journal.jsonl") + "' --details '" +
+                        scratch.path("rollback.jsonl") + "'",
                     true, umask_022)
                 .exit_code,
             0);
@@ -321,8 +329,10 @@ TEST(CliFiles, DetailsFilesHoldingLockValuesAreCreatedForTheOwnerOnly) {
   }
   // A file replaced keeps its own mode: the user's choice.
   fs::permissions(scratch.path("audit.jsonl"), fs::perms::group_read, fs::perm_options::add);
-  ASSERT_EQ(run_cli("audit --details '" + scratch.path("audit.jsonl") + "'" + stamps.match(), true, umask_022).exit_code, 0);
-  EXPECT_EQ(mode_of(scratch.path("audit.jsonl")), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  ASSERT_EQ(
+      run_cli("audit --details '" + scratch.path("audit.jsonl") + "'" + stamps.match(), true, umask_022).exit_code, 0);
+  EXPECT_EQ(mode_of(scratch.path("audit.jsonl")),
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
 }
 
 // A regular file that exists but cannot be read (as root, only a kernel file refuses a read):
@@ -331,7 +341,8 @@ TEST(CliFiles, AnOutputThatCannotBeReadToTellWhetherItIsAJournalIsRefused) {
   const LiveStamps stamps(1);
   const CliRun run = run_cli("audit --details /proc/self/clear_refs" + stamps.match());
   EXPECT_EQ(run.exit_code, 2) << run;
-  EXPECT_THAT(run.errors, HasSubstr("cannot tell whether --details '/proc/self/clear_refs' is a lockbridge convert journal"))
+  EXPECT_THAT(run.errors,
+              HasSubstr("cannot tell whether --details '/proc/self/clear_refs' is a lockbridge convert journal"))
       << run;
   EXPECT_THAT(run.errors, HasSubstr("[bad_option]")) << run;
 }

@@ -45,7 +45,8 @@ TEST(CliHold, LegacyWritesEachFormatInBothPresets) {
       const std::string name(to_string(format));
       SCOPED_TRACE(preset + " " + name);
       const std::string key = unique_key();
-      const CliRun run = run_cli("hold '" + key + "' --json --strategy legacy --preset " + preset + " --format " + name);
+      const CliRun run =
+          run_cli("hold '" + key + "' --json --strategy legacy --preset " + preset + " --format " + name);
       EXPECT_EQ(run.exit_code, 0) << run;
       ASSERT_EQ(run.lines.size(), 2U) << run;
       EXPECT_EQ(run.lines[0]["acquired"], true);
@@ -100,13 +101,13 @@ TEST(CliHold, ABinaryKeyComesOutEscapedAndReadsBackExactly) {
 
 TEST(CliHold, BadInputExitsTwo) {
   const std::string key = unique_key();
-  EXPECT_EQ(run_cli("hold", true).exit_code, 2);                                   // no key
-  EXPECT_EQ(run_cli("hold k --url redis://host:0", false).exit_code, 2);           // bad URL
-  EXPECT_EQ(run_cli("hold '" + key + "' --strategy paxos").exit_code, 2);          // bad option
-  EXPECT_EQ(run_cli("hold '" + key + "' --lease 0").exit_code, 2);                 // bad lease
-  EXPECT_EQ(run_cli("hold '' --json").exit_code, 2);                               // empty key
+  EXPECT_EQ(run_cli("hold", true).exit_code, 2);                           // no key
+  EXPECT_EQ(run_cli("hold k --url redis://host:0", false).exit_code, 2);   // bad URL
+  EXPECT_EQ(run_cli("hold '" + key + "' --strategy paxos").exit_code, 2);  // bad option
+  EXPECT_EQ(run_cli("hold '" + key + "' --lease 0").exit_code, 2);         // bad lease
+  EXPECT_EQ(run_cli("hold '' --json").exit_code, 2);                       // empty key
   raw({"HSET", key, "f", "1"});
-  EXPECT_EQ(run_cli("hold '" + key + "'").exit_code, 2);                           // wrong type
+  EXPECT_EQ(run_cli("hold '" + key + "'").exit_code, 2);  // wrong type
   const std::string legacy_key = unique_key("legacy");
   raw({"SET", legacy_key, "garbage"});
   EXPECT_EQ(run_cli("hold '" + legacy_key + "' --strategy legacy").exit_code, 2);  // unparsable value

@@ -99,7 +99,8 @@ class ScriptedServer {
       std::string name = args.empty() ? "" : args[0];
       for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       auto found = replies_.end();
-      for (std::size_t i = 1; i < args.size() && found == replies_.end(); ++i) found = replies_.find(name + " " + args[i]);
+      for (std::size_t i = 1; i < args.size() && found == replies_.end(); ++i)
+        found = replies_.find(name + " " + args[i]);
       if (found == replies_.end()) found = replies_.find(name);
       const std::string reply = found == replies_.end() ? "-ERR unknown command '" + name + "'\r\n" : found->second;
       if (write(fd, reply.data(), reply.size()) < 0) return;
@@ -298,8 +299,8 @@ TEST(CliReplies, AConvertThatRedisStopsMidwayStillPrintsTheCountsSoFar) {
   const TwoGroups keys;
   const AclUser user = writes_only_allowed();
   const std::string journal = (std::filesystem::path(test_dir()) / ("journal-" + keys.tag + ".jsonl")).string();
-  const CliRun run =
-      run_cli("convert --to token --json --journal '" + journal + "'" + keys.match() + " --url '" + user.url() + "'", false);
+  const CliRun run = run_cli(
+      "convert --to token --json --journal '" + journal + "'" + keys.match() + " --url '" + user.url() + "'", false);
   EXPECT_THAT(run.errors, HasSubstr("NOPERM")) << run;
   expect_incomplete_summary(run, 3, "converted", keys.allowed_holding(is_token));
   for (const std::string& key : keys.refused) EXPECT_FALSE(is_token(raw({"GET", key}).str)) << key;
@@ -313,7 +314,8 @@ TEST(CliReplies, ARollbackThatRedisStopsMidwayStillPrintsTheCountsSoFar) {
   const AclUser user = writes_only_allowed();
   const CliRun run = run_cli("convert --json --rollback '" + journal + "' --url '" + user.url() + "'", false);
   EXPECT_THAT(run.errors, HasSubstr("NOPERM")) << run;
-  expect_incomplete_summary(run, 3, "restored", keys.allowed_holding([](const std::string& value) { return !is_token(value); }));
+  expect_incomplete_summary(run, 3, "restored",
+                            keys.allowed_holding([](const std::string& value) { return !is_token(value); }));
   for (const std::string& key : keys.refused) EXPECT_TRUE(is_token(raw({"GET", key}).str)) << key;
   std::filesystem::remove(journal);
 }

@@ -76,7 +76,8 @@ TEST_F(ClusterMigration, ASlotThatKeepsRedirectingIsAProtocolErrorAfterFiveRedir
   const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::protocol);
   EXPECT_THAT(error.what(), HasSubstr("still redirected after 5 redirects"));
-  for (ServerProcess* node : {&owner(), &other()}) EXPECT_EQ(node->command({"CLUSTER", "COUNTKEYSINSLOT", slot()}), "0");
+  for (ServerProcess* node : {&owner(), &other()})
+    EXPECT_EQ(node->command({"CLUSTER", "COUNTKEYSINSLOT", slot()}), "0");
 }
 
 // Two keys of one slot, split by a migration that stopped halfway: one still on the owner, one

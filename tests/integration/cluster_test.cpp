@@ -353,7 +353,8 @@ TEST_P(ClusterFailover, LockingResumesOnThePromotedReplica) {
   for (const Lockers* group : {&lockers, &bystanders}) {
     EXPECT_EQ(group->overlaps(), 0);
     for (const auto& [error, count] : group->errors()) {
-      EXPECT_THAT(error, ::testing::AnyOf(make_error_code(Errc::io).message(), make_error_code(Errc::timeout).message()))
+      EXPECT_THAT(error,
+                  ::testing::AnyOf(make_error_code(Errc::io).message(), make_error_code(Errc::timeout).message()))
           << count << " times; last: " << group->last_error();
     }
   }
@@ -411,7 +412,8 @@ TEST_P(ClusterWatchdog, RenewsLocksOnEveryMaster) {
   }
   ASSERT_EQ(owners.size(), 3U);
   const auto renewals = client_.stats().renewals;
-  ASSERT_TRUE(eventually([&] { return client_.stats().renewals >= renewals + held.size() * 4; }));  // past several leases
+  ASSERT_TRUE(
+      eventually([&] { return client_.stats().renewals >= renewals + held.size() * 4; }));  // past several leases
   for (const auto& mutex : held) {
     EXPECT_TRUE(mutex->owns_lock());
     EXPECT_TRUE(mutex->inspect().held_by_me);
@@ -494,7 +496,8 @@ TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
   ASSERT_EQ(audit.lines.size(), 1U) << audit;
   EXPECT_EQ(audit.lines[0]["by_class"]["legacy_ms"], 30) << audit;
   const std::string journal = test_dir() + "/cluster-journal-" + unique_key();
-  const CliRun convert = run_cli("convert --to token --json --journal '" + journal + "' --match 'lbtest:cluster:*'" + url, false);
+  const CliRun convert =
+      run_cli("convert --to token --json --journal '" + journal + "' --match 'lbtest:cluster:*'" + url, false);
   ASSERT_EQ(convert.exit_code, 0) << convert;
   EXPECT_EQ(convert.lines[0]["converted"], 30) << convert;
   audit = run_cli("audit --json --match 'lbtest:cluster:*'" + url, false);

@@ -144,7 +144,8 @@ TEST(CompatJedisLock, AnEmptyKeyIsABadOption) {
 TEST(CompatJedisLockMaster, WritesUuidColonExpiryWithoutTtl) {
   const std::string key = unique_key();
   compat::JedisLockMaster lock(test_client(), key, milliseconds(10000), milliseconds(30000));
-  EXPECT_TRUE(std::regex_match(lock.getLockUUID(), std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  EXPECT_TRUE(std::regex_match(lock.getLockUUID(),
+                               std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
   EXPECT_EQ(lock.getLockKeyPath(), key);
   const std::int64_t before = wall_ms();
   ASSERT_TRUE(lock.acquire());
@@ -162,13 +163,15 @@ TEST(CompatJedisLockMaster, WritesUuidColonExpiryWithoutTtl) {
 
 TEST(CompatJedisLockMaster, UsesTheUuidItIsGiven) {
   const std::string key = unique_key();
-  compat::JedisLockMaster lock(test_client(), key, milliseconds(0), milliseconds(60000), "0B6F0A2C-3C4D-4E5F-8A9B-0C1D2E3F4A5B");
+  compat::JedisLockMaster lock(test_client(), key, milliseconds(0), milliseconds(60000),
+                               "0B6F0A2C-3C4D-4E5F-8A9B-0C1D2E3F4A5B");
   EXPECT_EQ(lock.getLockUUID(), kOtherUuid) << "written as java.util.UUID.toString() does: lowercase";
   ASSERT_TRUE(lock.acquire());
   EXPECT_EQ(raw({"GET", key}).str.substr(0, 37), kOtherUuid + ":");
   lock.release();
-  EXPECT_EQ(expect_error([&] { compat::JedisLockMaster bad(test_client(), key, milliseconds(0), milliseconds(1), "nope"); })
-                .errc(),
+  EXPECT_EQ(expect_error([&] {
+              compat::JedisLockMaster bad(test_client(), key, milliseconds(0), milliseconds(1), "nope");
+            }).errc(),
             Errc::bad_option);
 }
 
@@ -194,8 +197,8 @@ TEST(CompatJedisLockMaster, TakesAnotherUuidsExpiredLock) {
 
 // DANGER, kept on purpose (wire-formats.md hazard 1): what master cannot read, it steals.
 TEST(CompatJedisLockMaster, StealsAValueItCannotReadWhileItsHolderStillRuns) {
-  for (const std::string& foreign : {live_stamp(), std::string("d77d35b6b3da96da86da6422474258d8"), std::string("garbage"),
-                                    kOtherUuid + ":", kOtherUuid + ":not-a-number"}) {
+  for (const std::string& foreign : {live_stamp(), std::string("d77d35b6b3da96da86da6422474258d8"),
+                                     std::string("garbage"), kOtherUuid + ":", kOtherUuid + ":not-a-number"}) {
     SCOPED_TRACE(foreign);
     const std::string key = unique_key();
     raw({"SET", key, foreign, "PX", "600000"});
@@ -289,7 +292,8 @@ TEST(CompatRedisLocker, DefaultsAreTheSeeds) {
 
 TEST(CompatRedisLocker, TheIdentityIsOneUuidPerProcess) {
   const std::string& identity = compat::RedisLocker::getRedisIdentityKey();
-  EXPECT_TRUE(std::regex_match(identity, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  EXPECT_TRUE(
+      std::regex_match(identity, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
   EXPECT_EQ(&compat::RedisLocker::getRedisIdentityKey(), &identity);
 }
 
@@ -387,11 +391,13 @@ TEST(CompatRedisLocker, DestroyingTheLockerReleasesWhatItHolds) {
 
 TEST(CompatRedisLocker, AnEmptyKeyOrAnExpiryUnderOneSecondIsABadOption) {
   auto locker = quick_locker();
-  EXPECT_EQ(expect_error([&] { (void)locker.acquireLockWithTimeout(seconds(50), "", false); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)locker.acquireLockWithTimeout(seconds(50), "", false); }).errc(),
+            Errc::bad_option);
   EXPECT_EQ(expect_error([&] { (void)locker.acquireLockWithTimeout(seconds(0), unique_key(), false); }).errc(),
             Errc::bad_option);
-  EXPECT_EQ(expect_error([] { compat::RedisLocker bad(test_client(), compat::RedisLockerOptions{-1, milliseconds(1)}); })
-                .errc(),
+  EXPECT_EQ(expect_error([] {
+              compat::RedisLocker bad(test_client(), compat::RedisLockerOptions{-1, milliseconds(1)});
+            }).errc(),
             Errc::bad_option);
 }
 
@@ -412,7 +418,8 @@ TEST(CompatRedisLocker, AHashAtTheKeyIsWrongType) {
   const std::string key = unique_key();
   raw({"HSET", key, "field", "1"});
   auto locker = quick_locker();
-  EXPECT_EQ(expect_error([&] { (void)locker.acquireLockWithTimeout(seconds(50), key, false); }).errc(), Errc::wrong_type);
+  EXPECT_EQ(expect_error([&] { (void)locker.acquireLockWithTimeout(seconds(50), key, false); }).errc(),
+            Errc::wrong_type);
 }
 
 // ---- SimpleLock (seed 003) ---------------------------------------------------------------------
@@ -441,7 +448,11 @@ TEST(CompatSimpleLock, WhenTheLockIsNotAcquiredTheBodyDoesNotRun) {
   compat::SimpleLock lock(test_client(), key, milliseconds(200));
   bool ran = false;
   EXPECT_FALSE(lock.wrap([&] { ran = true; }));
-  EXPECT_EQ(lock.wrap([&] { ran = true; return 1; }), std::nullopt);
+  EXPECT_EQ(lock.wrap([&] {
+    ran = true;
+    return 1;
+  }),
+            std::nullopt);
   EXPECT_FALSE(ran);
   EXPECT_EQ(raw({"GET", key}).str, live) << "not ours: not released";
 }

@@ -81,11 +81,12 @@ TEST_F(CompatWireJedisLockMaster, AcquireOnAFreeKeyIsOneSetnx) {
 TEST_F(CompatWireJedisLockMaster, AnAttemptOnAnotherUuidsLiveKeyIsSetnxThenGet) {
   raw({"SET", key_, "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b:" + std::to_string(wall_ms() + 600000)});
   compat::JedisLockMaster once(test_client(), key_, milliseconds(0));
-  expect_wire("jedis-lock-master", "acquire_held.txt", key_, [&] { ASSERT_FALSE(once.acquire()); },
-              [&](auto b, auto a) {
-                return Placeholders{{"{key}", exactly(key_)},
-                                    {"{value}", stamp_between(b, a, 60000, once.getLockUUID() + ":")}};
-              });
+  expect_wire(
+      "jedis-lock-master", "acquire_held.txt", key_, [&] { ASSERT_FALSE(once.acquire()); },
+      [&](auto b, auto a) {
+        return Placeholders{{"{key}", exactly(key_)},
+                            {"{value}", stamp_between(b, a, 60000, once.getLockUUID() + ":")}};
+      });
 }
 
 TEST_F(CompatWireJedisLockMaster, AnUnreadableValueIsStolenBySetnxGetGetset) {
@@ -148,20 +149,22 @@ TEST_F(CompatWireRedisLocker, ReleaseIsOneCompareAndDelete) {
 TEST(CompatWireSimpleLock, WrapIsJedisLocksAcquireThenRelease) {
   const std::string key = unique_key();
   compat::SimpleLock lock(test_client(), key);
-  expect_wire("simple-lock", "wrap.txt", key, [&] { ASSERT_EQ(lock.wrap([] { return 7; }), 7); },
-              [&](auto b, auto a) {
-                return Placeholders{{"{key}", exactly(key)}, {"{stamp}", stamp_between(b, a, 60000)}};
-              });
+  expect_wire(
+      "simple-lock", "wrap.txt", key, [&] { ASSERT_EQ(lock.wrap([] { return 7; }), 7); },
+      [&](auto b, auto a) {
+        return Placeholders{{"{key}", exactly(key)}, {"{stamp}", stamp_between(b, a, 60000)}};
+      });
 }
 
 TEST(CompatWireSimpleLock, NotAcquiredMeansNoBodyAndNoRelease) {
   const std::string key = unique_key();
   raw({"SET", key, std::to_string(wall_ms() + 600000)});
   compat::SimpleLock lock(test_client(), key, milliseconds(0));
-  expect_wire("simple-lock", "wrap_not_acquired.txt", key, [&] { ASSERT_FALSE(lock.wrap([] {})); },
-              [&](auto b, auto a) {
-                return Placeholders{{"{key}", exactly(key)}, {"{stamp}", stamp_between(b, a, 60000)}};
-              });
+  expect_wire(
+      "simple-lock", "wrap_not_acquired.txt", key, [&] { ASSERT_FALSE(lock.wrap([] {})); },
+      [&](auto b, auto a) {
+        return Placeholders{{"{key}", exactly(key)}, {"{stamp}", stamp_between(b, a, 60000)}};
+      });
 }
 
 // ---- seed 002: token + Lua release + renewal = the token strategy with the watchdog -------------
@@ -198,12 +201,14 @@ TEST_F(CompatWireTokenWatchdog, ARenewalIsOneCompareAndPexpire) {
 TEST_F(CompatWireTokenWatchdog, ReleaseIsOneCompareAndDelete) {
   ASSERT_TRUE(mutex_.try_lock());
   const std::string token = mutex_.value();
-  expect_wire("token-watchdog", "release.txt", key_, [&] { mutex_.unlock(); }, [&](auto, auto) {
-    return Placeholders{{"{key}", exactly(key_)},
-                        {"{token}", exactly(token)},
-                        {"{sha}", kSha},
-                        {"{channel}", exactly(detail::release_channel(key_))}};
-  });
+  expect_wire(
+      "token-watchdog", "release.txt", key_, [&] { mutex_.unlock(); },
+      [&](auto, auto) {
+        return Placeholders{{"{key}", exactly(key_)},
+                            {"{token}", exactly(token)},
+                            {"{sha}", kSha},
+                            {"{channel}", exactly(detail::release_channel(key_))}};
+      });
 }
 
 }  // namespace

@@ -9,8 +9,8 @@ namespace lockbridge::testing {
 
 std::string contender_command(const std::string& strategy, const std::string& preset, const std::string& key,
                               const std::string& check_key, int acquisitions) {
-  return std::string(LOCKBRIDGE_CONTENDER) + " '" + unix_url() + "' '" + key + "' '" + check_key + "' " + strategy + " " +
-         preset + " " + std::to_string(acquisitions);
+  return std::string(LOCKBRIDGE_CONTENDER) + " '" + unix_url() + "' '" + key + "' '" + check_key + "' " + strategy +
+         " " + preset + " " + std::to_string(acquisitions);
 }
 
 ContenderTotals run_contenders(const std::vector<std::string>& commands) {

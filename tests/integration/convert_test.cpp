@@ -16,9 +16,9 @@
 #include "audit/scanner.hpp"
 #include "convert/converter.hpp"
 #include "key_text.hpp"
+#include "lockbridge/identity.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "mixed_keyspace.hpp"
-#include "lockbridge/identity.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -80,14 +80,20 @@ TEST(Convert, LegacyToTokenToLegacyKeepsEveryLockAndTouchesNothingElse) {
   const std::string to_token_journal = journal_path(space.tag, "to-token");
   const CliRun to_token = run_cli("convert --to token --json --journal '" + to_token_journal + "'" + match);
   EXPECT_EQ(to_token.exit_code, 4) << to_token;  // stale, far-future, forever, ... were reported
-  const nlohmann::json expected_to_token = {
-      {"scanned", 16},
-      {"converted", 4},
-      {"deleted", 0},
-      {"already_target", 2},
-      {"skipped",
-       {{"changed", 0}, {"stale", 2}, {"no_ttl", 0}, {"forever", 1}, {"far_future", 1}, {"bad_value", 1}, {"wrong_type", 0}, {"foreign", 3}}},
-      {"other", 2}};
+  const nlohmann::json expected_to_token = {{"scanned", 16},
+                                            {"converted", 4},
+                                            {"deleted", 0},
+                                            {"already_target", 2},
+                                            {"skipped",
+                                             {{"changed", 0},
+                                              {"stale", 2},
+                                              {"no_ttl", 0},
+                                              {"forever", 1},
+                                              {"far_future", 1},
+                                              {"bad_value", 1},
+                                              {"wrong_type", 0},
+                                              {"foreign", 3}}},
+                                            {"other", 2}};
   nlohmann::json got = summary_of(to_token);
   got.erase("seconds");
   got.erase("dry_run");
@@ -99,7 +105,8 @@ TEST(Convert, LegacyToTokenToLegacyKeepsEveryLockAndTouchesNothingElse) {
   }
 
   const std::string to_legacy_journal = journal_path(space.tag, "to-legacy");
-  const CliRun to_legacy = run_cli("convert --to legacy --format ms --json --journal '" + to_legacy_journal + "'" + match);
+  const CliRun to_legacy =
+      run_cli("convert --to legacy --format ms --json --journal '" + to_legacy_journal + "'" + match);
   EXPECT_EQ(to_legacy.exit_code, 4) << to_legacy;  // token-no-ttl, garbage and foreign keys reported
   EXPECT_EQ(summary_of(to_legacy)["converted"], 5) << to_legacy;
   EXPECT_EQ(summary_of(to_legacy)["skipped"]["no_ttl"], 1) << to_legacy;
@@ -192,7 +199,9 @@ TEST(Convert, RollbackNeverRecreatesAStaleLockConvertDeleted) {
   raw({"SET", stale, std::to_string(now - 60000)});  // a Java leftover: no TTL, long expired
   raw({"SET", live, std::to_string(now + 600000)});
   const std::string journal = journal_path(tag, "stale");
-  ASSERT_EQ(run_cli("convert --to token --delete-stale --json --journal '" + journal + "' --match '*" + tag + "'").exit_code, 0);
+  ASSERT_EQ(
+      run_cli("convert --to token --delete-stale --json --journal '" + journal + "' --match '*" + tag + "'").exit_code,
+      0);
   ASSERT_EQ(raw({"EXISTS", stale}).integer, 0);
   for (int run = 0; run < 2; ++run) {
     SCOPED_TRACE(run);
@@ -259,8 +268,8 @@ TEST(Convert, AMalformedLineInTheMiddleOfAJournalStopsRollbackBeforeAnyWrite) {
 TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
   const std::string tag = unique_key("changed");
   const std::int64_t now = server_ms();
-  const std::vector<std::string> keys{"restamped:" + tag, "released:" + tag, "extended:" + tag, "retyped:" + tag,
-                                      "quiet-legacy:" + tag, "quiet-token:" + tag};
+  const std::vector<std::string> keys{"restamped:" + tag, "released:" + tag,     "extended:" + tag,
+                                      "retyped:" + tag,   "quiet-legacy:" + tag, "quiet-token:" + tag};
   for (std::size_t i = 0; i < 2; ++i) raw({"SET", keys[i], std::to_string(now + 60000)});
   raw({"SET", keys[2], "0123456789abcdef0123456789abcdef", "PX", "60000"});
   raw({"SET", keys[3], "0123456789abcdef0123456789abcdef", "PX", "60000"});
@@ -272,11 +281,11 @@ TEST(Convert, KeysChangedBetweenTheReadAndTheWriteAreSkippedNotClobbered) {
   const std::vector<tools::audit::KeySample> samples = tools::audit::read_keys(client, keys, read_at, true);
 
   // Between the read and the write, other clients act.
-  raw({"SET", keys[0], std::to_string(now + 90000)});                                 // a new holder's stamp
-  raw({"DEL", keys[1]});                                                              // released
-  raw({"PEXPIRE", keys[2], "120000"});                                                // extended: same value
+  raw({"SET", keys[0], std::to_string(now + 90000)});  // a new holder's stamp
+  raw({"DEL", keys[1]});                               // released
+  raw({"PEXPIRE", keys[2], "120000"});                 // extended: same value
   raw({"DEL", keys[3]});
-  raw({"HSET", keys[3], std::string(kUuid) + ":1", "1"});                             // now a Redisson lock
+  raw({"HSET", keys[3], std::string(kUuid) + ":1", "1"});  // now a Redisson lock
   std::map<std::string, KeyState> changed = snapshot({keys[0], keys[1], keys[2], keys[3]});
 
   const std::string journal = journal_path(tag, "changed");
@@ -386,12 +395,12 @@ TEST(Convert, LockersRunningThroughoutSeeNoOverlap) {
 TEST(Convert, RefusesBadUsage) {
   const std::string tag = unique_key("usage");
   const std::string journal = journal_path(tag, "usage");
-  EXPECT_EQ(run_cli("convert --match '*" + tag + "*'").exit_code, 2);                        // no --to
-  EXPECT_EQ(run_cli("convert --to token --match '*" + tag + "*'").exit_code, 2);             // no --journal
+  EXPECT_EQ(run_cli("convert --match '*" + tag + "*'").exit_code, 2);             // no --to
+  EXPECT_EQ(run_cli("convert --to token --match '*" + tag + "*'").exit_code, 2);  // no --journal
   EXPECT_EQ(run_cli("convert --to redisson --dry-run").exit_code, 2);
   EXPECT_EQ(run_cli("convert --to token --format seconds --dry-run").exit_code, 2);
   EXPECT_EQ(run_cli("convert --to legacy --format minutes --dry-run").exit_code, 2);
-  EXPECT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 2);                   // no such file
+  EXPECT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 2);  // no such file
   std::ofstream(journal) << "{\"not\":\"a journal\"}\n";
   EXPECT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 2);
   EXPECT_EQ(run_cli("convert --to token --rollback '" + journal + "'").exit_code, 2);

@@ -35,12 +35,32 @@ struct BadCounter {
 
 std::vector<BadCounter> bad_counters() {
   return {
-      {"not_a_number", [](const std::string& counter) { raw({"SET", counter, "abc"}); }, Errc::bad_value},
-      {"a_hash", [](const std::string& counter) { raw({"HSET", counter, "f", "1"}); }, Errc::wrong_type},
-      {"at_int64_max", [](const std::string& counter) { raw({"SET", counter, "9223372036854775807"}); }, Errc::bad_value},
+      {"not_a_number",
+       [](const std::string& counter) {
+         raw({"SET", counter, "abc"});
+       },
+       Errc::bad_value},
+      {"a_hash",
+       [](const std::string& counter) {
+         raw({"HSET", counter, "f", "1"});
+       },
+       Errc::wrong_type},
+      {"at_int64_max",
+       [](const std::string& counter) {
+         raw({"SET", counter, "9223372036854775807"});
+       },
+       Errc::bad_value},
       // Lua's numbers are doubles: from 2^53 on, fences would come back rounded, and repeat.
-      {"past_2_to_the_53", [](const std::string& counter) { raw({"SET", counter, "9007199254740991"}); }, Errc::bad_value},
-      {"negative", [](const std::string& counter) { raw({"SET", counter, "-5"}); }, Errc::bad_value},
+      {"past_2_to_the_53",
+       [](const std::string& counter) {
+         raw({"SET", counter, "9007199254740991"});
+       },
+       Errc::bad_value},
+      {"negative",
+       [](const std::string& counter) {
+         raw({"SET", counter, "-5"});
+       },
+       Errc::bad_value},
   };
 }
 
@@ -172,7 +192,8 @@ TEST_P(AclLimited, LocksAreTakenExtendedAndReleasedWithoutScriptLoad) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, AclLimited,
-                         ::testing::Values("token", "token_fair", "legacy_hardened", "legacy_faithful", "redisson", "multi"),
+                         ::testing::Values("token", "token_fair", "legacy_hardened", "legacy_faithful", "redisson",
+                                           "multi"),
                          kVariantName);
 
 // A release nobody hears (the releaser may not publish, or the waiter may not subscribe): the
@@ -180,7 +201,8 @@ INSTANTIATE_TEST_SUITE_P(Strategies, AclLimited,
 TEST(AclDenied, AWaiterGetsTheLockAfterAReleaseItCannotHear) {
   for (const WaitMode mode : {WaitMode::notify, WaitMode::fair}) {
     for (const bool waiter_denied : {true, false}) {
-      SCOPED_TRACE(std::string(to_string(mode)) + (waiter_denied ? ", the waiter may not subscribe" : ", the holder may not publish"));
+      SCOPED_TRACE(std::string(to_string(mode)) +
+                   (waiter_denied ? ", the waiter may not subscribe" : ", the holder may not publish"));
       const AclUser deaf({"+@all", "-ssubscribe", "-subscribe"});
       const AclUser mute({"+@all", "-spublish", "-publish"});
       const std::string key = unique_key();

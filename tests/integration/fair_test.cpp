@@ -29,7 +29,6 @@ MutexOptions fair_options() {
 
 long long queue_length(const std::string& key) { return raw({"LLEN", detail::fair_queue(key)}).integer; }
 
-
 TEST(FairMode, WaitersOfDifferentProcessesGetTheLockInQueueOrder) {
   constexpr int kWaiters = 4;
   const std::string key = unique_key();

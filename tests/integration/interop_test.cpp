@@ -19,8 +19,8 @@ namespace {
 
 std::string peer(const std::string& kind, const std::string& key, const std::string& check, int acquisitions,
                  const std::string& lease_and_hold_ms = "") {
-  return "/usr/bin/python3 '" LOCKBRIDGE_SOURCE_DIR "/tests/interop/peer.py' " + kind + " '" + test_dir() + "/redis.sock' '" + key +
-         "' '" + check + "' " + std::to_string(acquisitions) + " " + lease_and_hold_ms;
+  return "/usr/bin/python3 '" LOCKBRIDGE_SOURCE_DIR "/tests/interop/peer.py' " + kind + " '" + test_dir() +
+         "/redis.sock' '" + key + "' '" + check + "' " + std::to_string(acquisitions) + " " + lease_and_hold_ms;
 }
 
 // Debian's python3 with Debian's python3-redis (scripts/bootstrap.sh), whatever python3 is on PATH.

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -15,8 +15,8 @@
 #include "cluster/key_slot.hpp"
 #include "companion_keys.hpp"
 #include "connection.hpp"
-#include "script_runner.hpp"
 #include "redis_test_support.hpp"
+#include "script_runner.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -151,7 +151,8 @@ TEST(LeaseLoss, AnExtendThatFindsTheLockGoneGivesTheLossNotice) {
 
 TEST(LeaseLoss, TheFaithfulPresetHasNoWatchdog) {
   Client client = test_client();
-  const Error error = expect_error([&] { Mutex(client, unique_key(), with_watchdog(faithful_options(), milliseconds(1000))); });
+  const Error error =
+      expect_error([&] { Mutex(client, unique_key(), with_watchdog(faithful_options(), milliseconds(1000))); });
   EXPECT_EQ(error.errc(), Errc::bad_option);
 }
 

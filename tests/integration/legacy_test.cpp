@@ -91,10 +91,11 @@ TEST_P(LegacyPresets, WritesTheJedisLockValueInEachFormat) {
     LegacyFormat format;
     std::string pattern;
   };
-  for (const auto& [format, pattern] : {Case{LegacyFormat::epoch_ms, "^[0-9]{13}$"},
-                                        Case{LegacyFormat::epoch_seconds, "^[0-9]{10}$"},
-                                        Case{LegacyFormat::uuid_ms, "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
-                                                                    "[0-9a-f]{12}:[0-9]{13}$"}}) {
+  for (const auto& [format, pattern] :
+       {Case{LegacyFormat::epoch_ms, "^[0-9]{13}$"}, Case{LegacyFormat::epoch_seconds, "^[0-9]{10}$"},
+        Case{LegacyFormat::uuid_ms,
+             "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+             "[0-9a-f]{12}:[0-9]{13}$"}}) {
     SCOPED_TRACE(std::string(to_string(format)));
     const std::string key = unique_key();
     Mutex mutex(test_client(), key, options(format));
@@ -238,7 +239,8 @@ TEST(LegacyHardened, WaitsOnATokenLockUntilItIsReleasedAndNeverTouchesIt) {
   EXPECT_FALSE(hardened.try_lock());
   EXPECT_FALSE(hardened.try_lock_for(std::chrono::milliseconds(30)));
   EXPECT_EQ(raw({"GET", key}).str, token_value);
-  EXPECT_EQ(expect_error([&] { (void)Mutex(test_client(), key, faithful_options()).try_lock(); }).errc(), Errc::bad_value);
+  EXPECT_EQ(expect_error([&] { (void)Mutex(test_client(), key, faithful_options()).try_lock(); }).errc(),
+            Errc::bad_value);
   token.unlock();
   EXPECT_TRUE(hardened.try_lock());
   hardened.unlock();

@@ -22,11 +22,12 @@ int main(int argc, char** argv) {
     options.strategy = strategy == "legacy"     ? lockbridge::StrategyKind::legacy
                        : strategy == "redisson" ? lockbridge::StrategyKind::redisson
                                                 : lockbridge::StrategyKind::token;
-    options.legacy.preset = std::string(argv[5]) == "faithful" ? lockbridge::LegacyPreset::faithful
-                                                               : lockbridge::LegacyPreset::hardened;
+    options.legacy.preset =
+        std::string(argv[5]) == "faithful" ? lockbridge::LegacyPreset::faithful : lockbridge::LegacyPreset::hardened;
     options.lease = std::chrono::seconds(60);
     options.acquire_timeout = std::chrono::seconds(120);
-    options.retry = lockbridge::RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(2));
+    options.retry =
+        lockbridge::RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(2));
     const long acquisitions = std::strtol(argv[6], nullptr, 10);
 
     lockbridge::Mutex mutex(client, key, options);

@@ -25,8 +25,9 @@ namespace lockbridge::testing {
 std::string test_dir() {
   const char* dir = std::getenv("LOCKBRIDGE_TEST_DIR");
   if (dir == nullptr || *dir == '\0') {
-    throw std::runtime_error("LOCKBRIDGE_TEST_DIR is not set: run integration tests through ctest, "
-                             "whose fixture starts redis-server");
+    throw std::runtime_error(
+        "LOCKBRIDGE_TEST_DIR is not set: run integration tests through ctest, "
+        "whose fixture starts redis-server");
   }
   return dir;
 }
@@ -152,7 +153,8 @@ void expect_held_only_by(Mutex& holder, Mutex& rival) {
   rival.unlock();
 }
 
-void expect_lost_to_a_second_holder(Mutex& first, Mutex& second, const std::function<std::string()>& value_on_new_master) {
+void expect_lost_to_a_second_holder(Mutex& first, Mutex& second,
+                                    const std::function<std::string()>& value_on_new_master) {
   ASSERT_TRUE(retry_while_unreachable([&] { return second.try_lock(); }));
   EXPECT_TRUE(first.owns_lock());  // two holders
   ASSERT_TRUE(first.fence().has_value());
@@ -199,14 +201,21 @@ std::vector<std::string> parse_monitor_line(std::string_view line) {
       }
       const char escaped = line[++i];
       switch (escaped) {
-        case 'n': arg.push_back('\n'); break;
-        case 'r': arg.push_back('\r'); break;
-        case 't': arg.push_back('\t'); break;
+        case 'n':
+          arg.push_back('\n');
+          break;
+        case 'r':
+          arg.push_back('\r');
+          break;
+        case 't':
+          arg.push_back('\t');
+          break;
         case 'x':
           arg.push_back(static_cast<char>(std::stoi(std::string(line.substr(i + 1, 2)), nullptr, 16)));
           i += 2;
           break;
-        default: arg.push_back(escaped);
+        default:
+          arg.push_back(escaped);
       }
     }
     args.push_back(std::move(arg));
@@ -302,8 +311,9 @@ std::filesystem::path stderr_path() { return std::filesystem::path(test_dir()) /
 
 CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
   const std::filesystem::path stderr_file = stderr_path();
-  const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI + " " + args +
-                              (with_url ? " --url '" + unix_url() + "'" : "") + " 2>'" + stderr_file.string() + "'";
+  const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI +
+                              " " + args + (with_url ? " --url '" + unix_url() + "'" : "") + " 2>'" +
+                              stderr_file.string() + "'";
   ProcessOutput finished = finish_process(start_process(command));
   return cli_result(finished.status, std::move(finished.output), stderr_file);
 }

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -17,7 +18,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <thread>
 #include <vector>
 
@@ -123,7 +123,8 @@ void expect_held_only_by(Mutex& holder, Mutex& rival);
 // `first` then sees it held by someone else, and its release is lease_lost and leaves `second`'s
 // value, read by `value_on_new_master`, in place. `second` releases it at the end. Calls are
 // retried while the Clients still find the dead master (io, timeout).
-void expect_lost_to_a_second_holder(Mutex& first, Mutex& second, const std::function<std::string()>& value_on_new_master);
+void expect_lost_to_a_second_holder(Mutex& first, Mutex& second,
+                                    const std::function<std::string()>& value_on_new_master);
 
 // A holder that stalled past its short lease, and the owner that took the key over after it:
 // both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out. Each has

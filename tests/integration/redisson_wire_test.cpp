@@ -32,24 +32,28 @@ class RedissonWire : public ::testing::Test {
 };
 
 TEST_F(RedissonWire, AcquireOnAFreeNameIsRedissonsLockScript) {
-  expect("acquire_free.txt", [&] { ASSERT_TRUE(mutex_.try_lock()); }, "");
+  expect(
+      "acquire_free.txt", [&] { ASSERT_TRUE(mutex_.try_lock()); }, "");
 }
 
 TEST_F(RedissonWire, AnAttemptOnAHeldNameAnswersWithItsPttl) {
   raw({"HSET", key_, "8b0c2a1e-0000-4000-8000-000000000000:57", "1"});
   raw({"PEXPIRE", key_, "30000"});
-  expect("acquire_held.txt", [&] { ASSERT_FALSE(mutex_.try_lock()); }, "");
+  expect(
+      "acquire_held.txt", [&] { ASSERT_FALSE(mutex_.try_lock()); }, "");
 }
 
 TEST_F(RedissonWire, ARenewalIsHexistsThenPexpire) {
   ASSERT_TRUE(mutex_.try_lock());
-  expect("renewal.txt", [&] { ASSERT_TRUE(mutex_.extend(seconds(30))); }, mutex_.value());
+  expect(
+      "renewal.txt", [&] { ASSERT_TRUE(mutex_.extend(seconds(30))); }, mutex_.value());
 }
 
 TEST_F(RedissonWire, ReleaseDeletesAndPublishesZero) {
   ASSERT_TRUE(mutex_.try_lock());
   const std::string field = mutex_.value();
-  expect("release.txt", [&] { mutex_.unlock(); }, field);
+  expect(
+      "release.txt", [&] { mutex_.unlock(); }, field);
 }
 
 }  // namespace

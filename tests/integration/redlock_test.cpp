@@ -119,7 +119,8 @@ TEST_F(Redlock, APartialAcquisitionIsRolledBack) {
   for (const int i : {0, 1, 2}) masters_.masters[i]->command({"SET", key_, "someone-else", "PX", "60000"});
   Mutex mutex(client_, key_, redlock_options());
   EXPECT_FALSE(mutex.try_lock());
-  EXPECT_EQ(values_of(key_), (std::vector<std::string>{"someone-else", "someone-else", "someone-else", "(nil)", "(nil)"}));
+  EXPECT_EQ(values_of(key_),
+            (std::vector<std::string>{"someone-else", "someone-else", "someone-else", "(nil)", "(nil)"}));
 }
 
 TEST_F(Redlock, AnExtendWithoutAMajorityEndsTheHold) {
@@ -283,7 +284,8 @@ TEST_F(Redlock, RefusesWhatAQuorumCannotGive) {
 
 TEST_F(Redlock, CompareRunsTheColumnsRedlockAllowsAndSaysWhichItSkips) {
   const std::string json = test_dir() + "/redlock-compare-" + unique_key() + ".json";
-  const CliRun run = run_cli("compare --url '" + masters_.url() + "' --duration 0.1 --no-plot --json '" + json + "'", false);
+  const CliRun run =
+      run_cli("compare --url '" + masters_.url() + "' --duration 0.1 --no-plot --json '" + json + "'", false);
   EXPECT_EQ(run.exit_code, 0) << run;
   EXPECT_THAT(run.output, HasSubstr("token, poll (as peers)"));
   EXPECT_THAT(run.errors, HasSubstr("skipping 'legacy faithful'"));

@@ -92,7 +92,9 @@ TEST(ReplicaAck, AReplicaThatHasTheWriteIsCountedAndOneThatLeftMakesTheExtendFai
   // The replica goes away: the next extend cannot be acknowledged, so the lock is released and
   // the caller is told, by the exception and by the loss notice.
   replica_client.command({"REPLICAOF", "NO", "ONE"});
-  ASSERT_TRUE(eventually([&] { return raw({"INFO", "replication"}).str.find("connected_slaves:0") != std::string::npos; }));
+  ASSERT_TRUE(eventually([&] {
+    return raw({"INFO", "replication"}).str.find("connected_slaves:0") != std::string::npos;
+  }));
   EXPECT_EQ(expect_error([&] { (void)mutex.extend(std::chrono::seconds(30)); }).errc(), Errc::no_quorum);
   EXPECT_FALSE(mutex.owns_lock());
   EXPECT_TRUE(eventually([&] { return lost.load(); }));
@@ -108,7 +110,9 @@ TEST(ReplicaAck, OptionsAreChecked) {
   EXPECT_THROW(faithful.validate(), Error);
   MutexOptions acknowledged = token_options();
   acknowledged.replica_ack.replicas = 1;
-  const Error multi = expect_error([&] { MultiMutex(test_client(), {unique_key("a"), unique_key("b")}, acknowledged); });
+  const Error multi = expect_error([&] {
+    MultiMutex(test_client(), {unique_key("a"), unique_key("b")}, acknowledged);
+  });
   EXPECT_EQ(multi.errc(), Errc::bad_option);
   EXPECT_THAT(multi.what(), ::testing::HasSubstr("replica_ack"));
 }

@@ -42,7 +42,8 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
   // The replica keeps replicating from the old master until the promotion.
   topology.replica->command({"CONFIG", "SET", "masterauth", kPassword});
   topology.master->command({"CONFIG", "SET", "requirepass", kPassword});
-  const Client cut_off_side("redis://:" + std::string(kPassword) + "@" + topology.master->address(), quick_failing_client());
+  const Client cut_off_side("redis://:" + std::string(kPassword) + "@" + topology.master->address(),
+                            quick_failing_client());
   drop_sentinel_connections(cut_off_side);
   const int new_port = topology.wait_for_failover(old_port);
   ASSERT_EQ(new_port, topology.replica->port());
@@ -66,8 +67,11 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
   const auto sentinel_logs = [&] { return topology.sentinels[0]->log_tail(40); };
   wait_until([&] { return topology.master->command({"ROLE"}).rfind("slave", 0) == 0; }, std::chrono::seconds(40),
              "the old master made a replica", sentinel_logs);
-  wait_until([&] { return topology.master->command({"GET", key}) == majority_side.value(); }, std::chrono::seconds(10),
-             "the new master's lock replicated to the old one", sentinel_logs);
+  wait_until(
+      [&] {
+        return topology.master->command({"GET", key}) == majority_side.value();
+      },
+      std::chrono::seconds(10), "the new master's lock replicated to the old one", sentinel_logs);
   // The stranded holder's release fails (its connection was closed, or it finds the other
   // holder's value) and touches nothing of the majority side's lock.
   stranded.unlock();

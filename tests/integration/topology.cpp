@@ -83,8 +83,10 @@ ReplyPtr call(int port, const std::vector<std::string>& args, milliseconds timeo
 
 std::string flatten(const redisReply& reply) {
   switch (reply.type) {
-    case REDIS_REPLY_INTEGER: return std::to_string(reply.integer);
-    case REDIS_REPLY_NIL: return "(nil)";
+    case REDIS_REPLY_INTEGER:
+      return std::to_string(reply.integer);
+    case REDIS_REPLY_NIL:
+      return "(nil)";
     case REDIS_REPLY_ARRAY: {
       std::string joined;
       for (size_t i = 0; i < reply.elements; ++i) {
@@ -93,7 +95,8 @@ std::string flatten(const redisReply& reply) {
       }
       return joined;
     }
-    default: return std::string(reply.str, reply.len);  // string, status, error
+    default:
+      return std::string(reply.str, reply.len);  // string, status, error
   }
 }
 
@@ -102,7 +105,8 @@ std::string make_temp_dir() {
   std::filesystem::path parent = (base != nullptr && *base != '\0') ? base : "/tmp";
   std::filesystem::create_directories(parent);
   std::string pattern = (parent / "lbtopo-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory in " + parent.string());
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw std::runtime_error("cannot create a temporary directory in " + parent.string());
   return pattern;
 }
 
@@ -127,7 +131,8 @@ std::map<std::string, std::string> info_fields(const std::string& info) {
 std::map<std::string, std::string> field_map(const redisReply& entry) {
   std::map<std::string, std::string> fields;
   if (entry.type != REDIS_REPLY_ARRAY) return fields;
-  for (size_t i = 0; i + 1 < entry.elements; i += 2) fields[flatten(*entry.element[i])] = flatten(*entry.element[i + 1]);
+  for (size_t i = 0; i + 1 < entry.elements; i += 2)
+    fields[flatten(*entry.element[i])] = flatten(*entry.element[i + 1]);
   return fields;
 }
 
@@ -179,25 +184,35 @@ std::unique_ptr<ServerProcess> ServerProcess::start_server(std::vector<std::stri
   return server;
 }
 
-std::unique_ptr<ServerProcess> ServerProcess::start_sentinel(const std::string& master_name, int master_port, int quorum,
-                                                            milliseconds down_after, milliseconds failover_timeout) {
+std::unique_ptr<ServerProcess> ServerProcess::start_sentinel(const std::string& master_name, int master_port,
+                                                             int quorum, milliseconds down_after,
+                                                             milliseconds failover_timeout) {
   std::unique_ptr<ServerProcess> sentinel(new ServerProcess(Kind::sentinel, make_temp_dir()));
   const std::string& dir = sentinel->dir_;
   // Sentinel rewrites this file (its id, the replicas and sentinels it found), hence one
   // directory per sentinel. Failover speed comes from the two timeouts: the election timeout is
   // min(10 s, failover-timeout), and a failed attempt is retried after 2 * failover-timeout.
-  sentinel->sentinel_body_ = "bind 127.0.0.1\n"
-                             "dir " + dir + "\n"
-                             "logfile " + dir + "/log\n"
-                             "sentinel resolve-hostnames no\n"
-                             "sentinel announce-hostnames no\n"
-                             "sentinel monitor " + master_name + " 127.0.0.1 " + std::to_string(master_port) + " " +
-                             std::to_string(quorum) + "\n"
-                             "sentinel down-after-milliseconds " + master_name + " " +
-                             std::to_string(down_after.count()) + "\n"
-                             "sentinel failover-timeout " + master_name + " " +
-                             std::to_string(failover_timeout.count()) + "\n"
-                             "sentinel parallel-syncs " + master_name + " 1\n";
+  sentinel->sentinel_body_ =
+      "bind 127.0.0.1\n"
+      "dir " +
+      dir +
+      "\n"
+      "logfile " +
+      dir +
+      "/log\n"
+      "sentinel resolve-hostnames no\n"
+      "sentinel announce-hostnames no\n"
+      "sentinel monitor " +
+      master_name + " 127.0.0.1 " + std::to_string(master_port) + " " + std::to_string(quorum) +
+      "\n"
+      "sentinel down-after-milliseconds " +
+      master_name + " " + std::to_string(down_after.count()) +
+      "\n"
+      "sentinel failover-timeout " +
+      master_name + " " + std::to_string(failover_timeout.count()) +
+      "\n"
+      "sentinel parallel-syncs " +
+      master_name + " 1\n";
   sentinel->start_on_free_port();
   return sentinel;
 }
@@ -206,9 +221,9 @@ std::string ServerProcess::address() const { return "127.0.0.1:" + std::to_strin
 
 std::vector<std::string> ServerProcess::arguments() const {
   if (kind_ == Kind::sentinel) return {"redis-sentinel", dir_ + "/sentinel.conf"};
-  std::vector<std::string> args{"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                "--save",       "",       "--appendonly",        "no",     "--dir",
-                                dir_,           "--logfile", dir_ + "/log",      "--daemonize", "no"};
+  std::vector<std::string> args{"redis-server", "--port",    std::to_string(port_), "--bind",      "127.0.0.1",
+                                "--save",       "",          "--appendonly",        "no",          "--dir",
+                                dir_,           "--logfile", dir_ + "/log",         "--daemonize", "no"};
   args.insert(args.end(), extra_.begin(), extra_.end());
   return args;
 }
@@ -226,7 +241,8 @@ void ServerProcess::start_on_free_port() {
     if (launch_and_wait(&failure)) return;
     // Only a port someone else holds is worth another try; any other failure would repeat.
     const std::string log = log_tail(50);
-    if (log.find("Address already in use") == std::string::npos && failure.find("did not answer") == std::string::npos) {
+    if (log.find("Address already in use") == std::string::npos &&
+        failure.find("did not answer") == std::string::npos) {
       break;
     }
     std::error_code ignored;
@@ -369,9 +385,12 @@ std::string ServerProcess::log_tail(int lines) const {
 void cut_off_replica(ServerProcess& master, ServerProcess& replica) {
   replica.pause();
   const std::string killed = master.command({"CLIENT", "KILL", "TYPE", "replica"});
-  wait_until([&] { return info_fields(master.command({"INFO", "replication"}))["connected_slaves"] == "0"; },
-             kTopologyTimeout, master.address() + " dropping its replica links (CLIENT KILL answered " + killed + ")",
-             [&] { return master.log_tail(); });
+  wait_until(
+      [&] {
+        return info_fields(master.command({"INFO", "replication"}))["connected_slaves"] == "0";
+      },
+      kTopologyTimeout, master.address() + " dropping its replica links (CLIENT KILL answered " + killed + ")",
+      [&] { return master.log_tail(); });
 }
 
 bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel) {
@@ -387,11 +406,15 @@ SentinelTopology::SentinelTopology(std::string name, milliseconds down_after) : 
   replica = ServerProcess::start_server(
       {"--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1", std::to_string(master->port())});
   const std::string replica_entry = "port=" + std::to_string(replica->port()) + ",state=online";
-  wait_until([&] { return master->command({"INFO", "replication"}).find(replica_entry) != std::string::npos; },
-             kTopologyTimeout, "replica " + replica->address() + " in sync with " + master->address(),
-             [&] { return master->log_tail() + "\n" + replica->log_tail(); });
+  wait_until(
+      [&] {
+        return master->command({"INFO", "replication"}).find(replica_entry) != std::string::npos;
+      },
+      kTopologyTimeout, "replica " + replica->address() + " in sync with " + master->address(),
+      [&] { return master->log_tail() + "\n" + replica->log_tail(); });
 
-  for (int i = 0; i < 3; ++i) sentinels.push_back(ServerProcess::start_sentinel(master_name, master->port(), 2, down_after));
+  for (int i = 0; i < 3; ++i)
+    sentinels.push_back(ServerProcess::start_sentinel(master_name, master->port(), 2, down_after));
 
   const std::string master_address = "127.0.0.1 " + std::to_string(master->port());
   const std::string replica_port = std::to_string(replica->port());
@@ -399,12 +422,14 @@ SentinelTopology::SentinelTopology(std::string name, milliseconds down_after) : 
     wait_until(
         [&] {
           if (sentinel->command({"SENTINEL", "get-master-addr-by-name", master_name}) != master_address) return false;
-          if (sentinel->command_list({"SENTINEL", "sentinels", master_name}).size() != sentinels.size() - 1) return false;
+          if (sentinel->command_list({"SENTINEL", "sentinels", master_name}).size() != sentinels.size() - 1)
+            return false;
           // The replica must be usable for a failover: linked, its INFO read.
           const ReplyPtr replicas = call(sentinel->port(), {"SENTINEL", "replicas", master_name}, milliseconds(2000));
           for (size_t i = 0; i < replicas->elements; ++i) {
             auto fields = field_map(*replicas->element[i]);
-            if (fields["port"] == replica_port) return fields["flags"] == "slave" && fields["master-link-status"] == "ok";
+            if (fields["port"] == replica_port)
+              return fields["flags"] == "slave" && fields["master-link-status"] == "ok";
           }
           return false;
         },
@@ -448,7 +473,8 @@ int SentinelTopology::wait_for_failover(int old_port, milliseconds timeout) cons
         new_port = current_master_port();
         if (new_port == old_port) return false;
         const ServerProcess* promoted = server_on(new_port);
-        if (promoted == nullptr) throw std::runtime_error("sentinels name an unknown master port " + std::to_string(new_port));
+        if (promoted == nullptr)
+          throw std::runtime_error("sentinels name an unknown master port " + std::to_string(new_port));
         if (promoted->command({"ROLE"}).rfind("master", 0) != 0) return false;
         // Settled: every Sentinel names it and sees it up. A Sentinel that switched late has fresh
         // links to it, and one that gets no PONG within down-after would fail over again.
@@ -507,8 +533,8 @@ ClusterView parse_cluster_nodes(const std::string& text) {
     }
     const bool myself = flags.find("myself") != std::string::npos;
     const std::string port = fields[1].substr(fields[1].find(':') + 1, fields[1].find('@') - fields[1].find(':') - 1);
-    std::string canonical =
-        fields[0] + " " + port + " " + (flags.find("master") != std::string::npos ? "master" : "replica") + " " + fields[3];
+    std::string canonical = fields[0] + " " + port + " " +
+                            (flags.find("master") != std::string::npos ? "master" : "replica") + " " + fields[3];
     for (size_t i = 8; i < fields.size(); ++i) {
       if (fields[i].front() == '[') continue;  // a slot being imported or migrated: not owned
       canonical += " " + fields[i];
@@ -642,7 +668,8 @@ void ClusterTopology::move_slot(int slot, int to_index) {
   const std::string slot_text = std::to_string(slot);
   const auto expect_ok = [&](const ServerProcess& node, const std::vector<std::string>& args) {
     const std::string reply = node.command(args);
-    if (reply != "OK") throw std::runtime_error(node.address() + " answered " + reply + " to " + args[0] + " " + args[1]);
+    if (reply != "OK")
+      throw std::runtime_error(node.address() + " answered " + reply + " to " + args[0] + " " + args[1]);
   };
 
   expect_ok(target, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", node_ids[from_index]});

@@ -49,9 +49,10 @@ class ServerProcess {
   // redis-sentinel with a generated D/sentinel.conf monitoring `master_name` at
   // 127.0.0.1:`master_port` with `quorum`, `down_after` and `failover_timeout`. Ports and throws
   // as start_server(). The master need not be up yet.
-  static std::unique_ptr<ServerProcess> start_sentinel(const std::string& master_name, int master_port, int quorum,
-                                                      std::chrono::milliseconds down_after = std::chrono::milliseconds(1000),
-                                                      std::chrono::milliseconds failover_timeout = std::chrono::milliseconds(3000));
+  static std::unique_ptr<ServerProcess> start_sentinel(
+      const std::string& master_name, int master_port, int quorum,
+      std::chrono::milliseconds down_after = std::chrono::milliseconds(1000),
+      std::chrono::milliseconds failover_timeout = std::chrono::milliseconds(3000));
 
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;

@@ -18,8 +18,8 @@
 namespace lockbridge::testing {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::hours;
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 MutexOptions waiting(StrategyKind strategy, WaitMode mode, RetryPolicy retry) {
@@ -67,7 +67,9 @@ TEST(Waiting, AFaithfulHoldersSilentReleaseIsFoundByTheFallbackPolling) {
   const std::string key = unique_key();
   Client client = test_client();
   Mutex holder(client, key, faithful_options());  // DEL only: announces nothing
-  Mutex waiter(client, key, waiting(StrategyKind::legacy, WaitMode::notify, RetryPolicy::backoff_with_jitter(milliseconds(1), milliseconds(20))));
+  Mutex waiter(client, key,
+               waiting(StrategyKind::legacy, WaitMode::notify,
+                       RetryPolicy::backoff_with_jitter(milliseconds(1), milliseconds(20))));
   ASSERT_TRUE(holder.try_lock());
   auto waited = lock_in_background(waiter);
   EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout);
@@ -86,7 +88,9 @@ TEST(Waiting, BackoffNeverSleepsPastTheHoldersLease) {
   short_lease.lease = milliseconds(300);
   Mutex crashed(client, key, short_lease);
   ASSERT_TRUE(crashed.try_lock());
-  Mutex waiter(client, key, waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::backoff_with_jitter(hours(24 * 365), hours(24 * 365))));
+  Mutex waiter(
+      client, key,
+      waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::backoff_with_jitter(hours(24 * 365), hours(24 * 365))));
   EXPECT_TRUE(waiter.try_lock_for(seconds(30)));
   waiter.unlock();
 }
@@ -98,7 +102,8 @@ TEST(Waiting, FixedRetriesMakeExactlyOnePlusRetriesAttempts) {
   ASSERT_TRUE(holder.try_lock());
   Client waiter_client = test_client();
   waiter_client.ping();  // connect first: the count below is attempts only
-  Mutex waiter(waiter_client, key, waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::fixed_retries(3, milliseconds(1))));
+  Mutex waiter(waiter_client, key,
+               waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::fixed_retries(3, milliseconds(1))));
   const auto before = waiter_client.stats().round_trips;
   EXPECT_FALSE(waiter.try_lock_for(seconds(30)));
   EXPECT_EQ(waiter_client.stats().round_trips - before, 4U) << "RedisLocker style: 1 + RetryCount attempts";
@@ -111,7 +116,8 @@ TEST(Waiting, JedisLockResolutionSpendsTheTimeoutInSteps) {
   ASSERT_TRUE(holder.try_lock());
   Client waiter_client = test_client();
   waiter_client.ping();
-  Mutex waiter(waiter_client, key, waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::jedis_lock_resolution(milliseconds(10))));
+  Mutex waiter(waiter_client, key,
+               waiting(StrategyKind::token, WaitMode::poll, RetryPolicy::jedis_lock_resolution(milliseconds(10))));
   const auto before = waiter_client.stats().round_trips;
   EXPECT_FALSE(waiter.try_lock_for(milliseconds(35)));
   EXPECT_EQ(waiter_client.stats().round_trips - before, 4U) << "jedis-lock: timeout / resolution + 1 attempts";
@@ -174,7 +180,6 @@ TEST(Waiting, ThreadsOfOneProcessQueueLocallyAndDoNotStormRedis) {
   EXPECT_LE(per_acquisition, 2.5) << "round trips per acquisition";
 }
 
-
 TEST(Waiting, ALocalWaiterContendsAsSoonAsTheWatchdogFindsTheHoldersLeaseLost) {
   // The holder's key vanishes behind its back (an operator's DEL). The first thread in the local
   // line was told the lock is held until the end of a 15 s lease; the watchdog's first renewal
@@ -194,7 +199,8 @@ TEST(Waiting, ALocalWaiterContendsAsSoonAsTheWatchdogFindsTheHoldersLeaseLost) {
   std::future<void> waited = lock_in_background(waiter);
   raw({"DEL", key});
   waited.get();
-  EXPECT_LT(std::chrono::steady_clock::now(), lease_would_end - seconds(5)) << "the waiter waited for the lost lease's end";
+  EXPECT_LT(std::chrono::steady_clock::now(), lease_would_end - seconds(5))
+      << "the waiter waited for the lost lease's end";
   EXPECT_TRUE(lost.stop_requested());
   EXPECT_FALSE(holder.owns_lock());
   EXPECT_EQ(raw({"GET", key}).str, waiter.value());

@@ -12,7 +12,8 @@ namespace {
 // (both read from the wall clock around the operation).
 void expect_matches(const Transcript& golden, const Transcript& recorded, const std::string& key, std::int64_t before,
                     std::int64_t after, std::int64_t lease) {
-  testing::expect_matches(golden, recorded, {{"{key}", exactly(key)}, {"{stamp}", stamp_between(before, after, lease)}});
+  testing::expect_matches(golden, recorded,
+                          {{"{key}", exactly(key)}, {"{stamp}", stamp_between(before, after, lease)}});
 }
 
 Transcript load_golden(const std::string& name) { return testing::load_golden("jedis-lock-1.0.0", name); }

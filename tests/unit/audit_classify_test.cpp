@@ -29,19 +29,23 @@ KeySample string_key(std::string key, std::string value, std::int64_t pttl = -1)
   return sample;
 }
 
-Classification of(const KeySample& sample, ClassifyOptions options = {}) { return audit::classify(sample, kNow, options); }
+Classification of(const KeySample& sample, ClassifyOptions options = {}) {
+  return audit::classify(sample, kNow, options);
+}
 
 TEST(AuditClassify, TimestampLocksByFormatWithStaleAndFarFuture) {
   EXPECT_EQ(of(string_key("k", std::to_string(kNow + 60000))).lock_class, LockClass::legacy_ms);
   EXPECT_EQ(of(string_key("k", std::to_string(kNow / 1000 + 60))).lock_class, LockClass::legacy_seconds);
-  EXPECT_EQ(of(string_key("k", std::string(kUuid) + ":" + std::to_string(kNow + 1))).lock_class, LockClass::legacy_uuid_ms);
+  EXPECT_EQ(of(string_key("k", std::string(kUuid) + ":" + std::to_string(kNow + 1))).lock_class,
+            LockClass::legacy_uuid_ms);
   const Classification forever = of(string_key("k", "2147483649"));
   EXPECT_EQ(forever.lock_class, LockClass::legacy_forever);
   EXPECT_TRUE(forever.has(Flag::no_ttl)) << "held until someone deletes it";
   const Classification stale = of(string_key("k", std::to_string(kNow - 1)));
   EXPECT_TRUE(stale.has(Flag::stale));
   EXPECT_EQ(stale.expiry_ms, kNow - 1);
-  EXPECT_FALSE(of(string_key("k", std::to_string(kNow))).has(Flag::stale)) << "jedis-lock: expired only when before now";
+  EXPECT_FALSE(of(string_key("k", std::to_string(kNow))).has(Flag::stale))
+      << "jedis-lock: expired only when before now";
   EXPECT_TRUE(of(string_key("k", std::to_string(kNow + 8LL * 24 * 3600 * 1000))).has(Flag::far_future));
   EXPECT_FALSE(of(string_key("k", std::to_string(kNow + 6LL * 24 * 3600 * 1000))).has(Flag::far_future));
 }
@@ -50,7 +54,8 @@ TEST(AuditClassify, TheLargestFarFutureMarginFlagsNothingInsteadOfOverflowing) {
   ClassifyOptions options;
   options.far_future = std::chrono::milliseconds::max();
   EXPECT_FALSE(of(string_key("k", std::to_string(kNow + 60000)), options).has(Flag::far_future));
-  EXPECT_FALSE(audit::classify(string_key("k", std::to_string(kNow + 60000)), INT64_MAX, options).has(Flag::far_future));
+  EXPECT_FALSE(
+      audit::classify(string_key("k", std::to_string(kNow + 60000)), INT64_MAX, options).has(Flag::far_future));
 }
 
 TEST(AuditClassify, TokensPythonLocksAndRedisson) {
@@ -152,8 +157,8 @@ TEST(KeyText, Base64RoundTripsEveryByteAndRefusesNonCanonicalText) {
 
 TEST(KeyText, KeysComeOutEscapedAndReadBackExactly) {
   for (const std::string& key : {std::string("orders:42"), std::string("with space\nand newline"),
-                                std::string("caf\xc3\xa9"), std::string("bad\xff\xfe utf8"), std::string("\xc0\x80"),
-                                std::string("nul\0inside", 10), std::string("\xed\xa0\x80")}) {
+                                 std::string("caf\xc3\xa9"), std::string("bad\xff\xfe utf8"), std::string("\xc0\x80"),
+                                 std::string("nul\0inside", 10), std::string("\xed\xa0\x80")}) {
     nlohmann::ordered_json out;
     put_key(out, key);
     const nlohmann::json parsed = nlohmann::json::parse(out.dump());  // throws on invalid UTF-8

@@ -34,7 +34,7 @@ TEST(BenchStats, HandoffIsFromReleaseStartToTheNextOtherClientsAcquire) {
   const SampleSummary s = summarize({zero, one});
   EXPECT_EQ(s.acquisitions, 3U);
   ASSERT_TRUE(s.handoff_p50_us.has_value());
-  EXPECT_DOUBLE_EQ(*s.handoff_p50_us, 40.0);  // 90'000 - 50'000 ns
+  EXPECT_DOUBLE_EQ(*s.handoff_p50_us, 40.0);   // 90'000 - 50'000 ns
   EXPECT_DOUBLE_EQ(*s.same_owner_ratio, 0.5);  // (0 -> 0) same, (0 -> 1) different
   EXPECT_EQ(s.per_client_min, 1U);
   EXPECT_EQ(s.per_client_max, 2U);

@@ -16,9 +16,9 @@
 namespace lockbridge::tools {
 namespace {
 
-using ::testing::HasSubstr;
-using std::chrono::milliseconds;
 using lockbridge::testing::bad_option_message;
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 // `--value TEXT` parsed as the CLI parses it.
 po::variables_map parsed_value(const std::string& text) {
@@ -33,14 +33,15 @@ po::variables_map parsed_value(const std::string& text) {
 
 TEST(CliNumbers, MillisecondsWithinTheirRangeAreRead) {
   EXPECT_EQ(milliseconds_option(parsed_value("0"), "value", milliseconds(0), kMaxOptionDuration), milliseconds(0));
-  EXPECT_EQ(milliseconds_option(parsed_value("31536000000"), "value", milliseconds(0), kMaxOptionDuration), kMaxOptionDuration);
+  EXPECT_EQ(milliseconds_option(parsed_value("31536000000"), "value", milliseconds(0), kMaxOptionDuration),
+            kMaxOptionDuration);
 }
 
 TEST(CliNumbers, AnythingElseNamesTheOptionAndItsRange) {
   for (const std::string text : {"-1", "31536000001", "99999999999999999999", "1e3", "ten", " 5", "5 ", "+5", "0x10"}) {
     SCOPED_TRACE(text);
-    const std::string message =
-        bad_option_message([&] { (void)milliseconds_option(parsed_value(text), "value", milliseconds(0), kMaxOptionDuration); });
+    const std::string message = bad_option_message(
+        [&] { (void)milliseconds_option(parsed_value(text), "value", milliseconds(0), kMaxOptionDuration); });
     EXPECT_THAT(message, HasSubstr("--value must be between 0 and 31536000000 ms (365 days), got '" + text + "'"));
   }
   EXPECT_THAT(bad_option_message([] { (void)count_option(parsed_value("0"), "value", 1, 100); }),
@@ -52,7 +53,8 @@ TEST(CliNumbers, SecondsAreDecimalAndRoundedToMilliseconds) {
   EXPECT_EQ(seconds_option(parsed_value("3"), "value", milliseconds(1), milliseconds(3600000)), milliseconds(3000));
   for (const std::string text : {"0", "0.0001", "3600.001", "nan", "inf", "1e400", "-1", "1s"}) {
     SCOPED_TRACE(text);
-    EXPECT_THAT(bad_option_message([&] { (void)seconds_option(parsed_value(text), "value", milliseconds(1), milliseconds(3600000)); }),
+    EXPECT_THAT(bad_option_message(
+                    [&] { (void)seconds_option(parsed_value(text), "value", milliseconds(1), milliseconds(3600000)); }),
                 HasSubstr("--value must be between 0.001 and 3600 seconds"));
   }
 }

@@ -46,11 +46,11 @@ TEST(ClusterNodes, MigratingEntriesStayWithTheirOwnerAndEmptyHostsAreTheAskedNod
 }
 
 TEST(ClusterNodes, MalformedLinesAreProtocolErrors) {
-  for (const char* text : {"a1 127.0.0.1:7000@17000 master - 0 0\n", "a1 127.0.0.1@17000 master - 0 0 1 connected 0-1\n",
-                           "a1 127.0.0.1:0@17000 master - 0 0 1 connected 0-1\n",
-                           "a1 127.0.0.1:7000@17000 master - 0 0 x connected 0-1\n",
-                           "a1 127.0.0.1:7000@17000 master - 0 0 1 connected 5-2\n",
-                           "a1 127.0.0.1:7000@17000 master - 0 0 1 connected 0-16384\n"}) {
+  for (const char* text :
+       {"a1 127.0.0.1:7000@17000 master - 0 0\n", "a1 127.0.0.1@17000 master - 0 0 1 connected 0-1\n",
+        "a1 127.0.0.1:0@17000 master - 0 0 1 connected 0-1\n", "a1 127.0.0.1:7000@17000 master - 0 0 x connected 0-1\n",
+        "a1 127.0.0.1:7000@17000 master - 0 0 1 connected 5-2\n",
+        "a1 127.0.0.1:7000@17000 master - 0 0 1 connected 0-16384\n"}) {
     try {
       (void)slot_map_from_cluster_nodes(text, kAsked);
       ADD_FAILURE() << "accepted: " << text;

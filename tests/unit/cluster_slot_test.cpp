@@ -139,8 +139,8 @@ TEST(ClusterSlotMap, MapsEachSlotToItsMasterAndIgnoresReplicas) {
   EXPECT_EQ(map.master_of(10923), (NodeAddress{"::1", 7002}));  // IPv6 kept as given
   EXPECT_EQ(map.master_of(16383), (NodeAddress{"::1", 7002}));
   EXPECT_EQ(map.master_of(key_slot("foo")), (NodeAddress{"::1", 7002}));
-  EXPECT_THAT(map.masters(), ElementsAre(NodeAddress{"127.0.0.1", 7000}, NodeAddress{"127.0.0.1", 7001},
-                                         NodeAddress{"::1", 7002}));
+  EXPECT_THAT(map.masters(),
+              ElementsAre(NodeAddress{"127.0.0.1", 7000}, NodeAddress{"127.0.0.1", 7001}, NodeAddress{"::1", 7002}));
 }
 
 TEST(ClusterSlotMap, OneMasterWithSeveralRangesIsListedOnce) {
@@ -177,8 +177,7 @@ TEST(ClusterSlotMap, EmptyReplyAndDefaultMapCoverNothing) {
 TEST(ClusterSlotMap, EmptyOrNilHostMeansTheNodeAsked) {
   // Transcribed from a one-node redis-server 7.0.15 cluster before it learnt its own IP:
   // host "", slots 100..199 unassigned.
-  const SlotMap map(array({range(0, 99, node(string(""), 44665)), range(200, 16383, node(string(""), 44665))}),
-                    kAsked);
+  const SlotMap map(array({range(0, 99, node(string(""), 44665)), range(200, 16383, node(string(""), 44665))}), kAsked);
   EXPECT_EQ(map.master_of(0), (NodeAddress{"10.0.0.9", 44665}));  // the asked host, the reply's port
   EXPECT_THAT(map.masters(), ElementsAre(NodeAddress{"10.0.0.9", 44665}));
   EXPECT_FALSE(map.complete());
@@ -198,9 +197,9 @@ TEST(ClusterSlotMap, RejectsRepliesOfTheWrongShape) {
   EXPECT_THAT(protocol_error(nil()), HasSubstr("not an array"));
   EXPECT_THAT(protocol_error(array({integer(1)})), HasSubstr("entry 0"));
   EXPECT_THAT(protocol_error(array({array({integer(0), integer(1)})})), HasSubstr("entry 0"));
-  EXPECT_THAT(protocol_error(array({range(0, 1, node(string("a"), 1)),
-                                   array({integer(2), integer(3), string("a:1")})})),
-              HasSubstr("entry 1: master is not [host, port"));
+  EXPECT_THAT(
+      protocol_error(array({range(0, 1, node(string("a"), 1)), array({integer(2), integer(3), string("a:1")})})),
+      HasSubstr("entry 1: master is not [host, port"));
   EXPECT_THAT(protocol_error(array({range(0, 1, array({string("a")}))})), HasSubstr("master is not [host, port"));
   EXPECT_THAT(protocol_error(array({array({string("0"), integer(1), node(string("a"), 1)})})),
               HasSubstr("first slot is not an integer"));
@@ -236,7 +235,9 @@ TEST(ClusterSlotMap, RejectsTheUnreachableQuestionMarkEndpoint) {
 }
 
 TEST(ClusterSlotMap, AnErrorReplyIsAServerReplyError) {
-  const Reply error{.kind = Reply::Kind::error, .str = "ERR This instance has cluster support disabled", .integer = 0,
+  const Reply error{.kind = Reply::Kind::error,
+                    .str = "ERR This instance has cluster support disabled",
+                    .integer = 0,
                     .elements = {}};
   EXPECT_THAT(error_of(Errc::server_reply, [&] { SlotMap map(error, kAsked); }), HasSubstr("cluster support disabled"));
 }
@@ -342,10 +343,10 @@ TEST(ClusterSlotRedirect, OtherErrorsAreNotRedirects) {
 }
 
 TEST(ClusterSlotRedirect, MalformedMovedOrAskIsNotFollowed) {
-  for (const char* text : {"MOVED 16384 a:1", "MOVED 99999999999999999999999 a:1", "MOVED -1 a:1", "MOVED +1 a:1",
-                           "MOVED 1x a:1", "MOVED  1 a:1", "MOVED 1", "MOVED 1 ", "MOVED 1 a", "MOVED 1 a:",
-                           "MOVED 1 a:0", "MOVED 1 a:65536", "MOVED 1 a:-1", "MOVED 1 a:1x", "MOVED 1 a:1 extra",
-                           "ASK  a:1", "ASK 1 a:1 ", "MOVED 1 a:1\n"}) {
+  for (const char* text :
+       {"MOVED 16384 a:1", "MOVED 99999999999999999999999 a:1", "MOVED -1 a:1", "MOVED +1 a:1", "MOVED 1x a:1",
+        "MOVED  1 a:1", "MOVED 1", "MOVED 1 ", "MOVED 1 a", "MOVED 1 a:", "MOVED 1 a:0", "MOVED 1 a:65536",
+        "MOVED 1 a:-1", "MOVED 1 a:1x", "MOVED 1 a:1 extra", "ASK  a:1", "ASK 1 a:1 ", "MOVED 1 a:1\n"}) {
     EXPECT_EQ(parse_redirect(text), std::nullopt) << text;
   }
 }

@@ -53,8 +53,10 @@ TEST(ConvertPlan, AnEarlierTtlWinsOverTheStamp) {
 }
 
 TEST(ConvertPlan, SecondsAndUuidStampsConvertToo) {
-  EXPECT_EQ(plan_for(string_key(std::to_string(kNow / 1000 + 60), -1), to(Target::token)).new_expire_at_ms, kNow + 60000);
-  const Plan uuid = plan_for(string_key("f47ac10b-58cc-4372-a567-0e02b2c3d479:" + std::to_string(kNow + 5), -1), to(Target::token));
+  EXPECT_EQ(plan_for(string_key(std::to_string(kNow / 1000 + 60), -1), to(Target::token)).new_expire_at_ms,
+            kNow + 60000);
+  const Plan uuid =
+      plan_for(string_key("f47ac10b-58cc-4372-a567-0e02b2c3d479:" + std::to_string(kNow + 5), -1), to(Target::token));
   EXPECT_EQ(uuid.action, Action::to_token);
   EXPECT_EQ(uuid.new_expire_at_ms, kNow + 5);
 }
@@ -68,9 +70,11 @@ TEST(ConvertPlan, StaleStampsAreReportedOrDeletedOnRequest) {
 TEST(ConvertPlan, WhatCannotBeConvertedSafelyIsLeftAndNamed) {
   const ConvertOptions options = to(Target::token);
   EXPECT_EQ(plan_for(string_key("2147483649", -1), options).reason, Reason::forever);
-  EXPECT_EQ(plan_for(string_key(std::to_string(kNow + 400LL * 24 * 3600 * 1000), -1), options).reason, Reason::far_future);
+  EXPECT_EQ(plan_for(string_key(std::to_string(kNow + 400LL * 24 * 3600 * 1000), -1), options).reason,
+            Reason::far_future);
   EXPECT_EQ(plan_for(string_key("f47ac10b-58cc-4372-a567-0e02b2c3d479:soon", -1), options).reason, Reason::bad_value);
-  EXPECT_EQ(plan_for(string_key("0123456789abcdef0123456789abcdef", kNow + 100), options).reason, Reason::already_target);
+  EXPECT_EQ(plan_for(string_key("0123456789abcdef0123456789abcdef", kNow + 100), options).reason,
+            Reason::already_target);
   EXPECT_EQ(plan_for(string_key("hello", -1), options).reason, Reason::not_a_lock);
   audit::KeySample redisson;
   redisson.type = "hash";
@@ -85,7 +89,8 @@ TEST(ConvertPlan, ATokenBecomesTheStampOfItsExpiryInTheFormatAsked) {
   EXPECT_EQ(ms.action, Action::to_legacy);
   EXPECT_EQ(ms.new_value, std::to_string(kNow + 1500));
   EXPECT_EQ(ms.new_expire_at_ms, kNow + 1500);  // the TTL is kept
-  EXPECT_EQ(plan_for(token, to(Target::legacy, LegacyFormat::epoch_seconds)).new_value, std::to_string(kNow / 1000 + 2));  // rounded up
+  EXPECT_EQ(plan_for(token, to(Target::legacy, LegacyFormat::epoch_seconds)).new_value,
+            std::to_string(kNow / 1000 + 2));  // rounded up
   EXPECT_EQ(plan_for(token, to(Target::legacy, LegacyFormat::uuid_ms)).new_value,
             "f47ac10b-58cc-4372-a567-0e02b2c3d479:" + std::to_string(kNow + 1500));
 }
@@ -100,8 +105,9 @@ TEST(ConvertPlan, ATokenWithoutTtlHasNoExpiryToWrite) {
 class ConvertJournal : public ::testing::Test {
  protected:
   void TearDown() override { std::filesystem::remove(path_); }
-  const std::string path_ = (std::filesystem::temp_directory_path() /
-                             ("lockbridge-journal-" + std::to_string(::getpid()) + ".jsonl")).string();
+  const std::string path_ =
+      (std::filesystem::temp_directory_path() / ("lockbridge-journal-" + std::to_string(::getpid()) + ".jsonl"))
+          .string();
 };
 
 JournalEntry entry(std::uint64_t number, std::string key, Action action) {
@@ -146,7 +152,8 @@ TEST_F(ConvertJournal, NeverOverwritesAJournal) {
 
 TEST_F(ConvertJournal, IgnoresATornLastLineButNotAMalformedOne) {
   { JournalWriter writer(path_, {}); }
-  std::ofstream(path_, std::ios::app) << R"({"n":1,"key":"a","action":"to_token","old_value":"1","old_pttl_ms":-1,"old_exp)";
+  std::ofstream(path_, std::ios::app)
+      << R"({"n":1,"key":"a","action":"to_token","old_value":"1","old_pttl_ms":-1,"old_exp)";
   JournalReader torn(path_);
   std::vector<JournalRecord> batch;
   EXPECT_FALSE(torn.next_batch(batch));

@@ -56,8 +56,9 @@ TEST(Deadline, AHundredYearsOrMoreIsNoDeadline) {
 }
 
 TEST(Deadline, AnOrdinaryWaitIsThatFarAhead) {
-  for (const steady_clock::duration wait : {steady_clock::duration(nanoseconds(1)), steady_clock::duration(milliseconds(5)),
-                                            steady_clock::duration(hours(24 * 365 * 99))}) {
+  for (const steady_clock::duration wait :
+       {steady_clock::duration(nanoseconds(1)), steady_clock::duration(milliseconds(5)),
+        steady_clock::duration(hours(24 * 365 * 99))}) {
     const Steady before = steady_clock::now();
     const Steady deadline = deadline_after(wait);
     expect_after(deadline, before, steady_clock::now(), wait);

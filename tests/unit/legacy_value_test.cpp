@@ -89,7 +89,9 @@ TEST(LegacyEpochMs, RejectsAnythingThatIsNotASignedDecimalInteger) {
       "+-5",
       "-+5",
       "1_000",
-      std::string("12\0" "34", 5),
+      std::string("12\0"
+                  "34",
+                  5),
       std::string("\0", 1),
       std::string("12\0", 3),
       "\xff\xfe",
@@ -132,8 +134,8 @@ TEST(LegacyEpochMs, FormatIgnoresOwner) {
 }
 
 TEST(LegacyEpochMs, RoundTripsEveryExpiry) {
-  for (const std::int64_t expiry_ms : {std::int64_t{0}, std::int64_t{1}, std::int64_t{-5}, std::int64_t{1400000060001},
-                                       kInt64Max, kInt64Min}) {
+  for (const std::int64_t expiry_ms :
+       {std::int64_t{0}, std::int64_t{1}, std::int64_t{-5}, std::int64_t{1400000060001}, kInt64Max, kInt64Min}) {
     SCOPED_TRACE(expiry_ms);
     const std::string value = format_legacy_value(LegacyFormat::epoch_ms, expiry_ms);
     EXPECT_EQ(parse_legacy_value(value, LegacyFormat::epoch_ms), stamp(expiry_ms));
@@ -178,11 +180,8 @@ TEST(LegacyEpochSeconds, ForeverSentinelIsNeverExpiring) {
 
 TEST(LegacyEpochSeconds, NearForeverValuesAreOrdinaryExpiries) {
   const std::vector<std::pair<std::string_view, std::int64_t>> cases{
-      {"2147483649.5", 2147483649500},
-      {"2147483649.001", 2147483649001},
-      {"2147483648", 2147483648000},
-      {"2147483650", 2147483650000},
-      {"-2147483649", -2147483649000},
+      {"2147483649.5", 2147483649500}, {"2147483649.001", 2147483649001}, {"2147483648", 2147483648000},
+      {"2147483650", 2147483650000},   {"-2147483649", -2147483649000},
   };
   for (const auto& [value, expiry_ms] : cases) {
     SCOPED_TRACE(value);
@@ -211,7 +210,9 @@ TEST(LegacyEpochSeconds, RejectsAnythingThatIsNotADecimalNumber) {
       "--1",
       "+-1",
       "1,5",
-      std::string("14\0" "00", 5),
+      std::string("14\0"
+                  "00",
+                  5),
       std::string("1.\0", 3),
   };
   for (const std::string& value : cases) {
@@ -222,12 +223,9 @@ TEST(LegacyEpochSeconds, RejectsAnythingThatIsNotADecimalNumber) {
 
 TEST(LegacyEpochSeconds, RejectsOverflow) {
   const std::vector<std::string> cases{
-      "9223372036854776",      // x 1000 no longer fits in int64
-      "9223372036854775808",
-      "18446744073709551616",
-      std::string(400, '9'),
-      std::string(400, '9') + ".5",
-      "-" + std::string(400, '9'),
+      "9223372036854776",  // x 1000 no longer fits in int64
+      "9223372036854775808",        "18446744073709551616",      std::string(400, '9'),
+      std::string(400, '9') + ".5", "-" + std::string(400, '9'),
   };
   for (const std::string& value : cases) {
     SCOPED_TRACE(printable(value));
@@ -259,8 +257,8 @@ TEST(LegacyEpochSeconds, RoundTripNeverEndsBeforeTheLease) {
   for (const std::int64_t expiry_ms : {std::int64_t{1000}, std::int64_t{1001}, std::int64_t{1999},
                                        std::int64_t{1400000060001}, std::int64_t{1400000061000}}) {
     SCOPED_TRACE(expiry_ms);
-    const auto parsed = parse_legacy_value(format_legacy_value(LegacyFormat::epoch_seconds, expiry_ms),
-                                           LegacyFormat::epoch_seconds);
+    const auto parsed =
+        parse_legacy_value(format_legacy_value(LegacyFormat::epoch_seconds, expiry_ms), LegacyFormat::epoch_seconds);
     ASSERT_TRUE(parsed);
     EXPECT_GE(parsed->expiry_ms, expiry_ms);
     EXPECT_LT(parsed->expiry_ms, expiry_ms + 1000);
@@ -294,29 +292,31 @@ TEST(LegacyUuidMs, RejectsMalformedValues) {
   const std::vector<std::string> cases{
       "",
       ":1436950000001",
-      uuid,                                             // no colon
-      uuid + "1436950000001",                           // no colon
-      uuid + ":",                                       // empty expiry
-      uuid + ":1:2",                                    // extra colon
+      uuid,                    // no colon
+      uuid + "1436950000001",  // no colon
+      uuid + ":",              // empty expiry
+      uuid + ":1:2",           // extra colon
       uuid + "::1",
       uuid + ":abc",
       uuid + ":1.5",
       uuid + ": 1",
-      uuid + ":9223372036854775808",                    // overflow
-      uuid.substr(1) + ":1",                            // 35 characters
-      uuid + "0:1",                                     // 37 characters
+      uuid + ":9223372036854775808",  // overflow
+      uuid.substr(1) + ":1",          // 35 characters
+      uuid + "0:1",                   // 37 characters
       "0" + uuid + ":1",
-      "g47ac10b-58cc-4372-a567-0e02b2c3d479:1",         // not hex
+      "g47ac10b-58cc-4372-a567-0e02b2c3d479:1",  // not hex
       "f47ac10b-58cc-4372-a567-0e02b2c3d47z:1",
-      "f47ac10b 58cc-4372-a567-0e02b2c3d479:1",         // space for a dash
-      "f47ac10-b58cc-4372-a567-0e02b2c3d479:1",         // dash one early
-      "f47ac10b5-8cc-4372-a567-0e02b2c3d479:1",         // dash one late
+      "f47ac10b 58cc-4372-a567-0e02b2c3d479:1",  // space for a dash
+      "f47ac10-b58cc-4372-a567-0e02b2c3d479:1",  // dash one early
+      "f47ac10b5-8cc-4372-a567-0e02b2c3d479:1",  // dash one late
       "f47ac10b-58cc-4372-a5670-e02b2c3d479:1",
-      "f47ac10b-58cc-4372-a567-0e02b2c3d4-9:1",         // dash where a digit belongs
-      "f47ac10b58cc4372a5670e02b2c3d479:1",             // 32 hex digits, no dashes
+      "f47ac10b-58cc-4372-a567-0e02b2c3d4-9:1",  // dash where a digit belongs
+      "f47ac10b58cc4372a5670e02b2c3d479:1",      // 32 hex digits, no dashes
       "{f47ac10b-58cc-4372-a567-0e02b2c3d479}:1",
-      "1436950000001",                                  // a plain epoch_ms value
-      uuid + std::string(":14\0" "36", 6),
+      "1436950000001",  // a plain epoch_ms value
+      uuid + std::string(":14\0"
+                         "36",
+                         6),
   };
   for (const std::string& value : cases) {
     SCOPED_TRACE(printable(value));
@@ -329,8 +329,8 @@ TEST(LegacyUuidMs, FormatsOwnerColonMilliseconds) {
 }
 
 TEST(LegacyUuidMs, RoundTripsOwnerAndExpiry) {
-  for (const std::int64_t expiry_ms : {std::int64_t{0}, std::int64_t{-5}, std::int64_t{1436950000001}, kInt64Max,
-                                       kInt64Min}) {
+  for (const std::int64_t expiry_ms :
+       {std::int64_t{0}, std::int64_t{-5}, std::int64_t{1436950000001}, kInt64Max, kInt64Min}) {
     SCOPED_TRACE(expiry_ms);
     const std::string value = format_legacy_value(LegacyFormat::uuid_ms, expiry_ms, kUuid);
     EXPECT_EQ(parse_legacy_value(value, LegacyFormat::uuid_ms), stamp(expiry_ms, false, std::string(kUuid)));
@@ -366,10 +366,8 @@ TEST(LegacyValue, MillisecondsReadAsSecondsAreImplausible) {
 
 TEST(LegacyValue, ValuesInTheirOwnFormatArePlausible) {
   const std::vector<std::pair<std::string, LegacyFormat>> cases{
-      {"1400000060001", LegacyFormat::epoch_ms},
-      {"1400000061", LegacyFormat::epoch_seconds},
-      {"1400000061.0", LegacyFormat::epoch_seconds},
-      {uuid_value(kUuid, "1436950000001"), LegacyFormat::uuid_ms},
+      {"1400000060001", LegacyFormat::epoch_ms},     {"1400000061", LegacyFormat::epoch_seconds},
+      {"1400000061.0", LegacyFormat::epoch_seconds}, {uuid_value(kUuid, "1436950000001"), LegacyFormat::uuid_ms},
       {"4102444800000", LegacyFormat::epoch_ms},  // 2100-01-01
   };
   for (const auto& [value, format] : cases) {
@@ -455,10 +453,10 @@ TEST(JedisLockMasterMayTake, TakesWhatItCannotReadAndWhatIsExpiredOrMine) {
   const std::string other = "f47ac10b-58cc-4372-a567-0e02b2c3d479";
   const std::int64_t now = 1'436'950'000'000;
   EXPECT_TRUE(jedis_lock_master_may_take(std::nullopt, mine, now)) << "a missing key";
-  for (const std::string_view unreadable : {"", "1436950060001", "d77d35b6b3da96da86da6422474258d8", "garbage",
-                                            "f47ac10b-58cc-4372-a567-0e02b2c3d479:", ":1436950060001",
-                                            "f47ac10b-58cc-4372-a567-0e02b2c3d479::1436950060001",
-                                            "f47ac10b-58cc-4372-a567-0e02b2c3d479:12x"}) {
+  for (const std::string_view unreadable :
+       {"", "1436950060001", "d77d35b6b3da96da86da6422474258d8", "garbage",
+        "f47ac10b-58cc-4372-a567-0e02b2c3d479:", ":1436950060001",
+        "f47ac10b-58cc-4372-a567-0e02b2c3d479::1436950060001", "f47ac10b-58cc-4372-a567-0e02b2c3d479:12x"}) {
     SCOPED_TRACE(unreadable);
     EXPECT_TRUE(jedis_lock_master_may_take(unreadable, mine, now));
   }

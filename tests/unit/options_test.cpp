@@ -19,8 +19,6 @@
 
 namespace {
 
-using lockbridge::testing::bad_option_message;
-using lockbridge::testing::kUnreachableUrl;
 using lockbridge::Client;
 using lockbridge::ClientOptions;
 using lockbridge::Errc;
@@ -28,6 +26,8 @@ using lockbridge::LegacyPreset;
 using lockbridge::Mutex;
 using lockbridge::MutexOptions;
 using lockbridge::StrategyKind;
+using lockbridge::testing::bad_option_message;
+using lockbridge::testing::kUnreachableUrl;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
@@ -44,8 +44,8 @@ TEST(MutexOptions, DefaultsAreValid) {
 }
 
 TEST(MutexOptions, RejectsLeaseOutsideOneMillisecondToOneYear) {
-  for (const milliseconds lease : {milliseconds(0), milliseconds(-1), milliseconds(-60000), kYear + milliseconds(1),
-                                   milliseconds::max()}) {
+  for (const milliseconds lease :
+       {milliseconds(0), milliseconds(-1), milliseconds(-60000), kYear + milliseconds(1), milliseconds::max()}) {
     SCOPED_TRACE(lease.count());
     MutexOptions options;
     options.lease = lease;
@@ -126,7 +126,8 @@ TEST(MutexOptions, LegacyOwnerMustBeALowercaseUuidInTheUuidMsFormat) {
   options.legacy.format = lockbridge::LegacyFormat::uuid_ms;
   options.legacy.owner = "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b";
   EXPECT_NO_THROW(options.validate());
-  for (const char* bad : {"0B6F0A2C-3C4D-4E5F-8A9B-0C1D2E3F4A5B", "0b6f0a2c", "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b:1"}) {
+  for (const char* bad :
+       {"0B6F0A2C-3C4D-4E5F-8A9B-0C1D2E3F4A5B", "0b6f0a2c", "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b:1"}) {
     SCOPED_TRACE(bad);
     options.legacy.owner = bad;
     EXPECT_THROW(options.validate(), lockbridge::Error);
@@ -223,7 +224,8 @@ TEST(Client, CopiesShareState) {
 
 TEST(Client, RejectsEmptyCommandWithoutConnecting) {
   const Client client(kUnreachableUrl);
-  EXPECT_THAT(bad_option_message([&] { client.command(std::initializer_list<std::string_view>{}); }), HasSubstr("empty command"));
+  EXPECT_THAT(bad_option_message([&] { client.command(std::initializer_list<std::string_view>{}); }),
+              HasSubstr("empty command"));
 }
 
 // ---- Mutex construction ----------------------------------------------------------------------

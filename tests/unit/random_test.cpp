@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "lockbridge/legacy_value.hpp"
 #include "lockbridge/identity.hpp"
+#include "lockbridge/legacy_value.hpp"
 
 namespace {
 

@@ -16,12 +16,12 @@
 
 namespace {
 
-using lockbridge::testing::bad_option_message;
-using lockbridge::testing::kUnreachableUrl;
 using lockbridge::Client;
 using lockbridge::Errc;
 using lockbridge::LockStripes;
 using lockbridge::MutexOptions;
+using lockbridge::testing::bad_option_message;
+using lockbridge::testing::kUnreachableUrl;
 using ::testing::HasSubstr;
 
 TEST(LockStripes, HashIsFnv1a64AndNeverChanges) {
@@ -92,7 +92,8 @@ TEST(LockStripes, RefusesStripeCountsOutsideOneToAMillion) {
 TEST(LockStripes, RefusesInvalidMutexOptions) {
   MutexOptions options;
   options.lease = std::chrono::milliseconds(0);
-  EXPECT_THAT(bad_option_message([&] { LockStripes(Client(kUnreachableUrl), "orders", 16, options); }), HasSubstr("lease"));
+  EXPECT_THAT(bad_option_message([&] { LockStripes(Client(kUnreachableUrl), "orders", 16, options); }),
+              HasSubstr("lease"));
 }
 
 }  // namespace

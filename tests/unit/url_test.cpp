@@ -141,9 +141,7 @@ TEST(RedisUrl, ParsesUnixSocketUserAndPasswordParameters) {
 
 TEST(RedisUrl, RejectsEmptyString) { EXPECT_THAT(rejection(""), HasSubstr("missing scheme")); }
 
-TEST(RedisUrl, RejectsUrlWithoutScheme) {
-  EXPECT_THAT(rejection("localhost:6379"), HasSubstr("missing scheme"));
-}
+TEST(RedisUrl, RejectsUrlWithoutScheme) { EXPECT_THAT(rejection("localhost:6379"), HasSubstr("missing scheme")); }
 
 TEST(RedisUrl, RejectsUnknownScheme) {
   const std::string message = rejection("http://localhost:6379");
@@ -164,11 +162,11 @@ TEST(RedisUrl, RejectsMissingHost) {
   }
 }
 
-TEST(RedisUrl, RejectsEmptyUserInfo) {
-  EXPECT_THAT(rejection("redis://@h"), HasSubstr("empty user info"));
-}
+TEST(RedisUrl, RejectsEmptyUserInfo) { EXPECT_THAT(rejection("redis://@h"), HasSubstr("empty user info")); }
 
-TEST(RedisUrl, RejectsPortZero) { EXPECT_THAT(rejection("redis://h:0"), HasSubstr("port is not a number in [1, 65535]")); }
+TEST(RedisUrl, RejectsPortZero) {
+  EXPECT_THAT(rejection("redis://h:0"), HasSubstr("port is not a number in [1, 65535]"));
+}
 
 TEST(RedisUrl, RejectsPortAboveRange) {
   EXPECT_THAT(rejection("redis://h:65536"), HasSubstr("port is not a number in [1, 65535]"));
@@ -176,8 +174,8 @@ TEST(RedisUrl, RejectsPortAboveRange) {
 }
 
 TEST(RedisUrl, RejectsNonNumericPort) {
-  for (const std::string_view url : {"redis://h:abc", "redis://h:-1", "redis://h:+1", "redis://h:63 79",
-                                     "redis://h:6379x", "redis://[::1]:abc"}) {
+  for (const std::string_view url :
+       {"redis://h:abc", "redis://h:-1", "redis://h:+1", "redis://h:63 79", "redis://h:6379x", "redis://[::1]:abc"}) {
     SCOPED_TRACE(url);
     EXPECT_THAT(rejection(url), HasSubstr("port is not a number in [1, 65535]"));
   }
@@ -194,7 +192,9 @@ TEST(RedisUrl, RejectsNonNumericDatabase) {
   EXPECT_THAT(rejection("redis://h/1/2"), HasSubstr("database is not a number in [0, 1048576]"));
 }
 
-TEST(RedisUrl, RejectsNegativeDatabase) { EXPECT_THAT(rejection("redis://h/-1"), HasSubstr("database is not a number in [0, 1048576]")); }
+TEST(RedisUrl, RejectsNegativeDatabase) {
+  EXPECT_THAT(rejection("redis://h/-1"), HasSubstr("database is not a number in [0, 1048576]"));
+}
 
 TEST(RedisUrl, RejectsDatabaseTooLarge) {
   EXPECT_EQ(parse_redis_url("redis://h/1048576").db, 1048576);  // the documented upper end
@@ -349,7 +349,8 @@ TEST(RedisUrl, NoRejectionOfACorruptedUrlQuotesAnyPartOfItsPassword) {
   for (const std::string& url : urls) {
     for (std::size_t at = 0; at < url.size(); ++at) {
       check(url.substr(0, at) + url.substr(at + 1));
-      for (const char delimiter : std::string_view(":/@?&=%#,[]")) check(url.substr(0, at) + delimiter + url.substr(at));
+      for (const char delimiter : std::string_view(":/@?&=%#,[]"))
+        check(url.substr(0, at) + delimiter + url.substr(at));
     }
   }
   EXPECT_GT(rejected, 500) << "the corruptions must reach the parser's complaints";

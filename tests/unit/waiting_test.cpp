@@ -28,7 +28,8 @@ TEST(RetrySchedule, JedisLockKeepsTheLastAttemptWhenTheDeadlineWasSetJustBefore)
   // default still makes 10000 / 100 + 1 = 101 attempts.
   const auto deadline_set = Clock::now();
   const auto start = deadline_set + std::chrono::microseconds(20);
-  RetrySchedule schedule(RetryPolicy::jedis_lock_resolution(milliseconds(100)), start, deadline_set + milliseconds(10000));
+  RetrySchedule schedule(RetryPolicy::jedis_lock_resolution(milliseconds(100)), start,
+                         deadline_set + milliseconds(10000));
   int retries = 0;
   while (schedule.next(start, std::nullopt)) ++retries;
   EXPECT_EQ(retries, 100);
@@ -49,7 +50,8 @@ TEST(RetrySchedule, FixedRetriesStopAfterTheCountAndAtTheDeadline) {
 
 TEST(RetrySchedule, BackoffStaysWithinItsDoublingBoundTheCapAndTheHoldersLease) {
   const auto start = Clock::now();
-  RetrySchedule schedule(RetryPolicy::backoff_with_jitter(milliseconds(2), milliseconds(50)), start, Clock::time_point::max());
+  RetrySchedule schedule(RetryPolicy::backoff_with_jitter(milliseconds(2), milliseconds(50)), start,
+                         Clock::time_point::max());
   for (int failure = 1; failure <= 12; ++failure) {
     const auto bound = std::min(milliseconds(2) * (1 << std::min(failure - 1, 10)), milliseconds(50));
     const auto due = schedule.next(start, std::nullopt);
@@ -81,13 +83,15 @@ TEST(LocalLine, ServesInArrivalOrder) {
 
 TEST(LocalLine, OneLinePerLockIdentity) {
   EXPECT_EQ(LocalLine::for_lock("unit-test:same"), LocalLine::for_lock("unit-test:same"));
-  EXPECT_NE(LocalLine::for_lock(std::string("unit-test/0\0b", 13)), LocalLine::for_lock(std::string("unit-test/0\0c", 13)));
+  EXPECT_NE(LocalLine::for_lock(std::string("unit-test/0\0b", 13)),
+            LocalLine::for_lock(std::string("unit-test/0\0c", 13)));
 }
 
 TEST(CompanionKeys, ShareTheLockKeysHashSlot) {
   for (const std::string key : {"orders:42", "orders:{42}", "{a}b", "x{y", "a{}b{c}", "{}", "plain"}) {
     const std::string channel = release_channel(key);
-    if (key.find('}') != std::string::npos && hashed_part(key).size() == key.size()) continue;  // no same-slot name exists
+    if (key.find('}') != std::string::npos && hashed_part(key).size() == key.size())
+      continue;  // no same-slot name exists
     EXPECT_EQ(hashed_part(channel), hashed_part(key)) << key << " -> " << channel;
   }
   EXPECT_EQ(release_channel("orders:42"), "{orders:42}:lockbridge:released");

@@ -25,8 +25,8 @@ bool is_token_char(char c) {
 // python-redis-lock's id: 18 random bytes, base64 (24 characters).
 bool is_python_lock_id(std::string_view value) {
   return value.size() == 24 && all_of(value, [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '+' ||
-                  c == '/' || c == '=';
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '+' || c == '/' ||
+                  c == '=';
          });
 }
 
@@ -165,7 +165,8 @@ Classification classify_hinted(const KeySample& sample, std::int64_t now_ms, con
     if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
     return result;
   }
-  if (auto legacy = sample.truncated ? std::nullopt : as_legacy(sample.value, now_ms, options, hinted_format(options.hint))) {
+  if (auto legacy =
+          sample.truncated ? std::nullopt : as_legacy(sample.value, now_ms, options, hinted_format(options.hint))) {
     if (legacy->lock_class == LockClass::legacy_forever && sample.pttl_ms == -1) add(*legacy, Flag::no_ttl);
     return *legacy;
   }

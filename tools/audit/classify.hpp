@@ -36,14 +36,21 @@ enum class Flag : unsigned {
 };
 
 // Each class and flag with its name (JSON, --fail-on), in the order reports list them.
-inline constexpr NameTable<LockClass, 8> kLockClassNames{std::array<std::pair<LockClass, std::string_view>, 8>{{
-    {LockClass::legacy_ms, "legacy_ms"}, {LockClass::legacy_seconds, "legacy_seconds"},
-    {LockClass::legacy_uuid_ms, "legacy_uuid_ms"}, {LockClass::legacy_forever, "legacy_forever"},
-    {LockClass::token, "token"}, {LockClass::redisson, "redisson"}, {LockClass::python_redis_lock, "python_redis_lock"},
-    {LockClass::other, "other"}}}};
-inline constexpr NameTable<Flag, 5> kFlagNames{std::array<std::pair<Flag, std::string_view>, 5>{{
-    {Flag::stale, "stale"}, {Flag::no_ttl, "no_ttl"}, {Flag::far_future, "far_future"}, {Flag::bad_value, "bad_value"},
-    {Flag::wrong_type, "wrong_type"}}}};
+inline constexpr NameTable<LockClass, 8> kLockClassNames{
+    std::array<std::pair<LockClass, std::string_view>, 8>{{{LockClass::legacy_ms, "legacy_ms"},
+                                                           {LockClass::legacy_seconds, "legacy_seconds"},
+                                                           {LockClass::legacy_uuid_ms, "legacy_uuid_ms"},
+                                                           {LockClass::legacy_forever, "legacy_forever"},
+                                                           {LockClass::token, "token"},
+                                                           {LockClass::redisson, "redisson"},
+                                                           {LockClass::python_redis_lock, "python_redis_lock"},
+                                                           {LockClass::other, "other"}}}};
+inline constexpr NameTable<Flag, 5> kFlagNames{
+    std::array<std::pair<Flag, std::string_view>, 5>{{{Flag::stale, "stale"},
+                                                      {Flag::no_ttl, "no_ttl"},
+                                                      {Flag::far_future, "far_future"},
+                                                      {Flag::bad_value, "bad_value"},
+                                                      {Flag::wrong_type, "wrong_type"}}}};
 
 constexpr std::string_view to_string(LockClass value) noexcept { return kLockClassNames.name(value, "other"); }
 constexpr std::string_view to_string(Flag flag) noexcept { return kFlagNames.name(flag); }
@@ -53,10 +60,16 @@ std::optional<Flag> flag_from_string(std::string_view name) noexcept;
 // --type-hint: the keys matched are locks of this kind, so a value that does not parse is
 // bad_value (not `other`) and a key of another type is wrong_type.
 enum class TypeHint { none, legacy_ms, legacy_seconds, legacy_uuid_ms, token, redisson };
-inline constexpr NameTable<TypeHint, 6> kTypeHintNames{std::array<std::pair<TypeHint, std::string_view>, 6>{{
-    {TypeHint::none, "none"}, {TypeHint::legacy_ms, "legacy-ms"}, {TypeHint::legacy_seconds, "legacy-seconds"},
-    {TypeHint::legacy_uuid_ms, "legacy-uuid-ms"}, {TypeHint::token, "token"}, {TypeHint::redisson, "redisson"}}}};
-constexpr std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept { return kTypeHintNames.parse(name); }
+inline constexpr NameTable<TypeHint, 6> kTypeHintNames{
+    std::array<std::pair<TypeHint, std::string_view>, 6>{{{TypeHint::none, "none"},
+                                                          {TypeHint::legacy_ms, "legacy-ms"},
+                                                          {TypeHint::legacy_seconds, "legacy-seconds"},
+                                                          {TypeHint::legacy_uuid_ms, "legacy-uuid-ms"},
+                                                          {TypeHint::token, "token"},
+                                                          {TypeHint::redisson, "redisson"}}}};
+constexpr std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept {
+  return kTypeHintNames.parse(name);
+}
 
 // One key as read: its Redis type ("string", "hash", "list", ..., "none" if it vanished), PTTL
 // (-1 no TTL, -2 gone), for strings the value (at most kValueSample bytes; `truncated` when
@@ -77,7 +90,7 @@ struct KeySample {
 
 struct Classification {
   LockClass lock_class = LockClass::other;
-  unsigned flags = 0;                    // Flag bits
+  unsigned flags = 0;                     // Flag bits
   std::optional<std::int64_t> expiry_ms;  // timestamp locks: the expiry in the value (epoch ms)
   bool has(Flag flag) const noexcept { return (flags & static_cast<unsigned>(flag)) != 0; }
 };

@@ -24,8 +24,8 @@ void keep_value(KeySample& sample, std::string value) {
 // which round trip 2 reads with TYPE and HRANDFIELD (4 random fields with their values: enough to
 // recognise Redisson's <uuid>:<thread> fields; Redis 6.2 or later). A missing key reads as '' with
 // PTTL -2.
-std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms,
-                                 bool expire_time) {
+std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys,
+                                 std::int64_t& server_now_ms, bool expire_time) {
   const std::size_t per_key = expire_time ? 3 : 2;
   std::vector<std::vector<std::string>> commands;
   commands.reserve(1 + per_key * keys.size());
@@ -52,8 +52,8 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     if (expire_time) {
       const Reply& expire_at = replies[3 + per_key * i];
       if (is_unknown_command(expire_at)) {
-        throw Error(Errc::server_reply, "PEXPIRETIME is unknown to this server (" + expire_at.str +
-                                            "): convert needs Redis 7.0 or later");
+        throw Error(Errc::server_reply,
+                    "PEXPIRETIME is unknown to this server (" + expire_at.str + "): convert needs Redis 7.0 or later");
       }
       sample.expire_at_ms = integer_reply(expire_at, {"PEXPIRETIME", keys[i]});
     }
@@ -87,7 +87,8 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     if (retyped || is_unknown_command(sampled)) continue;
     const std::vector<Reply>& fields = array_reply(sampled, {"HRANDFIELD", key});
     for (std::size_t k = 0; k + 1 < fields.size(); k += 2) {
-      sample.fields.emplace_back(string_reply(fields[k], {"HRANDFIELD", key}), string_reply(fields[k + 1], {"HRANDFIELD", key}));
+      sample.fields.emplace_back(string_reply(fields[k], {"HRANDFIELD", key}),
+                                 string_reply(fields[k + 1], {"HRANDFIELD", key}));
     }
   }
   return samples;
@@ -101,7 +102,8 @@ bool KeyScanner::next(std::vector<KeySample>& samples, std::int64_t& server_now_
   if (done_) return false;
   const Reply scan = client_.command({"SCAN", cursor_, "MATCH", pattern_, "COUNT", count_});
   const std::vector<Reply>& parts = array_reply(scan, {"SCAN"});
-  if (parts.size() != 2) throw Error(Errc::protocol, "SCAN reply has " + std::to_string(parts.size()) + " elements, not 2");
+  if (parts.size() != 2)
+    throw Error(Errc::protocol, "SCAN reply has " + std::to_string(parts.size()) + " elements, not 2");
   cursor_ = string_reply(parts[0], {"SCAN"});
   done_ = cursor_ == "0";
   std::vector<std::string> keys;

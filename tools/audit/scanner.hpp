@@ -17,8 +17,8 @@ namespace lockbridge::tools::audit {
 // `expire_time`, also each key's PEXPIRETIME (convert compares it exactly before it writes; audit
 // does without the extra command). Throws Error: server_reply for an error reply (an ACL's NOPERM)
 // naming the command and key, protocol for a reply of another shape (replies.hpp).
-std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys, std::int64_t& server_now_ms,
-                                 bool expire_time = false);
+std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys,
+                                 std::int64_t& server_now_ms, bool expire_time = false);
 
 class KeyScanner {
  public:

@@ -1,7 +1,7 @@
 #include "bench_config.hpp"
 
-#include "shared_run.hpp"
 #include "../cli_common.hpp"
+#include "shared_run.hpp"
 
 #include <array>
 #include <utility>

@@ -19,27 +19,31 @@ inline constexpr int kMaxClients = 256;
 // --ops: far more than any run can make, and far from the 64-bit ticket count's limit.
 inline constexpr std::int64_t kMaxOps = 1'000'000'000'000;
 
-inline constexpr NameTable<Fault, 5> kFaultNames{std::array<std::pair<Fault, std::string_view>, 5>{{
-    {Fault::none, "none"}, {Fault::pause, "pause"}, {Fault::kill, "kill"}, {Fault::skew, "skew"}, {Fault::restart, "restart"}}}};
+inline constexpr NameTable<Fault, 5> kFaultNames{
+    std::array<std::pair<Fault, std::string_view>, 5>{{{Fault::none, "none"},
+                                                       {Fault::pause, "pause"},
+                                                       {Fault::kill, "kill"},
+                                                       {Fault::skew, "skew"},
+                                                       {Fault::restart, "restart"}}}};
 
 constexpr std::string_view to_string(Fault fault) noexcept { return kFaultNames.name(fault, "none"); }
 // Throws Error{bad_option} for an unknown name.
 Fault fault_from_string(std::string_view name);
 
 struct BenchConfig {
-  MutexOptions lock;                       // strategy, preset, format, lease, retry interval, acquire timeout
-  std::string key;                         // empty: a fresh lockbridge:bench:<random> key
-  std::string check_key;                   // empty: key + ":check"
+  MutexOptions lock;      // strategy, preset, format, lease, retry interval, acquire timeout
+  std::string key;        // empty: a fresh lockbridge:bench:<random> key
+  std::string check_key;  // empty: key + ":check"
   int clients = 1;
-  bool procs = false;                      // one process per client instead of one thread
+  bool procs = false;  // one process per client instead of one thread
   std::chrono::milliseconds duration{5000};
-  std::optional<std::uint64_t> ops;        // bounds the acquisitions instead of the duration
+  std::optional<std::uint64_t> ops;  // bounds the acquisitions instead of the duration
   std::chrono::milliseconds hold{0};
   std::chrono::milliseconds think{0};
   Fault fault = Fault::none;
-  std::chrono::milliseconds skew{5000};    // --fault skew: client 0's clock runs this far ahead
-  int rtt_pings = 1000;                    // PINGs for rtt_us (at least 1000)
-  bool progress = true;                    // a progress line on stderr for runs longer than 2 s
+  std::chrono::milliseconds skew{5000};  // --fault skew: client 0's clock runs this far ahead
+  int rtt_pings = 1000;                  // PINGs for rtt_us (at least 1000)
+  bool progress = true;                  // a progress line on stderr for runs longer than 2 s
 
   // Throws Error{bad_option} naming the bad setting: settings that rule each other out (each one's
   // own range is checked where it is read: the command line's helpers, cli_common.hpp).

@@ -36,7 +36,9 @@ CommandCounts read_commandstats(const Client& client) {
   // INFO (a node command) would not reach; on Redlock every master serves every lock.
   CommandCounts sum;
   for (const Client& master : client.masters()) {
-    for (const auto& [name, calls] : parse_commandstats(string_reply(master.command({"INFO", "commandstats"}), {"INFO"}))) sum[name] += calls;
+    for (const auto& [name, calls] :
+         parse_commandstats(string_reply(master.command({"INFO", "commandstats"}), {"INFO"})))
+      sum[name] += calls;
   }
   return sum;
 }

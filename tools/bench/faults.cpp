@@ -9,7 +9,6 @@
 namespace lockbridge::tools::bench {
 namespace {
 
-
 double ms_between(std::int64_t from, std::int64_t to) { return static_cast<double>(to - from) / 1e6; }
 
 // The lease and the run's duration are bounded (365 days, one day), far below the int64 limit in ns;
@@ -89,7 +88,8 @@ void FaultInjector::tick(std::int64_t now) {
           failure_ = std::string("could not leave the check key for the killed client: ") + error.what();
         }
         phase_ = Phase::active;
-        keep_until_ = add_saturating(add_saturating(fault_ns_, lease), 10'000 * kNsPerMs);  // give up waiting for a recovery
+        keep_until_ =
+            add_saturating(add_saturating(fault_ns_, lease), 10'000 * kNsPerMs);  // give up waiting for a recovery
       } else if (control.acquisitions.load() > acquisitions_at_fault_) {
         keep_until_ = now + 500 * kNsPerMs;
         phase_ = Phase::done;
@@ -136,11 +136,11 @@ nlohmann::ordered_json FaultInjector::report(const std::vector<HoldSample>& orde
 }
 
 void FaultInjector::report_skew(ordered_json& out) const {
-  const bool client_clock = config_.lock.strategy == StrategyKind::legacy &&
-                            config_.lock.legacy.preset == LegacyPreset::faithful;
+  const bool client_clock =
+      config_.lock.strategy == StrategyKind::legacy && config_.lock.legacy.preset == LegacyPreset::faithful;
   out["skewed_client"] = 0;
   out["skew_ms"] = config_.skew.count();
-  out["clock"] = client_clock ? "each client's own (the skew applies)"
+  out["clock"] = client_clock                                    ? "each client's own (the skew applies)"
                  : config_.lock.strategy == StrategyKind::legacy ? "Redis TIME (no client clock to skew)"
                                                                  : "none (Redis expires the key)";
   out["double_grants"] = run_.control().violations.load();
@@ -165,7 +165,8 @@ void FaultInjector::report_victim(const std::vector<HoldSample>& ordered, ordere
     return s.client == victim_ && s.acquire_end_ns <= fault_ns_ && s.release_start_ns >= fault_ns_;
   });
   const HoldSample* victim_hold = hit == ordered.end() ? nullptr : &*hit;
-  const std::int64_t victim_gone = config_.fault == Fault::pause && victim_hold ? victim_hold->release_end_ns : INT64_MAX;
+  const std::int64_t victim_gone =
+      config_.fault == Fault::pause && victim_hold ? victim_hold->release_end_ns : INT64_MAX;
   std::uint64_t entries = 0;
   std::int64_t first_other = 0;
   for (const HoldSample& s : ordered) {
@@ -174,7 +175,8 @@ void FaultInjector::report_victim(const std::vector<HoldSample>& ordered, ordere
     if (s.acquire_end_ns <= victim_gone) ++entries;
   }
   if (config_.fault == Fault::kill) {
-    out["key_unusable_ms"] = first_other == 0 ? ordered_json(nullptr) : ordered_json(ms_between(fault_ns_, first_other));
+    out["key_unusable_ms"] =
+        first_other == 0 ? ordered_json(nullptr) : ordered_json(ms_between(fault_ns_, first_other));
     if (first_other == 0) out["failure"] = "no other client acquired the key before the run ended";
     out["violations"] = run_.control().violations.load();
     return;
@@ -219,7 +221,7 @@ void FaultInjector::report_fencing(const std::vector<HoldSample>& ordered, order
   }
   out["stale_writes"] = stale;
   out["stale_writes_accepted_by_fenced_resource"] = accepted;
-  out["fencing"] = stale == 0       ? "on; no holder wrote after its lease had passed to another"
+  out["fencing"] = stale == 0      ? "on; no holder wrote after its lease had passed to another"
                    : accepted == 0 ? "on; the resource refused every stale write"
                                    : "on; the resource accepted a stale write";
 }

@@ -39,7 +39,7 @@ class FaultInjector {
   static std::string_view victim_release(const HoldSample* victim_hold, std::uint64_t entries);
   void report_fencing(const std::vector<HoldSample>& ordered, ordered_json& out) const;
 
-  bool catch_holder();  // suspends the current holder; false when nobody is caught holding
+  bool catch_holder();     // suspends the current holder; false when nobody is caught holding
   void pause_check_key();  // holds INCR/DECR of the check key back until none is in flight
 
   const BenchConfig& config_;
@@ -54,7 +54,7 @@ class FaultInjector {
   std::int64_t fault_ns_ = 0;    // pause: suspended; kill: killed; restart: shutdown sent
   std::int64_t cleared_ns_ = 0;  // pause: resumed; restart: answering again
   std::uint64_t acquisitions_at_fault_ = 0;
-  std::string failure_;          // why the fault could not be injected
+  std::string failure_;  // why the fault could not be injected
 };
 
 }  // namespace lockbridge::tools::bench

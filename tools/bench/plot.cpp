@@ -45,14 +45,17 @@ PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vecto
   const char* chosen = std::getenv("LOCKBRIDGE_GNUPLOT");
   const std::string gnuplot = chosen != nullptr ? std::string(chosen) : find_on_path("gnuplot");
   if (gnuplot.empty() || access(gnuplot.c_str(), X_OK) != 0) {
-    return {false, "no chart: gnuplot is not installed (Debian: apt-get install gnuplot-nox); the table and JSON have every number"};
+    return {false,
+            "no chart: gnuplot is not installed (Debian: apt-get install gnuplot-nox); the table and JSON have every "
+            "number"};
   }
   const std::string& path = chart.file().path;
   const std::string extension = std::filesystem::path(path).extension().string();
   if (extension != ".svg" && extension != ".png") return {false, "no chart: --plot must end in .svg or .png"};
 
   std::string dir_pattern = (std::filesystem::temp_directory_path() / "lockbridge-plot-XXXXXX").string();
-  if (mkdtemp(dir_pattern.data()) == nullptr) throw FileError("cannot create a temporary directory", dir_pattern, errno);
+  if (mkdtemp(dir_pattern.data()) == nullptr)
+    throw FileError("cannot create a temporary directory", dir_pattern, errno);
   const std::filesystem::path dir = dir_pattern;
   struct RemoveDir {
     const std::filesystem::path& dir;
@@ -69,8 +72,8 @@ PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vecto
       data.stream() << '"' << workloads[w] << '"';
       for (std::size_t s = 0; s < strategies.size(); ++s) {
         const BenchResult& r = results.at(w * strategies.size() + s);
-        data.stream() << ' ' << r.summary.acquire_p50_us.value_or(0) << ' ' << r.summary.acquire_p99_us.value_or(0) << ' '
-                      << acquisitions_per_s(r);
+        data.stream() << ' ' << r.summary.acquire_p50_us.value_or(0) << ' ' << r.summary.acquire_p99_us.value_or(0)
+                      << ' ' << acquisitions_per_s(r);
       }
       data.stream() << '\n';
     }

@@ -16,7 +16,8 @@ RenewalResult run_renewal_bench(const std::string& url, const MutexOptions& opti
   held.reserve(static_cast<std::size_t>(locks));
   for (int i = 0; i < locks && !interrupted(); ++i) {  // a million acquisitions take a while
     held.emplace_back(client, prefix + std::to_string(i), options);
-    if (!held.back().try_lock()) throw Error(Errc::bad_option, "renewal bench: " + held.back().key() + " is held by someone else");
+    if (!held.back().try_lock())
+      throw Error(Errc::bad_option, "renewal bench: " + held.back().key() + " is held by someone else");
   }
   const ClientStats before = client.stats();
   const std::int64_t start = now_ns();
@@ -33,9 +34,9 @@ RenewalResult run_renewal_bench(const std::string& url, const MutexOptions& opti
 }
 
 nlohmann::ordered_json to_json(const RenewalResult& result) {
-  const double per_trip = result.renewal_round_trips == 0 ? 0.0
-                                                           : static_cast<double>(result.renewals) /
-                                                                 static_cast<double>(result.renewal_round_trips);
+  const double per_trip = result.renewal_round_trips == 0
+                              ? 0.0
+                              : static_cast<double>(result.renewals) / static_cast<double>(result.renewal_round_trips);
   return {{"workload", "renewals"},
           {"locks", result.locks},
           {"lease_ms", result.lease.count()},

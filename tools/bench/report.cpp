@@ -47,7 +47,8 @@ ordered_json to_json(const BenchResult& r) {
   ordered_json commands = nullptr;
   if (r.commands && r.acquisitions > 0) {
     commands = ordered_json::object();
-    for (const auto& [name, calls] : *r.commands) commands[name] = static_cast<double>(calls) / static_cast<double>(r.acquisitions);
+    for (const auto& [name, calls] : *r.commands)
+      commands[name] = static_cast<double>(calls) / static_cast<double>(r.acquisitions);
   }
   return ordered_json{
       {"strategy", to_string(c.lock.strategy)},
@@ -112,7 +113,8 @@ void print_table(std::ostream& out, const BenchResult& r) {
   row("redis cmds / acquire", fixed(r.redis_cmds_per_acquire, 2));
   row("round trips / acquire", fixed(r.round_trips_per_acquire, 2));
   if (!r.fault.is_null()) {
-    for (const auto& [name, value] : r.fault.items()) row("fault: " + name, value.is_string() ? value.get<std::string>() : value.dump());
+    for (const auto& [name, value] : r.fault.items())
+      row("fault: " + name, value.is_string() ? value.get<std::string>() : value.dump());
   }
   for (const auto& error : r.first_errors) row("first error", error);
 }

@@ -10,10 +10,10 @@
 
 #include "cli_common.hpp"
 #include "faults.hpp"
-#include "saturating.hpp"
 #include "fleet.hpp"
 #include "replies.hpp"
 #include "report.hpp"
+#include "saturating.hpp"
 #include "shared_run.hpp"
 
 namespace lockbridge::tools::bench {
@@ -52,8 +52,8 @@ bool claim_check_key(const Client& admin, const std::string& check_key) {
 std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const std::string& url) {
   std::vector<WorkerSpec> specs;
   for (int i = 0; i < config.clients; ++i) {
-    WorkerSpec spec{i, url, config.key, config.check_key, config.lock, config.hold, config.think,
-                    i == kRttClient ? config.rtt_pings : 0};
+    WorkerSpec spec{i,           url,         config.key,   config.check_key,
+                    config.lock, config.hold, config.think, i == kRttClient ? config.rtt_pings : 0};
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
     specs.push_back(std::move(spec));
   }
@@ -105,8 +105,9 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
   if (config.check_key.empty()) config.check_key = config.key + ":check";
   config.validate();
   if (config.fault == Fault::restart && embedded == nullptr) {
-    throw Error(Errc::bad_option, "--fault restart needs the embedded server (no --url and no LOCKBRIDGE_URL): "
-                                  "lockbridge can only restart a redis-server it started");
+    throw Error(Errc::bad_option,
+                "--fault restart needs the embedded server (no --url and no LOCKBRIDGE_URL): "
+                "lockbridge can only restart a redis-server it started");
   }
 
   BenchResult result;
@@ -120,7 +121,8 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
   const std::vector<WorkerSpec> specs = worker_specs(config, url);
   Fleet fleet(specs, run, config.procs);
   // A signal ends this wait too: a client process that died before it was ready never will be.
-  while (control.ready.load() < config.clients && !interrupted()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (control.ready.load() < config.clients && !interrupted())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   const CommandCounts before = read_commandstats(admin);
   const std::int64_t start = now_ns();
@@ -158,23 +160,30 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
     samples.push_back(run.samples(i));
     round_trips += slot.round_trips.load();
     result.timeouts += slot.timeouts.load();
-    if (slot.first_error[0] != '\0') result.first_errors.push_back("client " + std::to_string(i) + ": " + slot.first_error);
-    for (const HoldSample& s : samples.back()) result.lost_leases += s.release == HoldSample::Release::lease_lost ? 1 : 0;
+    if (slot.first_error[0] != '\0')
+      result.first_errors.push_back("client " + std::to_string(i) + ": " + slot.first_error);
+    for (const HoldSample& s : samples.back())
+      result.lost_leases += s.release == HoldSample::Release::lease_lost ? 1 : 0;
   }
   result.acquisitions = control.acquisitions.load();
   result.violations = control.violations.load();
   result.errors = control.errors.load();
   result.summary = summarize(samples);
-  result.dropped_samples = result.acquisitions > result.summary.acquisitions ? result.acquisitions - result.summary.acquisitions : 0;
+  result.dropped_samples =
+      result.acquisitions > result.summary.acquisitions ? result.acquisitions - result.summary.acquisitions : 0;
   result.fault = faults.report(in_acquisition_order(samples));
 
   try {
     result.commands = lock_commands_between(before, read_commandstats(admin));
-    if (result.commands) result.redis_cmds_per_acquire = per_acquire(static_cast<double>(total(*result.commands)), result.acquisitions);
+    if (result.commands)
+      result.redis_cmds_per_acquire = per_acquire(static_cast<double>(total(*result.commands)), result.acquisitions);
     // Killed clients never reported their round trips.
-    if (fleet.killed() == 0) result.round_trips_per_acquire = per_acquire(static_cast<double>(round_trips), result.acquisitions);
+    if (fleet.killed() == 0)
+      result.round_trips_per_acquire = per_acquire(static_cast<double>(round_trips), result.acquisitions);
     // Ours to remove only while no client (of any language) is inside the critical section.
-    if (own_check_key) admin.command({"EVAL", "if redis.call('GET', KEYS[1]) == '0' then redis.call('DEL', KEYS[1]) end", "1", config.check_key});
+    if (own_check_key)
+      admin.command(
+          {"EVAL", "if redis.call('GET', KEYS[1]) == '0' then redis.call('DEL', KEYS[1]) end", "1", config.check_key});
     if (own_key) admin.command({"DEL", config.key});  // a random key nobody else knows: ours to remove
   } catch (const Error& error) {
     result.first_errors.push_back(std::string("after the run: ") + error.what());

@@ -41,21 +41,21 @@ struct HoldSample {
 
 // The conductor's signals and the run-wide counters.
 struct RunControl {
-  std::atomic<int> ready{0};       // clients connected and warmed up
-  std::atomic<int> finished{0};    // clients that left their loop
+  std::atomic<int> ready{0};     // clients connected and warmed up
+  std::atomic<int> finished{0};  // clients that left their loop
   std::atomic<bool> go{false};
   std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> end_ns{0};      // waiting acquires give up here (the conductor may extend it)
-  std::atomic<std::int64_t> tickets{0};     // acquisitions still allowed (--ops)
+  std::atomic<std::int64_t> end_ns{0};   // waiting acquires give up here (the conductor may extend it)
+  std::atomic<std::int64_t> tickets{0};  // acquisitions still allowed (--ops)
   std::atomic<std::uint64_t> acquisitions{0};
   std::atomic<std::uint64_t> violations{0};
   std::atomic<std::uint64_t> errors{0};
-  std::atomic<int> holder{-1};     // the client between its INCR and its DECR, for fault injection
+  std::atomic<int> holder{-1};  // the client between its INCR and its DECR, for fault injection
   // The check key is the bench's instrument, not the lock under test: --fault restart holds its
   // INCR/DECR back while the server restarts, so no count is lost to an unknown outcome.
   std::atomic<bool> check_paused{false};
   std::atomic<int> checks_in_flight{0};
-  std::atomic<int> restarts{0};    // a connection from before a restart is dead: drop it first
+  std::atomic<int> restarts{0};  // a connection from before a restart is dead: drop it first
   // The Errc of an acquire that failed on bad input (a key of another type, an unparsable value):
   // it fails the same way on every attempt, so the run stops; 0 while none did.
   std::atomic<int> bad_input{0};
@@ -69,15 +69,15 @@ inline constexpr std::uint32_t kMaxPings = 4096;
 
 // One client's counters and its record of acquisitions.
 struct ClientSlot {
-  std::atomic<std::uint64_t> violations{0};    // INCR of the check key did not return 1
-  std::atomic<std::uint64_t> errors{0};        // lock or check-key commands that threw
-  std::atomic<std::uint64_t> timeouts{0};      // acquire attempts that gave up before the run's end
-  std::atomic<std::uint64_t> recoveries{0};    // acquisitions that followed an error
-  std::atomic<std::uint64_t> round_trips{0};   // requests the lock's connection sent during the run
-  std::atomic<std::uint64_t> recorded{0};      // samples stored (later ones are dropped when full)
-  std::atomic<std::uint32_t> pings{0};          // rtt_us entries stored
-  float rtt_us[kMaxPings] = {};                 // timed PINGs (kRttClient only)
-  char first_error[240] = {};                  // the first error message, NUL-terminated
+  std::atomic<std::uint64_t> violations{0};   // INCR of the check key did not return 1
+  std::atomic<std::uint64_t> errors{0};       // lock or check-key commands that threw
+  std::atomic<std::uint64_t> timeouts{0};     // acquire attempts that gave up before the run's end
+  std::atomic<std::uint64_t> recoveries{0};   // acquisitions that followed an error
+  std::atomic<std::uint64_t> round_trips{0};  // requests the lock's connection sent during the run
+  std::atomic<std::uint64_t> recorded{0};     // samples stored (later ones are dropped when full)
+  std::atomic<std::uint32_t> pings{0};        // rtt_us entries stored
+  float rtt_us[kMaxPings] = {};               // timed PINGs (kRttClient only)
+  char first_error[240] = {};                 // the first error message, NUL-terminated
 };
 
 class SharedRun {

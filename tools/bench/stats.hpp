@@ -16,7 +16,7 @@ std::optional<double> percentile(std::vector<double>& values, double p);
 struct SampleSummary {
   std::uint64_t acquisitions = 0;
   std::optional<double> acquire_p50_us, acquire_p99_us, acquire_max_us;
-  std::optional<double> cycle_p50_us;    // acquire call + release call, hold excluded
+  std::optional<double> cycle_p50_us;  // acquire call + release call, hold excluded
   std::optional<double> release_p50_us;
   // From the start of a release call to the return of the next acquire call of another client.
   std::optional<double> handoff_p50_us, handoff_p99_us;

@@ -93,11 +93,12 @@ class Worker {
     sample.client = spec_.index;
     sample.acquire_start_ns = now_ns();
     const std::int64_t end = control_.end_ns.load(std::memory_order_relaxed);
-    const std::int64_t deadline =
-        std::min(end, add_saturating(sample.acquire_start_ns, std::chrono::nanoseconds(spec_.lock.acquire_timeout).count()));
+    const std::int64_t deadline = std::min(
+        end, add_saturating(sample.acquire_start_ns, std::chrono::nanoseconds(spec_.lock.acquire_timeout).count()));
     bool acquired = false;
     try {
-      acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - sample.acquire_start_ns)));
+      acquired =
+          mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - sample.acquire_start_ns)));
     } catch (const Error& error) {
       // Bad input (exit 2 for `hold`) fails every later attempt too: stop the run, not retry for ever.
       if (exit_code_for(error) == kExitUsage) {
@@ -148,8 +149,10 @@ class Worker {
 
   HoldSample::FencedWrite fenced_write(std::uint64_t fence) {
     try {
-      const Reply reply = check_client_.command({"EVAL", kFencedWrite, "1", spec_.check_key + ":fenced-resource", std::to_string(fence)});
-      return integer_reply(reply, {"EVAL"}) == 1 ? HoldSample::FencedWrite::accepted : HoldSample::FencedWrite::rejected;
+      const Reply reply = check_client_.command(
+          {"EVAL", kFencedWrite, "1", spec_.check_key + ":fenced-resource", std::to_string(fence)});
+      return integer_reply(reply, {"EVAL"}) == 1 ? HoldSample::FencedWrite::accepted
+                                                 : HoldSample::FencedWrite::rejected;
     } catch (const std::exception& error) {
       fail(std::string("fenced write: ") + error.what());
       return HoldSample::FencedWrite::none;
@@ -166,7 +169,8 @@ class Worker {
     } leave{control_};
     try {
       // A reply that is not a number is an error, not a count that proves an overlap.
-      const std::int64_t count = integer_reply(check_client_.command({command, spec_.check_key}), {command, spec_.check_key});
+      const std::int64_t count =
+          integer_reply(check_client_.command({command, spec_.check_key}), {command, spec_.check_key});
       if (expected && count != *expected) {
         slot_.violations.fetch_add(1, std::memory_order_relaxed);
         control_.violations.fetch_add(1, std::memory_order_relaxed);

@@ -37,19 +37,21 @@ template <std::size_t N>
 std::optional<std::string> outcome_of(const Reply& reply, const std::string_view (&known)[N], std::string_view command,
                                       std::string_view key, BatchFailure& failure) {
   if (reply.kind == Reply::Kind::error) {
-    failure.add(Errc::server_reply, std::string(command) + ": the script failed for " + quoted_key(key) + ": " + reply.str);
+    failure.add(Errc::server_reply,
+                std::string(command) + ": the script failed for " + quoted_key(key) + ": " + reply.str);
     return std::string(kWriteFailed);
   }
   const bool text = reply.kind == Reply::Kind::string || reply.kind == Reply::Kind::status;
   if (text && std::find(std::begin(known), std::end(known), reply.str) != std::end(known)) return reply.str;
-  failure.add(Errc::protocol, std::string(command) + ": the script's reply for " + quoted_key(key) +
-                                  " is not one of its outcomes: " +
-                                  (text ? "'" + reply.str + "'" : "reply type " + std::to_string(static_cast<int>(reply.kind))));
+  failure.add(Errc::protocol,
+              std::string(command) + ": the script's reply for " + quoted_key(key) + " is not one of its outcomes: " +
+                  (text ? "'" + reply.str + "'" : "reply type " + std::to_string(static_cast<int>(reply.kind))));
   return std::nullopt;
 }
 
 void print_counts(std::ostream& out, const std::map<std::string, std::uint64_t>& counts) {
-  for (const auto& [name, count] : counts) out << "  " << std::left << std::setw(18) << name << std::right << std::setw(10) << count << "\n";
+  for (const auto& [name, count] : counts)
+    out << "  " << std::left << std::setw(18) << name << std::right << std::setw(10) << count << "\n";
 }
 
 }  // namespace
@@ -71,12 +73,9 @@ nlohmann::ordered_json ConvertTally::to_json(double seconds) const {
     by_reason[std::string(to_string(reason))] = found == skipped.end() ? 0 : found->second;
   }
   const auto already = skipped.find(Reason::already_target);
-  return {{"scanned", scanned},
-          {"converted", converted},
-          {"deleted", deleted},
-          {"already_target", already == skipped.end() ? 0 : already->second},
-          {"skipped", by_reason},
-          {"other", other},
+  return {{"scanned", scanned},   {"converted", converted},
+          {"deleted", deleted},   {"already_target", already == skipped.end() ? 0 : already->second},
+          {"skipped", by_reason}, {"other", other},
           {"seconds", seconds}};
 }
 
@@ -173,11 +172,11 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
       report(sample, found, plan, plan.action == Action::skip ? "" : "dry_run");
       continue;
     }
-    JournalEntry entry{next_number_++, sample.key,        plan.action,     sample.value, sample.pttl_ms,
-                       sample.expire_at_ms, plan.new_value, plan.new_expire_at_ms};
+    JournalEntry entry{next_number_++, sample.key,          plan.action,    sample.value,
+                       sample.pttl_ms, sample.expire_at_ms, plan.new_value, plan.new_expire_at_ms};
     calls.push_back({sample.key,
-                     {sample.value, std::to_string(sample.expire_at_ms), std::string(to_string(plan.action)), plan.new_value,
-                      std::to_string(plan.new_expire_at_ms)}});
+                     {sample.value, std::to_string(sample.expire_at_ms), std::string(to_string(plan.action)),
+                      plan.new_value, std::to_string(plan.new_expire_at_ms)}});
     entries.push_back(std::move(entry));
     writes.push_back({&sample, found, std::move(plan)});
   }
@@ -188,7 +187,8 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
   std::vector<std::pair<const JournalEntry*, std::string>> outcomes;
   BatchFailure failure;
   for (std::size_t i = 0; i < replies.size(); ++i) {
-    const std::optional<std::string> outcome = outcome_of(replies[i], kWriteOutcomes, "convert", entries[i].key, failure);
+    const std::optional<std::string> outcome =
+        outcome_of(replies[i], kWriteOutcomes, "convert", entries[i].key, failure);
     // Counted as failed, but journalled only when known: a write with no outcome line may have
     // happened, so rollback checks the key (it restores it only if it holds what convert wrote).
     report(*writes[i].sample, writes[i].found, writes[i].plan, outcome.value_or(std::string(kWriteFailed)));
@@ -247,7 +247,8 @@ bool rollback(const Client& client, JournalReader& journal, std::ostream* detail
       const std::vector<Reply> replies = script.run(calls);
       BatchFailure failure;
       for (std::size_t i = 0; i < replies.size(); ++i) {
-        report(*sent[i], outcome_of(replies[i], kRollbackOutcomes, "rollback", sent[i]->key, failure).value_or(std::string(kWriteFailed)));
+        report(*sent[i], outcome_of(replies[i], kRollbackOutcomes, "rollback", sent[i]->key, failure)
+                             .value_or(std::string(kWriteFailed)));
       }
       failure.throw_if_any();
     }

@@ -152,8 +152,9 @@ JournalReader::JournalReader(const std::string& path) : path_(path) {
     throw FileError("cannot read the journal", path, errno);
   }
   if (!S_ISREG(status.st_mode)) {
-    throw Error(Errc::bad_option, "the journal '" + path + "' is not a regular file: rollback reads it twice (once to check it "
-                                  "before anything is sent)");
+    throw Error(Errc::bad_option, "the journal '" + path +
+                                      "' is not a regular file: rollback reads it twice (once to check it "
+                                      "before anything is sent)");
   }
   errno = 0;
   in_.open(path, std::ios::binary);
@@ -163,7 +164,8 @@ JournalReader::JournalReader(const std::string& path) : path_(path) {
 
 void JournalReader::read_header() {
   auto first = next_line();
-  if (!first || !is_header(*first)) throw Error(Errc::bad_option, "'" + path_ + "' is not a lockbridge convert journal");
+  if (!first || !is_header(*first))
+    throw Error(Errc::bad_option, "'" + path_ + "' is not a lockbridge convert journal");
   header_ = std::move(*first);
 }
 
@@ -206,7 +208,8 @@ bool JournalReader::next_batch(std::vector<JournalRecord>& batch) {
         if (!is_write_outcome(outcome)) throw std::invalid_argument("unknown \"outcome\" '" + outcome + "'");
         const auto planned = std::find_if(batch.begin(), batch.end(),
                                           [&](const JournalRecord& record) { return record.entry.number == number; });
-        if (planned == batch.end()) throw std::invalid_argument("an outcome for write " + std::to_string(number) + ", not planned in its batch");
+        if (planned == batch.end())
+          throw std::invalid_argument("an outcome for write " + std::to_string(number) + ", not planned in its batch");
         planned->outcome = outcome;
         continue;
       }
@@ -217,7 +220,8 @@ bool JournalReader::next_batch(std::vector<JournalRecord>& batch) {
       batch.push_back({entry_from(*line), std::nullopt});
     } catch (const std::exception& error) {
       if (dynamic_cast<const Error*>(&error)) throw;
-      throw Error(Errc::bad_option, "journal '" + path_ + "' line " + std::to_string(line_number_) + ": " + error.what());
+      throw Error(Errc::bad_option,
+                  "journal '" + path_ + "' line " + std::to_string(line_number_) + ": " + error.what());
     }
   }
   return !batch.empty();

@@ -70,7 +70,8 @@ Plan plan_key(const audit::KeySample& sample, const audit::Classification& found
   if (found.has(Flag::wrong_type) || sample.type != "string") return skipped(Reason::wrong_type);
   if (found.has(Flag::bad_value) || sample.truncated) return skipped(Reason::bad_value);
   if (is_timestamp_class(found.lock_class) && !found.expiry_ms) return skipped(Reason::bad_value);
-  return options.to == Target::token ? to_token(sample, found, options, fresh) : to_legacy(sample, found, options, fresh);
+  return options.to == Target::token ? to_token(sample, found, options, fresh)
+                                     : to_legacy(sample, found, options, fresh);
 }
 
 }  // namespace lockbridge::tools::convert

@@ -43,13 +43,23 @@ inline constexpr Reason kEveryReason[] = {Reason::already_target, Reason::change
                                           Reason::bad_value,      Reason::wrong_type, Reason::foreign};
 
 // The names the journal and --details use.
-inline constexpr NameTable<Action, 4> kActionNames{std::array<std::pair<Action, std::string_view>, 4>{{
-    {Action::to_token, "to_token"}, {Action::to_legacy, "to_legacy"}, {Action::remove, "delete"}, {Action::skip, "skip"}}}};
-inline constexpr NameTable<Reason, 11> kReasonNames{std::array<std::pair<Reason, std::string_view>, 11>{{
-    {Reason::none, "none"}, {Reason::already_target, "already_target"}, {Reason::changed, "changed"},
-    {Reason::stale, "stale"}, {Reason::no_ttl, "no_ttl"}, {Reason::forever, "forever"}, {Reason::far_future, "far_future"},
-    {Reason::bad_value, "bad_value"}, {Reason::wrong_type, "wrong_type"}, {Reason::foreign, "foreign"},
-    {Reason::not_a_lock, "not_a_lock"}}}};
+inline constexpr NameTable<Action, 4> kActionNames{
+    std::array<std::pair<Action, std::string_view>, 4>{{{Action::to_token, "to_token"},
+                                                        {Action::to_legacy, "to_legacy"},
+                                                        {Action::remove, "delete"},
+                                                        {Action::skip, "skip"}}}};
+inline constexpr NameTable<Reason, 11> kReasonNames{
+    std::array<std::pair<Reason, std::string_view>, 11>{{{Reason::none, "none"},
+                                                         {Reason::already_target, "already_target"},
+                                                         {Reason::changed, "changed"},
+                                                         {Reason::stale, "stale"},
+                                                         {Reason::no_ttl, "no_ttl"},
+                                                         {Reason::forever, "forever"},
+                                                         {Reason::far_future, "far_future"},
+                                                         {Reason::bad_value, "bad_value"},
+                                                         {Reason::wrong_type, "wrong_type"},
+                                                         {Reason::foreign, "foreign"},
+                                                         {Reason::not_a_lock, "not_a_lock"}}}};
 
 constexpr std::string_view to_string(Action action) noexcept { return kActionNames.name(action, "skip"); }
 constexpr std::string_view to_string(Reason reason) noexcept { return kReasonNames.name(reason, "none"); }

@@ -1,6 +1,5 @@
 #include "script_batch.hpp"
 
-
 namespace lockbridge::tools::convert {
 
 namespace {

@@ -31,7 +31,7 @@ struct ClientOptions {
   static constexpr std::size_t kMaxPoolSize = 10000;
   std::chrono::milliseconds connect_timeout{1000};  // per TCP/unix connect, including AUTH and SELECT; <= 365 days
   std::chrono::milliseconds command_timeout{1000};  // per reply; after it the outcome is unknown; <= 365 days
-  std::size_t pool_size = 8;                         // connections kept open (1 to kMaxPoolSize); callers beyond wait
+  std::size_t pool_size = 8;                        // connections kept open (1 to kMaxPoolSize); callers beyond wait
   // After a failed connect, further connects fail fast until this much time (doubling per failure,
   // up to 16x) has passed, so a down server is not hammered by every waiting lock. <= 365 days.
   std::chrono::milliseconds reconnect_backoff{50};
@@ -57,8 +57,8 @@ struct Reply {
   // error: only inside Client::pipeline's replies (command() throws instead) and nested arrays.
   enum class Kind { nil, string, status, integer, array, error };
   Kind kind = Kind::nil;
-  std::string str;          // string, status and error
-  std::int64_t integer = 0;  // integer
+  std::string str;              // string, status and error
+  std::int64_t integer = 0;     // integer
   std::vector<Reply> elements;  // array
   bool is_nil() const noexcept { return kind == Kind::nil; }
 };

@@ -26,9 +26,7 @@ enum class Errc {
 
 const std::error_category& error_category() noexcept;
 
-inline std::error_code make_error_code(Errc e) noexcept {
-  return {static_cast<int>(e), error_category()};
-}
+inline std::error_code make_error_code(Errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 // The one exception type lockbridge throws. what() is "<context>: <code description>".
 class Error : public std::system_error {

@@ -60,8 +60,8 @@ inline bool is_expired(const LegacyStamp& stamp, std::int64_t now_ms) {
 bool jedis_lock_master_may_take(std::optional<std::string_view> value, std::string_view my_uuid, std::int64_t now_ms);
 
 // "ms", "seconds", "uuid-ms": the names used by the CLI and JSON output.
-inline constexpr NameTable<LegacyFormat, 3> kLegacyFormatNames{std::array<std::pair<LegacyFormat, std::string_view>, 3>{{
-    {LegacyFormat::epoch_ms, "ms"}, {LegacyFormat::epoch_seconds, "seconds"}, {LegacyFormat::uuid_ms, "uuid-ms"}}}};
+inline constexpr NameTable<LegacyFormat, 3> kLegacyFormatNames{std::array<std::pair<LegacyFormat, std::string_view>, 3>{
+    {{LegacyFormat::epoch_ms, "ms"}, {LegacyFormat::epoch_seconds, "seconds"}, {LegacyFormat::uuid_ms, "uuid-ms"}}}};
 constexpr std::string_view to_string(LegacyFormat format) noexcept { return kLegacyFormatNames.name(format, "?"); }
 constexpr std::optional<LegacyFormat> legacy_format_from_string(std::string_view name) noexcept {
   return kLegacyFormatNames.parse(name);

@@ -23,8 +23,8 @@ namespace lockbridge {
 inline constexpr std::chrono::milliseconds kMaxOptionDuration{365LL * 24 * 3600 * 1000};
 
 enum class StrategyKind {
-  legacy,  // SETNX + GETSET expiry timestamp, shared with Java jedis-lock fleets
-  token,   // SET NX PX with a random token, Lua release and extend
+  legacy,    // SETNX + GETSET expiry timestamp, shared with Java jedis-lock fleets
+  token,     // SET NX PX with a random token, Lua release and extend
   redisson,  // Redisson's RLock layout (a hash of owner -> count), shared with Java Redisson fleets
 };
 
@@ -101,10 +101,10 @@ struct WatchdogOptions {
 
 struct MutexOptions {
   StrategyKind strategy = StrategyKind::token;
-  std::chrono::milliseconds lease{60000};             // how long an acquisition is valid
-  std::chrono::milliseconds acquire_timeout{10000};   // how long lock() waits before Error{timeout}; <= 365 days
-  RetryPolicy retry;                                  // when a waiting lock() tries again
-  WaitMode wait_mode = WaitMode::notify;              // what may bring the next attempt forward
+  std::chrono::milliseconds lease{60000};            // how long an acquisition is valid
+  std::chrono::milliseconds acquire_timeout{10000};  // how long lock() waits before Error{timeout}; <= 365 days
+  RetryPolicy retry;                                 // when a waiting lock() tries again
+  WaitMode wait_mode = WaitMode::notify;             // what may bring the next attempt forward
   // Threads of this process waiting for the same key (any Mutex on the same server and key) line
   // up locally: one contends in Redis, and they are served in arrival order.
   bool local_queue = true;
@@ -137,10 +137,10 @@ struct MutexOptions {
   bool can_extend() const noexcept { return !faithful(); }
 };
 
-inline constexpr NameTable<StrategyKind, 3> kStrategyKindNames{std::array<std::pair<StrategyKind, std::string_view>, 3>{{
-    {StrategyKind::legacy, "legacy"}, {StrategyKind::token, "token"}, {StrategyKind::redisson, "redisson"}}}};
-inline constexpr NameTable<LegacyPreset, 2> kLegacyPresetNames{std::array<std::pair<LegacyPreset, std::string_view>, 2>{{
-    {LegacyPreset::faithful, "faithful"}, {LegacyPreset::hardened, "hardened"}}}};
+inline constexpr NameTable<StrategyKind, 3> kStrategyKindNames{std::array<std::pair<StrategyKind, std::string_view>, 3>{
+    {{StrategyKind::legacy, "legacy"}, {StrategyKind::token, "token"}, {StrategyKind::redisson, "redisson"}}}};
+inline constexpr NameTable<LegacyPreset, 2> kLegacyPresetNames{std::array<std::pair<LegacyPreset, std::string_view>, 2>{
+    {{LegacyPreset::faithful, "faithful"}, {LegacyPreset::hardened, "hardened"}}}};
 
 constexpr std::string_view to_string(StrategyKind kind) noexcept { return kStrategyKindNames.name(kind); }
 constexpr std::string_view to_string(LegacyPreset preset) noexcept { return kLegacyPresetNames.name(preset); }

@@ -31,19 +31,20 @@ struct RetryPolicy {
     fixed_count,
   };
   Kind kind = Kind::backoff;
-  std::chrono::milliseconds initial{1};    // backoff: bound of the first sleep, doubled per attempt
-  std::chrono::milliseconds cap{100};      // backoff: bound of every sleep
+  std::chrono::milliseconds initial{1};     // backoff: bound of the first sleep, doubled per attempt
+  std::chrono::milliseconds cap{100};       // backoff: bound of every sleep
   std::chrono::milliseconds interval{100};  // jedis_lock and fixed_count: the sleep between attempts
-  int retries = 10;                        // fixed_count: attempts after the first
+  int retries = 10;                         // fixed_count: attempts after the first
 
   static RetryPolicy backoff_with_jitter(std::chrono::milliseconds initial = std::chrono::milliseconds(1),
                                          std::chrono::milliseconds cap = std::chrono::milliseconds(100));
   static RetryPolicy jedis_lock_resolution(std::chrono::milliseconds resolution = std::chrono::milliseconds(100));
-  static RetryPolicy fixed_retries(int retries = 10, std::chrono::milliseconds interval = std::chrono::milliseconds(2000));
+  static RetryPolicy fixed_retries(int retries = 10,
+                                   std::chrono::milliseconds interval = std::chrono::milliseconds(2000));
 };
 
 enum class WaitMode {
-  poll,    // attempts follow the retry policy only
+  poll,  // attempts follow the retry policy only
   // Default. A release publishes a message on the key's release channel (token and hardened
   // legacy; faithful legacy peers never publish), and a waiter subscribed to it retries as soon as
   // it arrives. The retry policy stays the fallback, so a lost message only costs time.
@@ -55,14 +56,17 @@ enum class WaitMode {
   fair,
 };
 
-inline constexpr NameTable<WaitMode, 3> kWaitModeNames{std::array<std::pair<WaitMode, std::string_view>, 3>{{
-    {WaitMode::poll, "poll"}, {WaitMode::notify, "notify"}, {WaitMode::fair, "fair"}}}};
-inline constexpr NameTable<RetryPolicy::Kind, 3> kRetryKindNames{std::array<std::pair<RetryPolicy::Kind, std::string_view>, 3>{{
-    {RetryPolicy::Kind::backoff, "backoff"}, {RetryPolicy::Kind::jedis_lock, "jedis_lock"},
-    {RetryPolicy::Kind::fixed_count, "fixed_count"}}}};
+inline constexpr NameTable<WaitMode, 3> kWaitModeNames{std::array<std::pair<WaitMode, std::string_view>, 3>{
+    {{WaitMode::poll, "poll"}, {WaitMode::notify, "notify"}, {WaitMode::fair, "fair"}}}};
+inline constexpr NameTable<RetryPolicy::Kind, 3> kRetryKindNames{
+    std::array<std::pair<RetryPolicy::Kind, std::string_view>, 3>{{{RetryPolicy::Kind::backoff, "backoff"},
+                                                                   {RetryPolicy::Kind::jedis_lock, "jedis_lock"},
+                                                                   {RetryPolicy::Kind::fixed_count, "fixed_count"}}}};
 
 constexpr std::string_view to_string(WaitMode mode) noexcept { return kWaitModeNames.name(mode); }
 constexpr std::string_view to_string(RetryPolicy::Kind kind) noexcept { return kRetryKindNames.name(kind); }
-constexpr std::optional<WaitMode> wait_mode_from_string(std::string_view name) noexcept { return kWaitModeNames.parse(name); }
+constexpr std::optional<WaitMode> wait_mode_from_string(std::string_view name) noexcept {
+  return kWaitModeNames.parse(name);
+}
 
 }  // namespace lockbridge

@@ -31,7 +31,8 @@ template <class Number>
 Number number(std::string_view line, std::string_view text, const char* what) {
   Number value{};
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) malformed(line, std::string("bad ") + what);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    malformed(line, std::string("bad ") + what);
   return value;
 }
 
@@ -86,7 +87,8 @@ SlotMap slot_map_from_cluster_nodes(std::string_view text, const NodeAddress& as
   std::stable_sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) { return a.epoch < b.epoch; });
   SlotMap map;
   for (const Claim& claim : claims) {
-    for (unsigned slot = claim.first; slot <= claim.last; ++slot) map.move(static_cast<std::uint16_t>(slot), claim.master);
+    for (unsigned slot = claim.first; slot <= claim.last; ++slot)
+      map.move(static_cast<std::uint16_t>(slot), claim.master);
   }
   return map;
 }

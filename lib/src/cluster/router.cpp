@@ -25,7 +25,9 @@ ClusterRouter::~ClusterRouter() {
   nodes_.clear();
 }
 
-RedisUrl ClusterRouter::server(const NodeAddress& node) const { return url_.server(RedisUrl::Node{node.host, node.port}); }
+RedisUrl ClusterRouter::server(const NodeAddress& node) const {
+  return url_.server(RedisUrl::Node{node.host, node.port});
+}
 
 ClusterRouter::Node& ClusterRouter::node(const NodeAddress& address) {
   std::lock_guard lock(mutex_);
@@ -177,8 +179,8 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation, Clock:
         throw;
       }
       if (redirects >= kMaxRedirects) {
-        throw Error(Errc::protocol, message_of(error) + " (still redirected after " +
-                                        std::to_string(kMaxRedirects) + " redirects; the cluster keeps moving the slot)");
+        throw Error(Errc::protocol, message_of(error) + " (still redirected after " + std::to_string(kMaxRedirects) +
+                                        " redirects; the cluster keeps moving the slot)");
       }
     }
     if (redirect->kind == Redirect::Kind::ask) {

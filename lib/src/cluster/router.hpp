@@ -70,7 +70,7 @@ class ClusterRouter {
   };
 
   Node& node(const NodeAddress& address);  // created on first use; never removed
-  void refresh();  // with mutex_ held
+  void refresh();                          // with mutex_ held
   // CLUSTER NODES (with config epochs), or CLUSTER SLOTS where the former is refused.
   static SlotMap read_slot_map(Connection& connection, const NodeAddress& asked);
   void schedule_refresh(const NodeAddress& failed) noexcept;

@@ -40,8 +40,10 @@ NodeAddress master_address(const Reply& node, const NodeAddress& asked, std::siz
   if (host.kind == Reply::Kind::nil) {
     address.host = asked.host;
   } else if (host.kind == Reply::Kind::string) {
-    if (host.str == "?") malformed(entry, "master endpoint is \"?\": the node announces no hostname but "
-                                          "cluster-preferred-endpoint-type is hostname");
+    if (host.str == "?")
+      malformed(entry,
+                "master endpoint is \"?\": the node announces no hostname but "
+                "cluster-preferred-endpoint-type is hostname");
     address.host = host.str.empty() ? asked.host : host.str;
   } else {
     malformed(entry, "master host is not a string");
@@ -55,8 +57,7 @@ SlotMap::SlotMap() : slots_(kSlotCount, kUnassigned) {}
 
 SlotMap::SlotMap(const Reply& cluster_slots, const NodeAddress& asked) : SlotMap() {
   if (asked.host.empty()) throw Error(Errc::bad_option, "SlotMap: the asked node's host is empty");
-  if (cluster_slots.kind == Reply::Kind::error)
-    throw Error(Errc::server_reply, "CLUSTER SLOTS: " + cluster_slots.str);
+  if (cluster_slots.kind == Reply::Kind::error) throw Error(Errc::server_reply, "CLUSTER SLOTS: " + cluster_slots.str);
   if (cluster_slots.kind != Reply::Kind::array) throw Error(Errc::protocol, "CLUSTER SLOTS reply is not an array");
 
   for (std::size_t i = 0; i < cluster_slots.elements.size(); ++i) {

@@ -5,15 +5,16 @@
 #include <utility>
 
 #include "../companion_keys.hpp"
-#include "lockbridge/identity.hpp"
 #include "../scripts.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace lockbridge::detail {
 
 std::string describe_keys(std::string_view operation, const std::vector<std::string>& keys) {
   constexpr std::size_t kNamed = 3;
   std::string text(operation);
-  for (std::size_t i = 0; i < keys.size() && i < kNamed; ++i) text.append(i == 0 ? " " : ", ").append(printable_key(keys[i]));
+  for (std::size_t i = 0; i < keys.size() && i < kNamed; ++i)
+    text.append(i == 0 ? " " : ", ").append(printable_key(keys[i]));
   if (keys.size() > kNamed) text.append(" and ").append(std::to_string(keys.size() - kNamed)).append(" more");
   return text;
 }
@@ -35,10 +36,13 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
   ReplyPtr reply;
   std::optional<Error> lost_reply;
   try {
-    state_->with_connection(keys_.front(), [&](Connection& connection) {
-      reply = run_script(connection, state_->scripts, kMultiAcquire, key_views_, args);
-      throw_if_rerouted(*reply);
-    }, request.deadline);
+    state_->with_connection(
+        keys_.front(),
+        [&](Connection& connection) {
+          reply = run_script(connection, state_->scripts, kMultiAcquire, key_views_, args);
+          throw_if_rerouted(*reply);
+        },
+        request.deadline);
   } catch (const Error& error) {
     // The script may have run even though its reply did not reach us.
     if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) {

@@ -26,7 +26,8 @@ bool LockCore::keep_hold_if_valid() {
 
 bool LockCore::hold_again() {
   if (!keep_hold_if_valid()) return false;
-  if (!options_.reentrant) throw Error(Errc::bad_option, target_->describe("lock") + ": this " + front_ + " already holds it");
+  if (!options_.reentrant)
+    throw Error(Errc::bad_option, target_->describe("lock") + ": this " + front_ + " already holds it");
   ++hold_count_;
   return true;
 }
@@ -64,8 +65,8 @@ void LockCore::begin_hold(const TargetAttempt& attempt, Clock::time_point starte
     if (line) line->released_here(hold);
     if (handler) handler(why);
   };
-  lease_ = std::make_shared<Lease>(target_->renewer(), target_->key(), attempt.value, attempt.valid_until, attempt.fence,
-                                   renewal, std::move(on_lost));
+  lease_ = std::make_shared<Lease>(target_->renewer(), target_->key(), attempt.value, attempt.valid_until,
+                                   attempt.fence, renewal, std::move(on_lost));
   hold_count_ = 1;
   state_->keeper.keep(lease_);
 }
@@ -108,7 +109,8 @@ void LockCore::abandon() noexcept {
 }
 
 bool LockCore::extend(std::chrono::milliseconds lease) {
-  if (!keep_hold_if_valid()) throw Error(Errc::bad_option, target_->describe("extend") + ": this " + front_ + " does not hold it");
+  if (!keep_hold_if_valid())
+    throw Error(Errc::bad_option, target_->describe("extend") + ": this " + front_ + " does not hold it");
   TargetExtension extension;
   {
     const Lease::IoClaim io = lease_->claim_io();

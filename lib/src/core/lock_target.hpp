@@ -71,7 +71,9 @@ class LockTarget {
   // Deletes `value` wherever it is still ours; false when not all of it was (lease_lost), with
   // why_not_released() saying what the release found. Throws Error.
   virtual bool release(const std::string& value) = 0;
-  virtual std::string_view why_not_released() const noexcept { return "the key no longer held our value; nothing was deleted"; }
+  virtual std::string_view why_not_released() const noexcept {
+    return "the key no longer held our value; nothing was deleted";
+  }
   // Resets the lease of `value` to `lease`. Throws Error (bad_option where the protocol has none).
   virtual TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) = 0;
   // Reads without changing anything. Throws Error.

@@ -23,8 +23,9 @@ SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string
   // would be refused after the release script had already deleted the key. (The faithful preset
   // announces nothing.)
   if (state_->cluster && !options.faithful() && channel_.sharded && key_slot(channel_.name) != key_slot(key_)) {
-    throw Error(Errc::bad_option, describe("lock") + ": on Redis Cluster a key containing a brace needs a hash tag "
-                                  "(e.g. '{orders}' in front of it) so that its companion keys share its slot");
+    throw Error(Errc::bad_option, describe("lock") +
+                                      ": on Redis Cluster a key containing a brace needs a hash tag "
+                                      "(e.g. '{orders}' in front of it) so that its companion keys share its slot");
   }
 }
 
@@ -45,10 +46,13 @@ TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   AcquireAttempt result;
   try {
-    on_connection("acquire", [&](Connection& connection) {
-      result = strategy_->try_acquire(connection, key_, request);
-      if (result.acquired && !replicas_acknowledge(connection, result.value)) throw replica_shortfall("acquire");
-    }, request.deadline);
+    on_connection(
+        "acquire",
+        [&](Connection& connection) {
+          result = strategy_->try_acquire(connection, key_, request);
+          if (result.acquired && !replicas_acknowledge(connection, result.value)) throw replica_shortfall("acquire");
+        },
+        request.deadline);
   } catch (const Error& error) {
     // The request may have reached the server even though its reply did not reach us. The broken
     // connection went back (and was dropped) before the undo borrows a fresh one.
@@ -67,7 +71,8 @@ TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
 
 bool SingleKeyTarget::release(const std::string& value) {
   ReleaseOutcome outcome = ReleaseOutcome::not_ours;
-  on_connection("release", [&](Connection& connection) { outcome = strategy_->release(connection, key_, value, channel_.name); });
+  on_connection("release",
+                [&](Connection& connection) { outcome = strategy_->release(connection, key_, value, channel_.name); });
   return outcome == ReleaseOutcome::released;
 }
 
@@ -82,8 +87,8 @@ TargetExtension SingleKeyTarget::extend(const std::string& value, std::chrono::m
     }
     extension.value = *held;
     extension.valid_until = started + lease;
-    extension.kind = replicas_acknowledge(connection, *held) ? TargetExtension::Kind::extended
-                                                              : TargetExtension::Kind::released;
+    extension.kind =
+        replicas_acknowledge(connection, *held) ? TargetExtension::Kind::extended : TargetExtension::Kind::released;
   });
   if (extension.kind == TargetExtension::Kind::released) extension.error = replica_shortfall("extend");
   return extension;
@@ -104,10 +109,12 @@ void SingleKeyTarget::leave_queue(std::string_view waiter) noexcept {
 
 bool SingleKeyTarget::replicas_acknowledge(Connection& connection, const std::string& value) {
   if (replica_ack_.replicas <= 0) return true;
-  const ReplyPtr reply = connection.run_held(
-      {"WAIT", std::to_string(replica_ack_.replicas), std::to_string(replica_ack_.timeout.count())}, replica_ack_.timeout);
+  const ReplyPtr reply =
+      connection.run_held({"WAIT", std::to_string(replica_ack_.replicas), std::to_string(replica_ack_.timeout.count())},
+                          replica_ack_.timeout);
   replicas_acknowledged_ = static_cast<int>(expect_integer(*reply, describe("replica WAIT for")));
-  if (*replicas_acknowledged_ >= replica_ack_.replicas || replica_ack_.on_shortfall == ReplicaAckOptions::OnShortfall::accept) {
+  if (*replicas_acknowledged_ >= replica_ack_.replicas ||
+      replica_ack_.on_shortfall == ReplicaAckOptions::OnShortfall::accept) {
     return true;
   }
   (void)strategy_->release(connection, key_, value, channel_.name);
@@ -115,8 +122,8 @@ bool SingleKeyTarget::replicas_acknowledge(Connection& connection, const std::st
 }
 
 Error SingleKeyTarget::replica_shortfall(std::string_view operation) const {
-  return Error(Errc::no_quorum, describe(operation) + ": " + std::to_string(replicas_acknowledged_.value_or(0)) + " of " +
-                                    std::to_string(replica_ack_.replicas) + " replicas acknowledged within " +
+  return Error(Errc::no_quorum, describe(operation) + ": " + std::to_string(replicas_acknowledged_.value_or(0)) +
+                                    " of " + std::to_string(replica_ack_.replicas) + " replicas acknowledged within " +
                                     std::to_string(replica_ack_.timeout.count()) +
                                     " ms; the lock was released (MutexOptions::replica_ack)");
 }

@@ -32,7 +32,8 @@ class SingleKeyTarget final : public LockTarget {
  private:
   // Runs `operation` on a connection to the key's server; its errors name the key (naming_key).
   template <class Operation>
-  void on_connection(std::string_view name, Operation&& operation, Clock::time_point deadline = Clock::time_point::max());
+  void on_connection(std::string_view name, Operation&& operation,
+                     Clock::time_point deadline = Clock::time_point::max());
   // replica_ack: WAIT on the connection that wrote `value` (WAIT counts that connection's writes).
   // false on a shortfall in release mode, after the lock was deleted again on the same
   // connection; in accept mode a shortfall is only recorded.

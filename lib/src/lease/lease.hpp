@@ -27,13 +27,12 @@ class Lease {
   // What the watchdog does for this lease; nullopt in Lease::renewal = no renewals, only the
   // notice when the lease runs out.
   struct Renewal {
-    std::chrono::milliseconds lease;   // the lease each renewal asks for (renewed every lease / 3)
-    Clock::time_point hold_deadline;   // renewals never carry the lease past this (max_hold)
+    std::chrono::milliseconds lease;  // the lease each renewal asks for (renewed every lease / 3)
+    Clock::time_point hold_deadline;  // renewals never carry the lease past this (max_hold)
   };
 
   Lease(std::shared_ptr<const LockStrategy> strategy, std::string key, std::string value, Clock::time_point valid_until,
-        std::optional<std::uint64_t> fence, std::optional<Renewal> renewal,
-        std::function<void(const Error&)> on_lost);
+        std::optional<std::uint64_t> fence, std::optional<Renewal> renewal, std::function<void(const Error&)> on_lost);
 
   const std::shared_ptr<const LockStrategy> strategy;
   const std::string key;

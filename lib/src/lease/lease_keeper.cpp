@@ -15,9 +15,7 @@ using std::chrono::milliseconds;
 
 // A renewal that could not be sent (server unreachable, owner busy on the lease) is tried again
 // this soon: a tenth of the lease, so several tries fit before it runs out.
-milliseconds retry_delay(const Lease::Renewal& renewal) {
-  return std::max(milliseconds(1), renewal.lease / 10);
-}
+milliseconds retry_delay(const Lease::Renewal& renewal) { return std::max(milliseconds(1), renewal.lease / 10); }
 
 Error ran_out(const Lease& lease, bool max_hold_reached) {
   std::string why = "the lease ran out";
@@ -114,8 +112,9 @@ void LeaseKeeper::run() noexcept {
     lock.unlock();
     for (const Entry& entry : expired) entry.lease->lost(ran_out(*entry.lease, entry.max_hold_reached));
     for (std::size_t first = 0; first < due.size(); first += kBatch) {
-      std::vector<Entry> batch(std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(first)),
-                               std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(std::min(due.size(), first + kBatch))));
+      std::vector<Entry> batch(
+          std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(first)),
+          std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(std::min(due.size(), first + kBatch))));
       renew(batch);
     }
     lock.lock();
@@ -193,8 +192,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
       continue;
     }
     try {
-      std::optional<std::string> value =
-          lease.strategy->extend_outcome(*replies[i], lease.key, values[i]);
+      std::optional<std::string> value = lease.strategy->extend_outcome(*replies[i], lease.key, values[i]);
       if (value) {
         lease.renewed(std::move(*value), now + asked[i]);
         renewals_.fetch_add(1, std::memory_order_relaxed);
@@ -209,7 +207,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
     } catch (const Error& error) {
       if (error.errc() == Errc::wrong_type) {
         lost.emplace_back(std::move(entry.lease), error);  // the key was replaced by another type
-      } else {  // e.g. BUSY or OOM: the server may accept the next try
+      } else {                                             // e.g. BUSY or OOM: the server may accept the next try
         entry.next_renewal = Clock::now() + retry_delay(*lease.renewal);
         requeue(std::move(entry));
       }

@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../connection.hpp"
 #include "../cluster/router.hpp"
+#include "../connection.hpp"
 #include "../endpoint.hpp"
 #include "../script_runner.hpp"
 #include "lease.hpp"

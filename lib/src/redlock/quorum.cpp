@@ -100,8 +100,8 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
   for (InFlight& request : flying) {
     if (!request.waiting) continue;
     request.connection->discard();  // its reply can never be matched up again
-    answers[request.master].failure = masters_[request.master]->url().redacted() +
-                                      ": no reply within the command timeout (the command may have run)";
+    answers[request.master].failure =
+        masters_[request.master]->url().redacted() + ": no reply within the command timeout (the command may have run)";
   }
   return answers;
 }
@@ -150,8 +150,8 @@ Quorum::Outcome Quorum::acquire(std::string_view key, const std::string& value, 
       const redisReply& reply = *answer.replies.front();
       if (reply.type == REDIS_REPLY_NIL) {
         ++votes;
-      } else if (reply.type == REDIS_REPLY_STRING && learn_remaining && answer.replies[1]->type == REDIS_REPLY_INTEGER &&
-                 answer.replies[1]->integer >= 0) {
+      } else if (reply.type == REDIS_REPLY_STRING && learn_remaining &&
+                 answer.replies[1]->type == REDIS_REPLY_INTEGER && answer.replies[1]->integer >= 0) {
         const milliseconds left(answer.replies[1]->integer);
         holder_remaining = holder_remaining ? std::min(*holder_remaining, left) : left;
       } else if (is_error(reply, "WRONGTYPE")) {

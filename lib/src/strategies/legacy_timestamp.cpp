@@ -1,7 +1,7 @@
 #include "legacy_timestamp.hpp"
 
-#include "lockbridge/identity.hpp"
 #include "lockbridge/error.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace lockbridge::detail {
 namespace {
@@ -11,8 +11,8 @@ namespace {
   constexpr std::size_t kShown = 64;
   std::string shown = printable_key(value.substr(0, kShown));
   if (value.size() > kShown) shown += " (" + std::to_string(value.size()) + " bytes)";
-  throw Error(Errc::bad_value, describe("acquire", key) + ": value " + shown + " is not " + std::string(what_it_is_not) + " " +
-                                   std::string(to_string(format)) +
+  throw Error(Errc::bad_value, describe("acquire", key) + ": value " + shown + " is not " +
+                                   std::string(what_it_is_not) + " " + std::string(to_string(format)) +
                                    " expiry stamp; the lock is treated as held and left unchanged");
 }
 
@@ -66,7 +66,8 @@ AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_v
   if (options_.jedis_lock_master) {
     // jedis-lock master reads nothing or garbage as an expired lock and GETSETs it (hazard 1).
     if (!jedis_lock_master_may_take(current, owner_, now)) {
-      if (const auto stamp = parse_legacy_value(*current, options_.format)) attempt.holder_remaining = remaining(*stamp, now);
+      if (const auto stamp = parse_legacy_value(*current, options_.format))
+        attempt.holder_remaining = remaining(*stamp, now);
       return attempt;
     }
   } else {
@@ -107,7 +108,7 @@ namespace {
 }  // namespace
 
 ScriptCall LegacyFaithful::extend_call(std::string_view key, std::string_view /*value*/,
-                                      std::chrono::milliseconds /*lease*/) const {
+                                       std::chrono::milliseconds /*lease*/) const {
   refuse_faithful_extend(key);
 }
 
@@ -201,8 +202,8 @@ ScriptCall LegacyHardened::extend_call(std::string_view key, std::string_view va
   return acquire_call(key, lease, value);
 }
 
-std::optional<std::string> LegacyHardened::extend_outcome(const redisReply& reply, std::string_view key,
-                                                          std::string_view /*value: the reply has the new stamp*/) const {
+std::optional<std::string> LegacyHardened::extend_outcome(
+    const redisReply& reply, std::string_view key, std::string_view /*value: the reply has the new stamp*/) const {
   ScriptResult result = read_acquire_reply(reply, describe("extend", key));
   if (!result.written) return std::nullopt;
   return result.value;

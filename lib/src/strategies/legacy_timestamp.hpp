@@ -18,7 +18,8 @@ class LegacyFaithful final : public LockStrategy {
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
-  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
+                                            std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
 
  private:
@@ -34,7 +35,8 @@ class LegacyHardened final : public LockStrategy {
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
-  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
+                                            std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
 
  private:

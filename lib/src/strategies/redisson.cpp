@@ -4,8 +4,8 @@
 #include <atomic>
 #include <vector>
 
-#include "lockbridge/identity.hpp"
 #include "lockbridge/error.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace lockbridge::detail {
 
@@ -42,7 +42,8 @@ ReleaseChannel RedissonStrategy::release_channel_of(std::string_view key) const 
   return ReleaseChannel{channel_name(key), sharded_, /*payload_names_waiter=*/false};
 }
 
-AcquireAttempt RedissonStrategy::try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) {
+AcquireAttempt RedissonStrategy::try_acquire(Connection& connection, std::string_view key,
+                                             const AttemptRequest& request) {
   const ScriptCall call{&kRedissonLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   const std::string context = describe("acquire", key);
@@ -71,7 +72,8 @@ ReleaseOutcome RedissonStrategy::release(Connection& connection, std::string_vie
   return ReleaseOutcome::released;
 }
 
-ScriptCall RedissonStrategy::extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const {
+ScriptCall RedissonStrategy::extend_call(std::string_view key, std::string_view value,
+                                         std::chrono::milliseconds lease) const {
   return ScriptCall{&kRedissonRenew, {std::string(key)}, {std::to_string(lease.count()), std::string(value)}};
 }
 

@@ -17,7 +17,8 @@ class RedissonStrategy final : public LockStrategy {
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
-  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
+                                            std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
   void abandon_attempt(Connection& connection, std::string_view key) noexcept override;
   ReleaseChannel release_channel_of(std::string_view key) const override;

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "../companion_keys.hpp"
-#include "lockbridge/identity.hpp"
 #include "lockbridge/error.hpp"
+#include "lockbridge/identity.hpp"
 
 namespace lockbridge::detail {
 
@@ -113,10 +113,11 @@ ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view k
                         {std::string(value), std::string(release_channel)}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   return expect_integer(*replies.front(), describe("release", key)) == 1 ? ReleaseOutcome::released
-                                                                          : ReleaseOutcome::not_ours;
+                                                                         : ReleaseOutcome::not_ours;
 }
 
-ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const {
+ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value,
+                                      std::chrono::milliseconds lease) const {
   return ScriptCall{&kCompareAndPexpire, {std::string(key)}, {std::string(value), std::to_string(lease.count())}};
 }
 

@@ -16,7 +16,8 @@ class TokenStrategy final : public LockStrategy {
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
-  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key, std::string_view value) const override;
+  std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
+                                            std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
   void abandon_attempt(Connection& connection, std::string_view key) noexcept override;
 
@@ -30,8 +31,8 @@ class TokenStrategy final : public LockStrategy {
   const std::string fixed_value_;  // TokenOptions::fixed_value: one identity instead of a token per attempt
   const bool fair_;
   const std::string waiter_timeout_ms_;  // fair mode
-  std::string last_token_;  // of the last attempt, for abandon_attempt
-  bool set_nx_get_ = true;  // false once the server refused SET ... NX GET (Redis < 7.0)
+  std::string last_token_;               // of the last attempt, for abandon_attempt
+  bool set_nx_get_ = true;               // false once the server refused SET ... NX GET (Redis < 7.0)
 };
 
 }  // namespace lockbridge::detail

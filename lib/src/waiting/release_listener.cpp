@@ -15,7 +15,8 @@ bool ReleaseListener::listen(Clock::time_point until) {
     // Asked each time: on Redis Cluster the slot's master may have changed since the wait began,
     // and a redirect teaches the router the new one.
     watch_ = state_.notifier_for(channel_.name).watch(channel_);
-    if (watch_->wait_subscribed(std::min(until, Clock::now() + state_.endpoint->options().command_timeout))) return true;
+    if (watch_->wait_subscribed(std::min(until, Clock::now() + state_.endpoint->options().command_timeout)))
+      return true;
     if (!watch_->redirected()) return false;
   }
   return false;

@@ -14,13 +14,14 @@
 namespace lockbridge::detail {
 
 struct ReleaseNotifier::Channel {
-  explicit Channel(const ReleaseChannel& spec) : sharded(spec.sharded), payload_names_waiter(spec.payload_names_waiter) {}
+  explicit Channel(const ReleaseChannel& spec)
+      : sharded(spec.sharded), payload_names_waiter(spec.payload_names_waiter) {}
   const bool sharded;               // SSUBSCRIBE, else SUBSCRIBE
   const bool payload_names_waiter;  // else every message is for every waiter
   int watchers = 0;
-  bool confirmed = false;         // the server acknowledged the subscription on the current connection
-  bool redirected = false;        // the server answered it MOVED: not subscribed again here
-  std::uint64_t generation = 0;   // one per announced release (or lost connection)
+  bool confirmed = false;        // the server acknowledged the subscription on the current connection
+  bool redirected = false;       // the server answered it MOVED: not subscribed again here
+  std::uint64_t generation = 0;  // one per announced release (or lost connection)
   // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
   std::deque<std::pair<std::uint64_t, std::string>> recent;
   Clock::time_point idle_since{};  // when watchers last dropped to zero
@@ -196,7 +197,8 @@ void ReleaseNotifier::redirected(const Redirect& redirect) {
     // The error names the slot, not the channel: it answers the pending sharded subscription(s)
     // of that slot.
     for (auto& [name, channel] : channels_) {
-      if (!channel->sharded || channel->confirmed || !subscribed_.contains(name) || key_slot(name) != redirect.slot) continue;
+      if (!channel->sharded || channel->confirmed || !subscribed_.contains(name) || key_slot(name) != redirect.slot)
+        continue;
       channel->redirected = true;
       subscribed_.erase(name);
       channel->announce("");  // its waiters try again now, and subscribe where the slot is

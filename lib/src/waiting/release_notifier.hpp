@@ -48,8 +48,8 @@ class ReleaseNotifier {
   class Watch;
 
   // Watches `channel`, subscribing if needed (the thread sends SSUBSCRIBE, or SUBSCRIBE for a
-  // channel that is not sharded; see Watch::wait_subscribed). With `only_if_subscribed` it does no I/O and returns null unless the
-  // channel is already subscribed and confirmed (e.g. lingering after an earlier wait).
+  // channel that is not sharded; see Watch::wait_subscribed). With `only_if_subscribed` it does no I/O and returns null
+  // unless the channel is already subscribed and confirmed (e.g. lingering after an earlier wait).
   std::unique_ptr<Watch> watch(const ReleaseChannel& channel, bool only_if_subscribed = false);
 
   // Redis Cluster: called on the notifier's thread when a subscription is answered MOVED (this

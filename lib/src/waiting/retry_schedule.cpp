@@ -34,8 +34,8 @@ std::optional<RetrySchedule::Clock::time_point> RetrySchedule::within_deadline(C
   return std::min(due, deadline_);
 }
 
-std::optional<RetrySchedule::Clock::time_point> RetrySchedule::next(Clock::time_point now,
-                                                                    std::optional<std::chrono::milliseconds> holder_remaining) {
+std::optional<RetrySchedule::Clock::time_point> RetrySchedule::next(
+    Clock::time_point now, std::optional<std::chrono::milliseconds> holder_remaining) {
   ++failures_;
   switch (policy_.kind) {
     case RetryPolicy::Kind::jedis_lock:

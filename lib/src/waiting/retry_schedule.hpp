@@ -17,7 +17,8 @@ class RetrySchedule {
 
   // After a failed attempt: when to try again, or nullopt when the policy allows no more attempts.
   // `holder_remaining` is how long the holder's lease still runs, when the attempt learned it.
-  std::optional<Clock::time_point> next(Clock::time_point now, std::optional<std::chrono::milliseconds> holder_remaining);
+  std::optional<Clock::time_point> next(Clock::time_point now,
+                                        std::optional<std::chrono::milliseconds> holder_remaining);
 
  private:
   std::optional<Clock::time_point> within_deadline(Clock::time_point due, Clock::time_point now) const;

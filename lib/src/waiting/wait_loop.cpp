@@ -39,10 +39,10 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   const bool notify = options.wait_mode != WaitMode::poll && plan.channel.has_value();
   QueueSeat seat{contender, fair ? random_token() : std::string()};
   ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}));
-  if (notify) listener.listen_if_subscribed();  // from before the first attempt, at no cost
+  if (notify) listener.listen_if_subscribed();                          // from before the first attempt, at no cost
   AttemptRequest request{options.lease, false, seat.waiter, deadline};  // first: the uncontended fast path
-  std::optional<Clock::time_point> due;  // the policy's next attempt
-  bool heartbeat = false;                // this attempt came early, only to keep a fair seat
+  std::optional<Clock::time_point> due;                                 // the policy's next attempt
+  bool heartbeat = false;  // this attempt came early, only to keep a fair seat
   for (;;) {
     if (place) place->wait_while_held_here(deadline);
     listener.arm();
@@ -65,7 +65,8 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       // A fair release is announced to the waiter whose turn it is, by name: backing off sooner
       // only spends round trips. Wait for the message, or for the holder's lease to end (a holder
       // that died announces nothing); the heartbeat below keeps the seat alive.
-      const auto lease_end = result.holder_remaining ? Clock::now() + *result.holder_remaining : Clock::time_point::max();
+      const auto lease_end =
+          result.holder_remaining ? Clock::now() + *result.holder_remaining : Clock::time_point::max();
       due = std::max(*due, std::min(deadline, lease_end));
     }
     if (notify) {

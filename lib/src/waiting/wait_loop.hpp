@@ -28,9 +28,9 @@ class Contender {
 };
 
 struct WaitPlan {
-  const MutexOptions& options;  // retry, wait_mode, lease, fair_waiter_timeout
-  ClientState& state;           // whose subscriber hears the announcements
-  std::shared_ptr<LocalLine> line;       // null without MutexOptions::local_queue
+  const MutexOptions& options;            // retry, wait_mode, lease, fair_waiter_timeout
+  ClientState& state;                     // whose subscriber hears the announcements
+  std::shared_ptr<LocalLine> line;        // null without MutexOptions::local_queue
   std::optional<ReleaseChannel> channel;  // where releases are announced; nullopt: nowhere (poll)
   // Every failed attempt reports the holder's remaining lease (no fast first attempt needed).
   bool always_learns_remaining = false;

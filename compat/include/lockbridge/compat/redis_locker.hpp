@@ -35,7 +35,7 @@
 namespace lockbridge::compat {
 
 struct RedisLockerOptions {
-  int retry_count = 10;                          // the seed's RetryCount: attempts after the first
+  int retry_count = 10;                            // the seed's RetryCount: attempts after the first
   std::chrono::milliseconds wait_lock_time{2000};  // the seed's WaitLockTimeSecond (milliseconds, despite its name)
 };
 
@@ -64,7 +64,7 @@ class RedisLocker {
 
   Client client_;
   RedisLockerOptions options_;
-  std::mutex mutex_;                           // guards held_; never held across a round trip
+  std::mutex mutex_;                             // guards held_; never held across a round trip
   std::unordered_map<std::string, Mutex> held_;  // key -> the Mutex holding it for this process
 };
 
