@@ -47,13 +47,6 @@ Error naming_key(const Error& error, std::string_view operation, std::string_vie
   return Error(error.errc(), describe(operation, key) + ": " + message);
 }
 
-const redisReply& expect_array(const redisReply& reply, std::size_t min_size, std::string_view context) {
-  if (reply.type != REDIS_REPLY_ARRAY || reply.elements < min_size) {
-    unexpected_reply(reply, "an array of " + std::to_string(min_size), context);
-  }
-  return reply;
-}
-
 ReleaseOutcome compare_and_delete(Connection& connection, ScriptCache& scripts, std::string_view key,
                                   std::string_view value, std::string_view release_channel) {
   const ReplyPtr reply = run_script(connection, scripts, kCompareAndDelete, {key}, {value, release_channel});

@@ -93,9 +93,6 @@ ReleaseOutcome compare_and_delete(Connection& connection, ScriptCache& scripts, 
 // GET and PTTL in one round trip. Throws wrong_type for non-string keys.
 LockInfo read_lock_info(Connection& connection, std::string_view key, std::string_view my_value);
 
-// Reads a script reply {flag, ...}: the array, checked to have at least `min_size` elements.
-const redisReply& expect_array(const redisReply& reply, std::size_t min_size, std::string_view context);
-
 // "acquire 'orders:42'": the context of error messages.
 std::string describe(std::string_view operation, std::string_view key);
 

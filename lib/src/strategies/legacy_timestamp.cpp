@@ -16,13 +16,6 @@ namespace {
                                    " expiry stamp; the lock is treated as held and left unchanged");
 }
 
-std::optional<std::string> string_or_nil(const redisReply& reply, std::string_view context) {
-  throw_if_error(reply, context);
-  if (reply.type == REDIS_REPLY_NIL) return std::nullopt;
-  if (reply.type != REDIS_REPLY_STRING) unexpected_reply(reply, "a string or nil", context);
-  return std::string(as_view(reply));
-}
-
 std::optional<std::chrono::milliseconds> remaining(const LegacyStamp& stamp, std::int64_t now_ms) {
   if (stamp.forever) return std::nullopt;
   return std::chrono::milliseconds(stamp.expiry_ms - now_ms);
