@@ -41,7 +41,8 @@ struct ClientState {
 
   // Runs `operation(Connection&)` on a connection to the server that holds `key`: the pool's, or
   // with Redis Cluster the master serving its slot (redirects followed; the operation must be safe
-  // to repeat when it failed on a redirect; no TRYAGAIN wait runs past `deadline`).
+  // to repeat when it failed on a redirect). No wait for a pooled connection, a sentinel or a
+  // TRYAGAIN runs past `deadline` (ConnectionPool::borrow, ClusterRouter::route).
   template <class Operation>
   void with_connection(std::string_view key, Operation&& operation,
                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
@@ -49,7 +50,7 @@ struct ClientState {
       cluster->route(key_slot(key), operation, deadline);
       return;
     }
-    auto connection = pool.borrow();
+    auto connection = pool.borrow(deadline);
     operation(*connection);
   }
 

@@ -11,7 +11,7 @@ ConnectionPool::ConnectionPool(std::shared_ptr<Endpoint> endpoint)
   idle_.reserve(options_.pool_size);  // give_back() is noexcept: it must never reallocate
 }
 
-ConnectionPool::PooledConnection ConnectionPool::borrow() {
+ConnectionPool::PooledConnection ConnectionPool::borrow(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
   // An idle connection the server has closed would fail the caller's command, and the server may
   // be back already (a restart) or replaced (a failover): drop it here, and let the Endpoint know
@@ -28,7 +28,7 @@ ConnectionPool::PooledConnection ConnectionPool::borrow() {
   const auto in_backoff = [&] { return failures_ > 0 && std::chrono::steady_clock::now() < retry_after_; };
   if (!in_backoff()) {  // (the sentinels are not asked faster than the master is dialled)
     lock.unlock();
-    endpoint_->refresh_if_stale();  // a connection broke: with Sentinel, has the master moved?
+    endpoint_->refresh_if_stale(deadline);  // a connection broke: with Sentinel, has the master moved?
     lock.lock();
   }
   // Connections to a former master are of no use: writes there would be lost or refused.
@@ -37,12 +37,16 @@ ConnectionPool::PooledConnection ConnectionPool::borrow() {
     --open_;
     return true;
   });
-  const auto deadline = std::chrono::steady_clock::now() + options_.command_timeout;
+  const auto now = std::chrono::steady_clock::now();
+  const auto timeout_at = now + options_.command_timeout;
+  const bool callers_deadline_first = deadline > now && deadline < timeout_at;
+  const auto wait_until = callers_deadline_first ? deadline : timeout_at;
   while (idle_.empty() && open_ >= options_.pool_size) {
-    if (slot_freed_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+    if (slot_freed_.wait_until(lock, wait_until) == std::cv_status::timeout && idle_.empty() &&
         open_ >= options_.pool_size) {
       throw Error(Errc::timeout, "all " + std::to_string(options_.pool_size) + " connections to " + url().redacted() +
-                                     " stayed busy for the command timeout");
+                                     (callers_deadline_first ? " stayed busy until the caller's deadline"
+                                                             : " stayed busy for the command timeout"));
     }
   }
   if (!idle_.empty()) {

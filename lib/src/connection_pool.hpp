@@ -40,9 +40,11 @@ class ConnectionPool {
     std::unique_ptr<Connection> connection_;
   };
 
-  // Blocks while all pool_size connections are busy, for at most the command timeout
-  // (then Error{timeout}). Throws connect errors, or io during the reconnect backoff.
-  PooledConnection borrow();
+  // Blocks while all pool_size connections are busy, for at most the command timeout, and never
+  // past a caller's `deadline` that is still ahead (then Error{timeout}); a deadline already passed
+  // (a single try) still waits one command timeout. Sentinel re-resolution stops at the deadline
+  // too (Endpoint::refresh_if_stale). Throws connect errors, or io during the reconnect backoff.
+  PooledConnection borrow(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
   const RedisUrl& url() const noexcept { return endpoint_->url(); }
   const ClientOptions& options() const noexcept { return endpoint_->options(); }

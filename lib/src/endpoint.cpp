@@ -75,11 +75,11 @@ void Endpoint::connection_broke(const Connection& connection) noexcept {
   if (connection.generation() == generation_.load(std::memory_order_acquire)) stale_ = true;
 }
 
-void Endpoint::refresh_if_stale() {
+void Endpoint::refresh_if_stale(std::chrono::steady_clock::time_point deadline) {
   if (!stale_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
   if (!stale_.load(std::memory_order_acquire)) return;  // another thread asked while we waited
-  const RedisUrl master = resolve_master();
+  const RedisUrl master = resolve_master(deadline);
   if (master.host != master_.host || master.port != master_.port) {
     master_ = master;
     generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -87,10 +87,14 @@ void Endpoint::refresh_if_stale() {
   stale_ = false;
 }
 
-RedisUrl Endpoint::resolve_master() {
+RedisUrl Endpoint::resolve_master(std::chrono::steady_clock::time_point deadline) {
   std::string failures;
   const std::size_t count = url_.nodes.size();
   for (std::size_t i = 0; i < count; ++i) {
+    if (i > 0 && std::chrono::steady_clock::now() >= deadline) {
+      failures += "; the caller's deadline passed before the other sentinels were asked";
+      break;
+    }
     const std::size_t index = (next_sentinel_ + i) % count;
     const RedisUrl::Node& sentinel = url_.nodes[index];
     RedisUrl sentinel_url;  // sentinels are asked without the data nodes' credentials and database

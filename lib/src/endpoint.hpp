@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,11 +41,14 @@ class Endpoint {
 
   // With Sentinel, when a connection broke: ask the sentinels now (at most once per broken
   // generation), so that idle connections to a former master are seen to be outdated. Throws like
-  // connect() when no sentinel answers.
-  void refresh_if_stale();
+  // connect() when no sentinel answers. Once `deadline` has passed, no further sentinel is asked
+  // after one that failed (each costs up to a connect and a command timeout).
+  void refresh_if_stale(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
  private:
-  RedisUrl resolve_master();  // asks the sentinels, in turn, starting with the last that answered
+  // Asks the sentinels, in turn, starting with the last that answered; none after `deadline`
+  // except the first.
+  RedisUrl resolve_master(std::chrono::steady_clock::time_point deadline);
 
   const RedisUrl url_;
   const ClientOptions options_;

@@ -11,6 +11,7 @@
 
 #include "embedded_server.hpp"
 #include "redis_test_support.hpp"
+#include "silent_server.hpp"
 #include "topology.hpp"
 
 namespace lockbridge::testing {
@@ -99,30 +100,6 @@ TEST(BadInput, ExtremeWaitsAreOneAttemptOrNoDeadlineNeverAWrappedDeadline) {
     waiter.unlock();
   }
 }
-
-// A server that accepts connections and never answers: the outcome of a command is unknown.
-class SilentServer {
- public:
-  SilentServer() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || listen(fd_, 16) != 0) {
-      throw std::runtime_error("cannot listen on loopback");
-    }
-    socklen_t length = sizeof address;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-  }
-  ~SilentServer() { close(fd_); }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 TEST(BadInput, ServerThatNeverAnswersIsATimeoutWithUnknownOutcome) {
   const SilentServer server;

@@ -138,7 +138,7 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation, Clock:
     Node& at = node(target);
     std::optional<ConnectionPool::PooledConnection> connection;
     try {
-      connection.emplace(at.pool.borrow());
+      connection.emplace(at.pool.borrow(deadline));
     } catch (const Error&) {
       schedule_refresh(target);  // the master may be gone, and a replica promoted in its place
       // Nothing was sent. When the refreshed map names another master for the slot (a replica

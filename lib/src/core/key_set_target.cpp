@@ -35,19 +35,19 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
   const std::array<std::string_view, 2> args{token, lease_ms};
   ReplyPtr reply;
   std::optional<Error> lost_reply;
+  bool sent = false;
   try {
     state_->with_connection(
         keys_.front(),
         [&](Connection& connection) {
+          sent = true;
           reply = run_script(connection, state_->scripts, kMultiAcquire, key_views_, args);
           throw_if_rerouted(*reply);
         },
         request.deadline);
   } catch (const Error& error) {
     // The script may have run even though its reply did not reach us.
-    if (error.errc() != Errc::timeout && error.errc() != Errc::io && error.errc() != Errc::protocol) {
-      throw naming_key(error, "acquire", keys_.front());
-    }
+    if (!may_have_written(error, sent)) throw naming_key(error, "acquire", keys_.front());
     lost_reply = naming_key(error, "acquire", keys_.front());
   }  // the broken connection went back (and was dropped) before release_all borrows a fresh one
   if (lost_reply) {

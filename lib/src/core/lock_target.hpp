@@ -32,6 +32,13 @@ struct TargetAttempt {
   std::optional<ReleaseChannel> blocked_on;
 };
 
+// Whether an attempt that threw `error` may have written on the server, so that it must be undone:
+// its request was handed to a connection (`sent`) and its reply was lost (timeout, io, protocol).
+// A request never sent (no free pooled connection, a refused connect) wrote nothing.
+inline bool may_have_written(const Error& error, bool sent) noexcept {
+  return sent && (error.errc() == Errc::timeout || error.errc() == Errc::io || error.errc() == Errc::protocol);
+}
+
 // What an extend found.
 struct TargetExtension {
   using Clock = std::chrono::steady_clock;

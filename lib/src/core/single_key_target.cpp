@@ -6,12 +6,6 @@
 
 namespace lockbridge::detail {
 
-namespace {
-bool lost_reply(const Error& error) noexcept {
-  return error.errc() == Errc::timeout || error.errc() == Errc::io || error.errc() == Errc::protocol;
-}
-}  // namespace
-
 SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options)
     : state_(std::move(state)),
       key_(std::move(key)),
@@ -45,10 +39,12 @@ void SingleKeyTarget::on_connection(std::string_view name, Operation&& operation
 TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   AcquireAttempt result;
+  bool sent = false;
   try {
     on_connection(
         "acquire",
         [&](Connection& connection) {
+          sent = true;
           result = strategy_->try_acquire(connection, key_, request);
           if (result.acquired && !replicas_acknowledge(connection, result.value)) throw replica_shortfall("acquire");
         },
@@ -56,7 +52,7 @@ TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
   } catch (const Error& error) {
     // The request may have reached the server even though its reply did not reach us. The broken
     // connection went back (and was dropped) before the undo borrows a fresh one.
-    if (lost_reply(error)) abandon_unknown_attempt();
+    if (may_have_written(error, sent)) abandon_unknown_attempt();
     throw;
   }
   TargetAttempt attempt;

@@ -44,7 +44,7 @@ Quorum::Quorum(std::span<const std::unique_ptr<ConnectionPool>> masters, ScriptC
 milliseconds Quorum::drift(milliseconds lease) noexcept { return lease / 100 + milliseconds(2); }
 
 std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::string_view>> commands,
-                                          std::vector<std::size_t> which) {
+                                          std::vector<std::size_t> which, Clock::time_point deadline) {
   if (which.empty()) {
     which.resize(masters_.size());
     std::iota(which.begin(), which.end(), std::size_t{0});
@@ -58,10 +58,10 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
   };
   std::vector<InFlight> flying;
   flying.reserve(which.size());
-  const auto deadline = Clock::now() + masters_.front()->options().command_timeout;
+  const auto replies_due = Clock::now() + masters_.front()->options().command_timeout;
   for (const std::size_t master : which) {
     try {
-      ConnectionPool::PooledConnection connection = masters_[master]->borrow();
+      ConnectionPool::PooledConnection connection = masters_[master]->borrow(deadline);
       connection->send_pipeline(commands);
       flying.push_back(InFlight{master, std::move(connection), {}});
     } catch (const Error& error) {
@@ -79,7 +79,7 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
       fds.push_back(pollfd{request.connection->fd(), POLLIN, 0});
       polled.push_back(&request);
     }
-    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    const auto left = std::chrono::ceil<milliseconds>(replies_due - Clock::now());
     if (fds.empty() || left <= milliseconds::zero()) break;
     const int ready = poll(fds.data(), fds.size(), poll_timeout(left));
     if (ready < 0 && errno == EINTR) continue;
@@ -133,14 +133,14 @@ std::string Quorum::failures_text(const std::vector<Answer>& answers) const {
 }
 
 Quorum::Outcome Quorum::acquire(std::string_view key, const std::string& value, milliseconds lease,
-                                bool learn_remaining) {
+                                bool learn_remaining, Clock::time_point deadline) {
   const auto started = Clock::now();
   const std::string lease_ms = std::to_string(lease.count());
   // With GET (Redis 7.0) a key of another type answers WRONGTYPE instead of passing for held; nil
   // means we set it.
   std::vector<std::vector<std::string_view>> commands{{"SET", key, value, "NX", "PX", lease_ms, "GET"}};
   if (learn_remaining) commands.push_back({"PTTL", key});
-  std::vector<Answer> answers = round(commands);
+  std::vector<Answer> answers = round(commands, {}, deadline);
   int votes = 0;
   int wrong_type = 0;
   int failed = 0;

@@ -27,6 +27,8 @@ void require_redlock_options(const MutexOptions& options);
 
 class Quorum {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // `masters` (the Client's, in URL order) and `scripts` must outlive the Quorum.
   Quorum(std::span<const std::unique_ptr<ConnectionPool>> masters, ScriptCache& scripts);
 
@@ -51,9 +53,10 @@ class Quorum {
   // deleted again before returning. Throws Error{no_quorum} when too few masters answered for a
   // majority to be possible (naming each failure), Error{wrong_type} when the key has another type
   // on enough masters to block a majority.
-  // With `learn_remaining`, PTTL rides along to each master in the same round.
+  // With `learn_remaining`, PTTL rides along to each master in the same round. No wait for a
+  // master's pooled connection runs past `deadline` (that master then counts as failed).
   Outcome acquire(std::string_view key, const std::string& value, std::chrono::milliseconds lease,
-                  bool learn_remaining = false);
+                  bool learn_remaining = false, Clock::time_point deadline = Clock::time_point::max());
 
   // Sets our value's TTL to `lease` on every master that still holds it. Without a majority in time
   // the lock is over: our value is deleted everywhere and held is false.
@@ -74,9 +77,10 @@ class Quorum {
     std::string failure;  // empty when replies holds one reply per command
   };
   // Sends `commands` (pipelined) to each master in `which` (all when empty), then waits for all the
-  // replies at once, up to the command timeout.
-  std::vector<Answer> round(std::span<const std::vector<std::string_view>> commands,
-                            std::vector<std::size_t> which = {});
+  // replies at once, up to the command timeout. A master's connection is waited for (when its pool
+  // is busy) up to `deadline` at most (ConnectionPool::borrow).
+  std::vector<Answer> round(std::span<const std::vector<std::string_view>> commands, std::vector<std::size_t> which = {},
+                            Clock::time_point deadline = Clock::time_point::max());
   // One script on every master: EVALSHA, then EVAL on the masters that answered NOSCRIPT.
   std::vector<Answer> script_round(const Script& script, std::string_view key, std::span<const std::string_view> args);
   void delete_ours(std::string_view key, const std::string& value) noexcept;

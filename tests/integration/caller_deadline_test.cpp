@@ -1,0 +1,77 @@
+// A caller's deadline holds in the waits lockbridge makes before a command is sent: a checkout
+// from a full connection pool and asking the sentinels again. (The cluster's TRYAGAIN backoff:
+// ClusterSplitKeys in cluster_errors_test.cpp.)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+
+#include "redis_test_support.hpp"
+#include "silent_server.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+// A Client whose one pooled connection is busy in a BLPOP on `list` until something is pushed there.
+class BusyPool {
+ public:
+  BusyPool() : client_(test_client(ClientOptions{.command_timeout = std::chrono::seconds(30), .pool_size = 1})) {
+    blocked_ = std::async(std::launch::async, [this] { client_.command({"BLPOP", list_, "20"}); });
+    const bool blocked = eventually([&] { return raw({"CLIENT", "LIST"}).str.find("cmd=blpop") != std::string::npos; });
+    if (!blocked) throw std::runtime_error("the BLPOP never started");
+  }
+  ~BusyPool() {
+    raw({"LPUSH", list_, "done"});
+    blocked_.wait();
+  }
+  const Client& client() const { return client_; }
+
+ private:
+  const std::string list_ = unique_key("busy");
+  const Client client_;
+  std::future<void> blocked_;
+};
+
+TEST(CallerDeadlines, AFullPoolIsWaitedForOnlyUntilTheDeadline) {
+  const BusyPool pool;
+  Mutex mutex(pool.client(), unique_key(), token_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock_for(milliseconds(50)); });
+  EXPECT_EQ(error.errc(), Errc::timeout);
+  EXPECT_THAT(error.what(), HasSubstr("stayed busy until the caller's deadline"));
+  EXPECT_FALSE(mutex.owns_lock());
+  EXPECT_FALSE(raw({"EXISTS", mutex.key()}).integer);
+}
+
+TEST(CallerDeadlines, ASingleTryStillWaitsForAPooledConnection) {
+  const std::string key = unique_key();
+  std::future<bool> taken;
+  {
+    const BusyPool pool;
+    taken = std::async(std::launch::async, [key, client = pool.client()] {
+      Mutex mutex(client, key, token_options());
+      const bool acquired = mutex.try_lock();
+      if (acquired) mutex.unlock();
+      return acquired;
+    });
+  }  // the BLPOP ends: the try gets the connection
+  EXPECT_TRUE(taken.get());
+}
+
+TEST(CallerDeadlines, NoFurtherSentinelIsAskedOnceTheDeadlinePassed) {
+  const SilentServer first;
+  const SilentServer second;
+  ClientOptions options;
+  options.command_timeout = milliseconds(200);
+  const Client client("redis-sentinel://" + first.address() + "," + second.address() + "/lbmaster", options);
+  Mutex mutex(client, unique_key(), token_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock_for(milliseconds(10)); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("the caller's deadline passed before the other sentinels were asked"));
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
