@@ -13,10 +13,7 @@ RedisLocker::RedisLocker(Client client, RedisLockerOptions options) : client_(st
 
 RedisLocker::~RedisLocker() = default;  // each held Mutex releases its key
 
-const std::string& RedisLocker::getRedisIdentityKey() {
-  static const std::string identity = random_uuid();
-  return identity;
-}
+std::string RedisLocker::getRedisIdentityKey() { return process_uuid(); }
 
 MutexOptions RedisLocker::mutex_options(std::chrono::seconds expire) const {
   MutexOptions options;

@@ -1,11 +1,13 @@
 #include "lockbridge/identity.hpp"
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 
 #include "lockbridge/error.hpp"
 
@@ -47,6 +49,20 @@ std::string random_uuid() {
   bytes[8] = static_cast<std::uint8_t>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
   const std::string h = hex(bytes);
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+}
+
+std::string process_uuid() {
+  // Keyed by the pid rather than reset in a pthread_atfork handler: a child may be forked by code
+  // that is not ours, at any moment, and the next call here is the first that matters.
+  static std::mutex mutex;
+  static pid_t drawn_by = 0;
+  static std::string uuid;
+  const std::lock_guard lock(mutex);
+  if (const pid_t me = getpid(); drawn_by != me) {
+    uuid = random_uuid();
+    drawn_by = me;
+  }
+  return uuid;
 }
 
 bool is_uuid(std::string_view text) noexcept {

@@ -291,10 +291,15 @@ TEST(CompatRedisLocker, DefaultsAreTheSeeds) {
 }
 
 TEST(CompatRedisLocker, TheIdentityIsOneUuidPerProcess) {
-  const std::string& identity = compat::RedisLocker::getRedisIdentityKey();
+  const std::string identity = compat::RedisLocker::getRedisIdentityKey();
   EXPECT_TRUE(
       std::regex_match(identity, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
-  EXPECT_EQ(&compat::RedisLocker::getRedisIdentityKey(), &identity);
+  EXPECT_EQ(compat::RedisLocker::getRedisIdentityKey(), identity);
+  // A forked child is another process: its own identity, so a key the parent holds is not its.
+  const std::string child = in_forked_child([] { return compat::RedisLocker::getRedisIdentityKey(); });
+  EXPECT_TRUE(std::regex_match(child, std::regex("[0-9a-f-]{36}"))) << child;
+  EXPECT_NE(child, identity);
+  EXPECT_EQ(compat::RedisLocker::getRedisIdentityKey(), identity);
 }
 
 TEST(CompatRedisLocker, AcquireWritesTheIdentityWithTheTtl) {

@@ -288,6 +288,56 @@ ProcessOutput finish_process(FILE* process) {
   return result;
 }
 
+std::string in_forked_child(const std::function<std::string()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    std::string answer;
+    try {
+      answer = body();
+    } catch (const std::exception& error) {
+      answer = std::string("child failed: ") + error.what();
+    }
+    const char* data = answer.data();
+    std::size_t left = answer.size();
+    while (left > 0) {
+      const ssize_t n = write(fds[1], data, left);
+      if (n <= 0) break;
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string answer;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool ended = false;
+  while (!ended) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
+    pollfd readable{fds[0], POLLIN, 0};
+    if (left.count() <= 0 || poll(&readable, 1, static_cast<int>(left.count())) <= 0) break;
+    char buffer[512];
+    const ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n <= 0) {
+      ended = n == 0;
+      if (n < 0 && errno == EINTR) continue;
+      break;
+    }
+    answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  if (!ended) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!ended) return "child failed: no answer within 20 s";
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "child failed: died";
+  return answer;
+}
+
 namespace {
 // Exit code, stdout and its JSON lines, and the stderr the shell wrote to `stderr_file` (removed).
 CliRun cli_result(int status, std::string output, const std::filesystem::path& stderr_file) {

@@ -168,6 +168,11 @@ struct ProcessOutput {
 };
 ProcessOutput finish_process(FILE* process);
 
+// Runs `body` in a child made by fork() (as a pre-fork server makes its workers) and returns what
+// it returned, or "child failed: ..." when it threw, died or gave no answer within 20 s (then it
+// is killed). The child ends with _exit: nothing of the parent's is destroyed twice.
+std::string in_forked_child(const std::function<std::string()>& body);
+
 // The lockbridge CLI run to completion: exit code, stdout, and the lines of it that are JSON.
 struct CliRun {
   int exit_code = -1;

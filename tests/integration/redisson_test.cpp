@@ -65,6 +65,32 @@ TEST(Redisson, TwoMutexObjectsAreTwoHolders) {
   EXPECT_NE(first.value(), second.value());
 }
 
+// A pre-fork server: the parent made a Mutex (and so drew its identity) before forking its
+// workers. Each worker is another process, so another holder: two workers' first Mutexes must not
+// share a field (each would pass for a re-entry of the other).
+TEST(Redisson, ForkedWorkersAreDifferentHolders) {
+  const std::string key = unique_key();
+  const Mutex parent(test_client(), key, redisson_options());  // draws the parent's identity
+  const auto worker_try = [&] {
+    return in_forked_child([&] {
+      Mutex worker(test_client(), key, redisson_options());
+      const bool taken = worker.try_lock();
+      std::string field = worker.value();
+      worker.abandon();  // the worker exits holding it, as a crashed worker would
+      return std::string(taken ? "taken " : "refused ") + field;
+    });
+  };
+  const std::string first = worker_try();
+  ASSERT_THAT(first, ::testing::StartsWith("taken ")) << first;
+  const std::string second = worker_try();
+  EXPECT_THAT(second, ::testing::StartsWith("refused ")) << second;
+  const Reply fields = raw({"HGETALL", key});
+  ASSERT_EQ(fields.elements.size(), 2U);  // the first worker's field alone, its count unchanged
+  EXPECT_EQ("taken " + fields.elements[0].str, first);
+  EXPECT_EQ(fields.elements[1].str, "1");
+  raw({"DEL", key});
+}
+
 TEST(Redisson, AJavaHolderExcludesUsAndItsReentriesCount) {
   const std::string key = unique_key();
   EXPECT_TRUE(peer_lock(key).is_nil());

@@ -19,6 +19,12 @@ std::string random_token();
 // Throws like random_token().
 std::string random_uuid();
 
+// This process's identity: a random_uuid() drawn on first use and kept for the process's life.
+// A child made by fork() draws its own on its first use: it is another process, and sharing its
+// parent's identity would make the two one lock owner (Redisson's fields, RedisLocker's values).
+// Thread-safe. Throws like random_token().
+std::string process_uuid();
+
 // Whether `text` is a UUID in its 8-4-4-4-12 form (hex digits of either case), as Java and the
 // jedis-lock master values write it.
 bool is_uuid(std::string_view text) noexcept;

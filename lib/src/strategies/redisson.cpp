@@ -13,11 +13,11 @@ namespace {
 
 // Redisson names an owner <client uuid>:<java thread id>. Here the uuid is the process's (or the
 // one given in RedissonOptions) and the "thread id" is a number per Mutex object, since in
-// lockbridge one Mutex object, not one thread, is one holder (docs/design.md 4.7).
+// lockbridge one Mutex object, not one thread, is one holder (docs/design.md 4.7). A forked child
+// has its own uuid (process_uuid()): the counter it inherited would repeat its parent's fields.
 std::string owner_field(const RedissonOptions& options) {
-  static const std::string process_id = random_uuid();
   static std::atomic<std::uint64_t> next_holder{1};
-  return (options.client_id.empty() ? process_id : options.client_id) + ":" + std::to_string(next_holder++);
+  return (options.client_id.empty() ? process_uuid() : options.client_id) + ":" + std::to_string(next_holder++);
 }
 
 }  // namespace

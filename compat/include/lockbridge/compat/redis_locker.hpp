@@ -55,8 +55,9 @@ class RedisLocker {
   // One round trip. Throws lockbridge::Error for Redis failures (as the seed's Jedis would).
   bool releaseLockWithTimeout(const std::string& lockKey);
 
-  // This process's identity, the value of every key it locks (a lowercase UUID).
-  static const std::string& getRedisIdentityKey();
+  // This process's identity, the value of every key it locks (a lowercase UUID). A forked child
+  // has its own (lockbridge::process_uuid()).
+  static std::string getRedisIdentityKey();
   const RedisLockerOptions& options() const noexcept { return options_; }
 
  private:
