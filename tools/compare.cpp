@@ -16,15 +16,24 @@ namespace {
 
 constexpr std::string_view kUsage =
     "lockbridge compare [--url URL] [--duration S] [--json FILE] [--plot FILE.svg|.png]\n"
-    "                   [--wait-mode poll|notify|fair] [--watchdog]\n\n"
+    "                   [--wait-mode poll|notify|fair] [--watchdog] [--clients-as processes|threads]\n\n"
     "Runs lockbridge bench for legacy faithful, legacy hardened, token waiting as its peers do (poll),\n"
     "token with lockbridge's waiting (notify) and token in fair mode over four workloads:\n"
     "uncontended; 8 clients hold 1 ms; 32 clients hold 0 ms; 4 clients hold 1 ms think 20 ms.\n"
     "--wait-mode sets the waiting of the lockbridge columns (legacy hardened, token; fair applies to\n"
     "token only) instead of showing notify and fair side by side; the columns that wait as the peers\n"
     "do keep polling. --watchdog renews every lease while held, where the strategy can.\n"
+    "--clients-as: each client of a contended workload is its own OS process (default, as a fleet of\n"
+    "service instances runs), or a thread of this process (where the local line orders the waiters).\n"
     "Exit status: 0 no violation, 1 violations seen, 2 bad usage, 3 Redis error, 5 a local file (json,\n"
     "plot, stdout) could not be written, 130 interrupted.";
+
+// How the clients of the contended workloads run: one OS process each (a fleet, as users run
+// services) or threads of one process.
+enum class ClientsAs { processes, threads };
+inline constexpr NameTable<ClientsAs, 2> kClientsAsNames{
+    std::array<std::pair<ClientsAs, std::string_view>, 2>{{{ClientsAs::processes, "processes"},
+                                                          {ClientsAs::threads, "threads"}}}};
 
 struct Workload {
   std::string name;
@@ -79,9 +88,7 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
   all.push_back({"redisson", "Redisson RLock", redisson});
   for (auto& strategy : all) {
     strategy.options.acquire_timeout = std::chrono::seconds(10);
-    const bool can_renew =
-        strategy.options.strategy != StrategyKind::legacy || strategy.options.legacy.preset == LegacyPreset::hardened;
-    strategy.options.watchdog.enabled = watchdog && can_renew;
+    strategy.options.watchdog.enabled = watchdog && strategy.options.can_extend();
   }
   return all;
 }
@@ -106,8 +113,7 @@ std::vector<NamedStrategy> runnable_on(const std::string& url, std::vector<Named
 
 std::string watchdog_cell(const MutexOptions& options) {
   if (options.watchdog.enabled) return "yes, every lease/3";
-  const bool faithful = options.strategy == StrategyKind::legacy && options.legacy.preset == LegacyPreset::faithful;
-  return faithful ? "n/a (no extend)" : "no";
+  return options.can_extend() ? "no" : "n/a (no extend)";
 }
 
 void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results,
@@ -136,6 +142,8 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
          [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p50_us, r.rtt_us); });
     line("acquire p99",
          [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p99_us, r.rtt_us); });
+    line("acquire p99.9",
+         [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_p999_us, r.rtt_us); });
     line("acquire max",
          [](const bench::BenchResult& r) { return bench::latency_cell(r.summary.acquire_max_us, r.rtt_us); });
     line("handoff p50",
@@ -146,6 +154,7 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
     line("per client min/max", [](const bench::BenchResult& r) {
       return std::to_string(r.summary.per_client_min) + " / " + std::to_string(r.summary.per_client_max);
     });
+    line("fairness (Jain)", [](const bench::BenchResult& r) { return bench::fixed(r.summary.fairness_jain, 3); });
     line("redis cmds/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.redis_cmds_per_acquire, 2); });
     line("round trips/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.round_trips_per_acquire, 2); });
     line("violations", [](const bench::BenchResult& r) { return std::to_string(r.violations); });
@@ -164,7 +173,9 @@ int run_compare(int argc, char** argv) {
       "plot", po::value<std::string>()->default_value("lockbridge-compare.svg"), "draw the chart here (.svg or .png)")(
       "no-plot", "do not draw a chart")("wait-mode", po::value<std::string>(),
                                         "poll | notify | fair: the waiting of the lockbridge columns")(
-      "watchdog", "renew every lease while held, where the strategy can");
+      "watchdog", "renew every lease while held, where the strategy can")(
+      "clients-as", po::value<std::string>()->default_value("processes"),
+      "processes | threads: how the clients of a contended workload run");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   // Per run: 24 of them, so an hour each is more than a day.
@@ -173,6 +184,7 @@ int run_compare(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(duration).count();
   std::optional<WaitMode> wait_mode;
   if (vm.count("wait-mode")) wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
+  const ClientsAs clients_as = choice_option(kClientsAsNames, "clients-as", vm["clients-as"].as<std::string>());
   const bool plot = !vm.count("no-plot");
   const NamedFile json_file{"--json", vm["json"].as<std::string>()};
   const NamedFile plot_file{"--plot", vm["plot"].as<std::string>()};
@@ -198,6 +210,7 @@ int run_compare(int argc, char** argv) {
       config.hold = std::chrono::milliseconds(workload.hold_ms);
       config.think = std::chrono::milliseconds(workload.think_ms);
       config.duration = duration;
+      config.procs = clients_as == ClientsAs::processes && workload.clients > 1;
       std::cerr << "  " << workload.name << ": " << strategy.name << "\n";
       results.push_back(bench::run_bench(config, target.url(), target.embedded_server()));
       violations += results.back().violations;
@@ -213,13 +226,17 @@ int run_compare(int argc, char** argv) {
 
   std::cout << "lockbridge " << version()
             << " compare: same Redis, same run; latencies also as multiples of that run's\n"
-            << "PING round trip (a lock cycle cannot beat 2x). Clients are threads of one process.\n";
+            << "PING round trip (a lock cycle cannot beat 2x). "
+            << (clients_as == ClientsAs::processes ? "Contended clients are separate processes (a fleet).\n"
+                                                   : "Clients are threads of one process.\n")
+            << "Acquire percentiles count every wait, also one the run's end cut short.\n";
   print_comparison(std::cout, results, columns);
 
   nlohmann::ordered_json all{{"version", version()},
                              {"url", Client(target.url()).url().redacted()},
                              {"embedded_server", target.embedded()},
                              {"duration_s_each", seconds},
+                             {"clients_as", kClientsAsNames.name(clients_as, "processes")},
                              {"results", nlohmann::ordered_json::array()}};
   for (std::size_t i = 0; i < results.size(); ++i) {
     nlohmann::ordered_json entry = bench::to_json(results[i]);

@@ -28,12 +28,15 @@ const std::vector<std::string> kRequiredFields{"strategy",
                                                "cycle_p50_us",
                                                "acquire_p50_us",
                                                "acquire_p99_us",
+                                               "acquire_p999_us",
                                                "acquire_max_us",
+                                               "unacquired_waits",
                                                "handoff_p50_us",
                                                "handoff_p99_us",
                                                "same_owner_ratio",
                                                "per_client_min",
                                                "per_client_max",
+                                               "fairness_jain",
                                                "redis_cmds_per_acquire",
                                                "round_trips_per_acquire"};
 
@@ -267,9 +270,13 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   std::ifstream in(json);
   const nlohmann::json all = nlohmann::json::parse(in);
   ASSERT_EQ(all["results"].size(), 24U);  // 6 strategies and waiting modes x 4 workloads
+  // A fleet by default: every contended client is its own process.
+  EXPECT_EQ(all["clients_as"], "processes");
+  EXPECT_THAT(run.output, ::testing::HasSubstr("Contended clients are separate processes"));
   for (const auto& result : all["results"]) {
     for (const auto& field : kRequiredFields) EXPECT_TRUE(result.contains(field)) << field;
     EXPECT_EQ(result["violations"], 0) << result.dump();
+    EXPECT_EQ(result["procs"], result["clients"].get<int>() > 1) << result.dump();
   }
   if (!tools::find_on_path("gnuplot").empty()) {
     EXPECT_TRUE(std::filesystem::file_size(svg) > 0);
@@ -283,6 +290,15 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   EXPECT_THAT(fair.output, ::testing::HasSubstr("n/a (no extend)"));
   EXPECT_THAT(fair.output, ::testing::Not(::testing::HasSubstr("token, fair")));
   EXPECT_EQ(run_cli("compare --duration 0.05 --no-plot --wait-mode sometimes").exit_code, 2);
+  EXPECT_EQ(run_cli("compare --duration 0.05 --no-plot --clients-as fibers").exit_code, 2);
+  // --clients-as threads: the clients of every workload are threads of one process.
+  const CliRun threads = run_cli("compare --duration 0.05 --no-plot --clients-as threads --json '" + json + "'");
+  ASSERT_EQ(threads.exit_code, 0) << threads;
+  EXPECT_THAT(threads.output, ::testing::HasSubstr("Clients are threads of one process"));
+  std::ifstream threads_in(json);
+  const nlohmann::json threads_all = nlohmann::json::parse(threads_in);
+  EXPECT_EQ(threads_all["clients_as"], "threads");
+  for (const auto& result : threads_all["results"]) EXPECT_EQ(result["procs"], false) << result.dump();
   // Without gnuplot on PATH it says so plainly, and still writes the JSON.
   const CliRun no_gnuplot =
       run_cli("compare --duration 0.05 --json '" + json + "' --plot '" + (dir / "none.svg").string() + "'", true,

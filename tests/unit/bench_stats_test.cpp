@@ -58,6 +58,26 @@ TEST(BenchStats, OneClientHasNoHandoffAndAnIdleClientCountsAsZero) {
   EXPECT_DOUBLE_EQ(*s.same_owner_ratio, 1.0);
 }
 
+TEST(BenchStats, WaitsThatEndedWithoutTheLockCountInTheAcquirePercentiles) {
+  // Client 1 never got the lock: its 5 ms wait, cut short by the run's end, is the worst one.
+  const std::vector<HoldSample> zero{hold(0, 0, 10'000, 20'000, 30'000)};
+  const std::vector<float> cut{5000.0F};
+  const SampleSummary s = summarize({zero, {}}, {{}, cut});
+  EXPECT_EQ(s.acquisitions, 1U);
+  EXPECT_EQ(s.unacquired_waits, 1U);
+  EXPECT_DOUBLE_EQ(*s.acquire_max_us, 5000.0);
+  EXPECT_DOUBLE_EQ(*s.acquire_p999_us, 5000.0);
+  EXPECT_EQ(s.per_client_min, 0U);
+}
+
+TEST(BenchStats, JainsIndexIsOneForEqualSharesAndOneOverNForOneTakingAll) {
+  const std::vector<HoldSample> two{hold(0, 0, 1, 2, 3), hold(0, 3, 4, 5, 6)};
+  const std::vector<HoldSample> other_two{hold(1, 0, 1, 2, 3), hold(1, 3, 4, 5, 6)};
+  EXPECT_DOUBLE_EQ(*summarize({two, other_two}).fairness_jain, 1.0);
+  EXPECT_DOUBLE_EQ(*summarize({two, {}, {}, {}}).fairness_jain, 0.25);
+  EXPECT_FALSE(summarize({{}, {}}).fairness_jain.has_value());
+}
+
 TEST(BenchCommandstats, ParsesAndSubtractsLeavingOutTheBenchsOwnCommands) {
   const auto before = parse_commandstats(
       "# Commandstats\r\ncmdstat_evalsha:calls=10,usec=50,usec_per_call=5.00,rejected_calls=0,failed_calls=0\r\n"

@@ -136,8 +136,7 @@ nlohmann::ordered_json FaultInjector::report(const std::vector<HoldSample>& orde
 }
 
 void FaultInjector::report_skew(ordered_json& out) const {
-  const bool client_clock =
-      config_.lock.strategy == StrategyKind::legacy && config_.lock.legacy.preset == LegacyPreset::faithful;
+  const bool client_clock = config_.lock.faithful();  // the faithful preset reads each client's clock
   out["skewed_client"] = 0;
   out["skew_ms"] = config_.skew.count();
   out["clock"] = client_clock                                    ? "each client's own (the skew applies)"

@@ -73,13 +73,16 @@ ordered_json to_json(const BenchResult& r) {
       {"cycle_p50_us", optional_number(s.cycle_p50_us)},
       {"acquire_p50_us", optional_number(s.acquire_p50_us)},
       {"acquire_p99_us", optional_number(s.acquire_p99_us)},
+      {"acquire_p999_us", optional_number(s.acquire_p999_us)},
       {"acquire_max_us", optional_number(s.acquire_max_us)},
+      {"unacquired_waits", s.unacquired_waits},
       {"release_p50_us", optional_number(s.release_p50_us)},
       {"handoff_p50_us", optional_number(s.handoff_p50_us)},
       {"handoff_p99_us", optional_number(s.handoff_p99_us)},
       {"same_owner_ratio", optional_number(s.same_owner_ratio)},
       {"per_client_min", s.per_client_min},
       {"per_client_max", s.per_client_max},
+      {"fairness_jain", optional_number(s.fairness_jain)},
       {"redis_cmds_per_acquire", optional_number(r.redis_cmds_per_acquire)},
       {"round_trips_per_acquire", optional_number(r.round_trips_per_acquire)},
       {"redis_commands_per_acquire", commands},
@@ -106,10 +109,13 @@ void print_table(std::ostream& out, const BenchResult& r) {
   row("lost leases", std::to_string(r.lost_leases));
   row("cycle p50", latency_cell(s.cycle_p50_us, r.rtt_us));
   row("acquire p50 / p99", latency_cell(s.acquire_p50_us, r.rtt_us) + " / " + latency_cell(s.acquire_p99_us, r.rtt_us));
-  row("acquire max", latency_cell(s.acquire_max_us, r.rtt_us));
+  row("acquire p99.9 / max",
+      latency_cell(s.acquire_p999_us, r.rtt_us) + " / " + latency_cell(s.acquire_max_us, r.rtt_us));
+  row("waits without the lock", std::to_string(s.unacquired_waits) + " (run's end or timeout; counted above)");
   row("handoff p50 / p99", latency_cell(s.handoff_p50_us, r.rtt_us) + " / " + latency_cell(s.handoff_p99_us, r.rtt_us));
   row("same owner next", fixed(s.same_owner_ratio, 3));
   row("per client min / max", std::to_string(s.per_client_min) + " / " + std::to_string(s.per_client_max));
+  row("fairness (Jain)", fixed(s.fairness_jain, 3));
   row("redis cmds / acquire", fixed(r.redis_cmds_per_acquire, 2));
   row("round trips / acquire", fixed(r.round_trips_per_acquire, 2));
   if (!r.fault.is_null()) {

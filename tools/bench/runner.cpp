@@ -155,9 +155,11 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
 
   std::uint64_t round_trips = 0;
   std::vector<std::span<const HoldSample>> samples;
+  std::vector<std::span<const float>> unacquired;
   for (int i = 0; i < config.clients; ++i) {
     const ClientSlot& slot = run.slot(i);
     samples.push_back(run.samples(i));
+    unacquired.push_back(run.unacquired_waits_us(i));
     round_trips += slot.round_trips.load();
     result.timeouts += slot.timeouts.load();
     if (slot.first_error[0] != '\0')
@@ -168,7 +170,7 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
   result.acquisitions = control.acquisitions.load();
   result.violations = control.violations.load();
   result.errors = control.errors.load();
-  result.summary = summarize(samples);
+  result.summary = summarize(samples, unacquired);
   result.dropped_samples =
       result.acquisitions > result.summary.acquisitions ? result.acquisitions - result.summary.acquisitions : 0;
   result.fault = faults.report(in_acquisition_order(samples));

@@ -47,6 +47,14 @@ void SharedRun::record(int client, const HoldSample& sample) noexcept {
   slot.recorded.store(n + 1, std::memory_order_release);
 }
 
+void SharedRun::record_unacquired(int client, std::int64_t wait_ns) noexcept {
+  ClientSlot& slot = slots_[client];
+  const std::uint32_t n = slot.unacquired.load(std::memory_order_relaxed);
+  if (n >= kMaxUnacquiredWaits) return;
+  slot.unacquired_wait_us[n] = static_cast<float>(wait_ns) / 1000.0F;
+  slot.unacquired.store(n + 1, std::memory_order_release);
+}
+
 void SharedRun::note_error(int client, const std::string& message) noexcept {
   ClientSlot& slot = slots_[client];
   if (slot.errors.fetch_add(1, std::memory_order_relaxed) != 0) return;  // keep the first one
@@ -58,6 +66,11 @@ void SharedRun::note_error(int client, const std::string& message) noexcept {
 std::span<const HoldSample> SharedRun::samples(int client) const noexcept {
   const std::size_t n = std::min<std::uint64_t>(slots_[client].recorded.load(std::memory_order_acquire), capacity_);
   return {samples_ + static_cast<std::size_t>(client) * capacity_, n};
+}
+
+std::span<const float> SharedRun::unacquired_waits_us(int client) const noexcept {
+  const ClientSlot& slot = slots_[client];
+  return {slot.unacquired_wait_us, std::min(slot.unacquired.load(std::memory_order_acquire), kMaxUnacquiredWaits)};
 }
 
 }  // namespace lockbridge::tools::bench

@@ -66,6 +66,9 @@ struct RunControl {
 };
 
 inline constexpr std::uint32_t kMaxPings = 4096;
+// Waits that ended without the lock (the run's end, or the acquire timeout) kept per client for
+// the report; more are counted, not kept.
+inline constexpr std::uint32_t kMaxUnacquiredWaits = 1024;
 
 // One client's counters and its record of acquisitions.
 struct ClientSlot {
@@ -77,6 +80,11 @@ struct ClientSlot {
   std::atomic<std::uint64_t> recorded{0};     // samples stored (later ones are dropped when full)
   std::atomic<std::uint32_t> pings{0};        // rtt_us entries stored
   float rtt_us[kMaxPings] = {};               // timed PINGs (kRttClient only)
+  // Waits that ended without the lock: a waiter still waiting when the run ended, or one that
+  // timed out. They count in the acquire percentiles: a report that left them out would hide
+  // exactly the longest waits (a waiter starved for the whole run would not appear at all).
+  std::atomic<std::uint32_t> unacquired{0};
+  float unacquired_wait_us[kMaxUnacquiredWaits] = {};
   char first_error[240] = {};                 // the first error message, NUL-terminated
 };
 
@@ -93,9 +101,12 @@ class SharedRun {
 
   // Stores a sample of `client` (only that client's thread or process may call this).
   void record(int client, const HoldSample& sample) noexcept;
+  // Stores a wait of `client` that ended without the lock (same rule as record()).
+  void record_unacquired(int client, std::int64_t wait_ns) noexcept;
   void note_error(int client, const std::string& message) noexcept;
   // Every client's samples; call after the clients finished (or died).
   std::span<const HoldSample> samples(int client) const noexcept;
+  std::span<const float> unacquired_waits_us(int client) const noexcept;
 
  private:
   int clients_;

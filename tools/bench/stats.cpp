@@ -23,9 +23,26 @@ std::vector<HoldSample> in_acquisition_order(const std::vector<std::span<const H
   return all;
 }
 
-SampleSummary summarize(const std::vector<std::span<const HoldSample>>& per_client) {
+namespace {
+std::optional<double> jain_index(const std::vector<std::span<const HoldSample>>& per_client) {
+  double sum = 0;
+  double sum_of_squares = 0;
+  for (const auto& samples : per_client) {
+    const auto n = static_cast<double>(samples.size());
+    sum += n;
+    sum_of_squares += n * n;
+  }
+  if (sum_of_squares == 0) return std::nullopt;
+  return sum * sum / (static_cast<double>(per_client.size()) * sum_of_squares);
+}
+}  // namespace
+
+SampleSummary summarize(const std::vector<std::span<const HoldSample>>& per_client,
+                        const std::vector<std::span<const float>>& unacquired_us) {
   SampleSummary summary;
   std::vector<double> acquire, cycle, release, handoff;
+  for (const auto& waits : unacquired_us) acquire.insert(acquire.end(), waits.begin(), waits.end());
+  summary.unacquired_waits = acquire.size();
   bool first_client = true;
   for (const auto& samples : per_client) {
     const auto n = static_cast<std::uint64_t>(samples.size());
@@ -38,9 +55,11 @@ SampleSummary summarize(const std::vector<std::span<const HoldSample>>& per_clie
       cycle.push_back(micros((s.acquire_end_ns - s.acquire_start_ns) + (s.release_end_ns - s.release_start_ns)));
     }
   }
-  summary.acquisitions = acquire.size();
+  summary.acquisitions = cycle.size();
+  summary.fairness_jain = jain_index(per_client);
   summary.acquire_p50_us = percentile(acquire, 50);
   summary.acquire_p99_us = percentile(acquire, 99);
+  summary.acquire_p999_us = percentile(acquire, 99.9);
   summary.acquire_max_us = acquire.empty() ? std::nullopt : std::optional<double>(acquire.back());
   summary.cycle_p50_us = percentile(cycle, 50);
   summary.release_p50_us = percentile(release, 50);

@@ -115,8 +115,10 @@ class Worker {
     sample.acquire_end_ns = now_ns();
     if (!acquired) {
       // Giving up because the run ended (or was about to: a jedis-lock style policy counts its
-      // attempts in the time left and may stop before the end) is not a timeout.
+      // attempts in the time left and may stop before the end) is not a timeout. Either way the
+      // wait happened, and counts in the acquire percentiles.
       if (deadline < end && sample.acquire_end_ns < end) slot_.timeouts.fetch_add(1, std::memory_order_relaxed);
+      run_.record_unacquired(spec_.index, sample.acquire_end_ns - sample.acquire_start_ns);
       return false;
     }
     control_.acquisitions.fetch_add(1, std::memory_order_relaxed);
