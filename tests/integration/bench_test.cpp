@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "embedded_server.hpp"
@@ -280,6 +281,13 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   }
   if (!tools::find_on_path("gnuplot").empty()) {
     EXPECT_TRUE(std::filesystem::file_size(svg) > 0);
+    // One panel per workload, each naming its best column; waits on a log axis, fairness shown.
+    std::ifstream chart(svg);
+    const std::string drawn((std::istreambuf_iterator<char>(chart)), std::istreambuf_iterator<char>());
+    for (const auto* text : {"uncontended: best ", "8 clients hold 1ms: best ", "32 clients hold 0ms: best ",
+                             "4 clients hold 1ms think 20ms: best ", "worst wait", "Jain ", "2 round trips"}) {
+      EXPECT_THAT(drawn, ::testing::HasSubstr(text));
+    }
     EXPECT_THAT(run.output, ::testing::HasSubstr("chart: " + svg));
   }
   // --wait-mode sets the lockbridge columns' waiting (no separate fair column); --watchdog renews.

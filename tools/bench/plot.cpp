@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <ostream>
+#include <utility>
 
 #include "cli_common.hpp"
 #include "embedded_server.hpp"
@@ -14,6 +16,14 @@
 
 namespace lockbridge::tools::bench {
 namespace {
+
+// A string in a gnuplot data file: double quotes, which it cannot escape, become single ones.
+std::string quoted_data(std::string text) {
+  for (char& c : text) {
+    if (c == '"') c = '\'';
+  }
+  return '"' + text + '"';
+}
 
 // A gnuplot string literal: single quotes, with embedded ones doubled.
 std::string quoted(const std::string& text) {
@@ -35,6 +45,48 @@ int run_gnuplot(const std::string& gnuplot, const std::string& script) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
   return WEXITSTATUS(status);
+}
+
+// A panel's rows, one per column: name, cycle p50 in rtt, p99 and worst wait in ms, and the fairness
+// label printed under the column ("Jain 0.998, min/max 280/283").
+void write_panel_data(const std::string& path, const std::vector<const BenchResult*>& panel,
+                      const std::vector<std::string>& strategies) {
+  OutputFile data({"chart data", path});
+  for (std::size_t s = 0; s < panel.size(); ++s) {
+    const BenchResult& r = *panel[s];
+    const SampleSummary& summary = r.summary;
+    const double cycle_rtt = summary.cycle_p50_us && r.rtt_us > 0 ? *summary.cycle_p50_us / r.rtt_us : 0;
+    // A log axis cannot show 0: a column without any wait gets a sliver, not a gap.
+    const auto ms = [](const std::optional<double>& us) { return std::max(us.value_or(0) / 1000.0, 0.001); };
+    data.stream() << quoted_data(strategies[s]) << ' ' << cycle_rtt << ' ' << ms(summary.acquire_p99_us) << ' '
+                  << ms(summary.acquire_max_us) << ' '
+                  << quoted_data("Jain " + fixed(summary.fairness_jain, 3) + ", " +
+                                 std::to_string(summary.per_client_min) + "/" + std::to_string(summary.per_client_max))
+                  << '\n';
+  }
+  data.commit();
+}
+
+// The panel's best column: uncontended, the cheapest cycle in round trips; contended, the shortest
+// worst wait, fairness breaking a tie. A column that saw a violation is never the best.
+std::size_t best_column(const std::vector<const BenchResult*>& panel, bool contended) {
+  const auto score = [&](const BenchResult& r) {
+    constexpr double kWorst = std::numeric_limits<double>::infinity();
+    if (r.violations > 0) return std::pair{kWorst, 0.0};
+    if (!contended) return std::pair{r.summary.cycle_p50_us.value_or(kWorst) / r.rtt_us, 0.0};
+    return std::pair{r.summary.acquire_max_us.value_or(kWorst), -r.summary.fairness_jain.value_or(0)};
+  };
+  std::size_t best = 0;
+  for (std::size_t s = 1; s < panel.size(); ++s) {
+    if (score(*panel[s]) < score(*panel[best])) best = s;
+  }
+  return best;
+}
+
+std::string best_reason(const BenchResult& r, bool contended) {
+  if (!contended) return "cycle " + fixed(r.summary.cycle_p50_us.value_or(0) / r.rtt_us, 1) + " x rtt";
+  return "worst wait " + fixed(r.summary.acquire_max_us.value_or(0) / 1000.0, 1) + " ms, Jain " +
+         fixed(r.summary.fairness_jain, 3);
 }
 
 }  // namespace
@@ -64,44 +116,48 @@ PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vecto
       std::filesystem::remove_all(dir, ignored);
     }
   } remove_dir{dir};
-  const std::string data_path = (dir / "compare.dat").string();
-  {
-    // One row per workload; per strategy: acquire p50 (us), acquire p99 (us), acquisitions/s.
-    OutputFile data({"chart data", data_path});
-    for (std::size_t w = 0; w < workloads.size(); ++w) {
-      data.stream() << '"' << workloads[w] << '"';
-      for (std::size_t s = 0; s < strategies.size(); ++s) {
-        const BenchResult& r = results.at(w * strategies.size() + s);
-        data.stream() << ' ' << r.summary.acquire_p50_us.value_or(0) << ' ' << r.summary.acquire_p99_us.value_or(0)
-                      << ' ' << acquisitions_per_s(r);
-      }
-      data.stream() << '\n';
-    }
-    data.commit();
-  }
   const std::string script_path = (dir / "compare.gp").string();
   {
     OutputFile script_file({"chart script", script_path});
     std::ostream& script = script_file.stream();
-    script << (extension == ".svg" ? "set terminal svg size 1200,520 dynamic font 'sans,11'\n"
-                                   : "set terminal pngcairo size 1200,520 font 'sans,10'\n")
-           << "set output " << quoted(chart.write_path()) << "\n"
+    const bool svg = extension == ".svg";
+    const std::size_t rows = (workloads.size() + 1) / 2;
+    script << (svg ? "set terminal svg size 1400," : "set terminal pngcairo size 1400,") << 470 * rows
+           << (svg ? " dynamic font 'sans,11'\n" : " font 'sans,10'\n") << "set output " << quoted(chart.write_path())
+           << "\n"
            << "set datafile separator whitespace\n"
            << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-           << "set key top left\nset grid ytics\nset xtics rotate by -20\n"
-           << "set multiplot layout 1,2 title 'lockbridge compare (same Redis, same run)'\n"
-           << "set title 'acquire latency p50, microseconds (log scale)'\nset logscale y\n"
-           << "plot ";
-    for (std::size_t s = 0; s < strategies.size(); ++s) {
-      script << (s ? ", " : "") << quoted(data_path) << " using " << 2 + 3 * s << (s ? "" : ":xtic(1)") << " title "
-             << quoted(strategies[s]);
+           << "set key top left\nset grid ytics\nset xtics rotate by -25 font ',9'\nset bmargin 6\n"
+           << "set multiplot layout " << rows << ",2 title "
+           << quoted(
+                  "lockbridge compare: same Redis, same run. Contended: p99 and worst wait (log), fairness under "
+                  "each column")
+           << "\n";
+    for (std::size_t w = 0; w < workloads.size(); ++w) {
+      const std::string data_path = (dir / ("panel" + std::to_string(w) + ".dat")).string();
+      const std::vector<const BenchResult*> panel = [&] {
+        std::vector<const BenchResult*> row;
+        for (std::size_t s = 0; s < strategies.size(); ++s) row.push_back(&results.at(w * strategies.size() + s));
+        return row;
+      }();
+      write_panel_data(data_path, panel, strategies);
+      const bool contended = panel.front()->config.clients > 1;
+      const std::size_t best = best_column(panel, contended);
+      script << "set title "
+             << quoted(workloads[w] + ": best " + strategies[best] + " (" + best_reason(*panel[best], contended) + ")")
+             << "\n";
+      if (contended) {
+        script << "set logscale y\nset ylabel 'wait, ms (log scale)'\nset yrange [*:*]\n"
+               << "plot " << quoted(data_path)
+               << " using 3:xtic(stringcolumn(1).\"\\n\".stringcolumn(5)) title 'p99 wait', '' using 4 title 'worst "
+                  "wait'\n";
+      } else {
+        script << "unset logscale y\nset ylabel 'lock cycle p50, multiples of the PING round trip'\nset yrange [0:*]\n"
+               << "plot " << quoted(data_path) << " using 2:xtic(1) title 'cycle p50 / rtt', "
+               << "2 with lines dashtype 2 linewidth 2 title 'the floor: 2 round trips'\n";
+      }
     }
-    script << "\nset title 'throughput, acquisitions per second'\nunset logscale y\nset yrange [0:*]\nplot ";
-    for (std::size_t s = 0; s < strategies.size(); ++s) {
-      script << (s ? ", " : "") << quoted(data_path) << " using " << 4 + 3 * s << (s ? "" : ":xtic(1)") << " title "
-             << quoted(strategies[s]);
-    }
-    script << "\nunset multiplot\n";
+    script << "unset multiplot\n";
     script_file.commit();
   }
   const int status = run_gnuplot(gnuplot, script_path);

@@ -1,5 +1,8 @@
-// The compare chart: acquire latency and throughput per strategy and workload, drawn by gnuplot
-// (SVG or PNG by the file's extension) when it is installed.
+// The compare chart, drawn by gnuplot (SVG or PNG by the file's extension) when it is installed:
+// one panel per workload. Contended workloads show each column's p99 and worst wait on a log axis
+// with its fairness (Jain's index, per-client min/max) under it, since what tells the strategies
+// apart is the tail and the fairness, not the median; the uncontended panel shows the lock cycle as
+// a multiple of the round trip, against the floor of 2. Each panel names its best column.
 #pragma once
 
 #include <string>
