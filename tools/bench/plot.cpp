@@ -48,7 +48,7 @@ int run_gnuplot(const std::string& gnuplot, const std::string& script) {
 }
 
 // A panel's rows, one per column: name, cycle p50 in rtt, p99 and worst wait in ms, and the fairness
-// label printed under the column ("Jain 0.998, min/max 280/283").
+// label printed under the column ("Jain 0.998, 280/283": the index, then per-client min/max).
 void write_panel_data(const std::string& path, const std::vector<const BenchResult*>& panel,
                       const std::vector<std::string>& strategies) {
   OutputFile data({"chart data", path});
@@ -135,11 +135,8 @@ PlotOutcome draw_chart(const std::vector<BenchResult>& results, const std::vecto
            << "\n";
     for (std::size_t w = 0; w < workloads.size(); ++w) {
       const std::string data_path = (dir / ("panel" + std::to_string(w) + ".dat")).string();
-      const std::vector<const BenchResult*> panel = [&] {
-        std::vector<const BenchResult*> row;
-        for (std::size_t s = 0; s < strategies.size(); ++s) row.push_back(&results.at(w * strategies.size() + s));
-        return row;
-      }();
+      std::vector<const BenchResult*> panel;  // this workload's run of each column
+      for (std::size_t s = 0; s < strategies.size(); ++s) panel.push_back(&results.at(w * strategies.size() + s));
       write_panel_data(data_path, panel, strategies);
       const bool contended = panel.front()->config.clients > 1;
       const std::size_t best = best_column(panel, contended);
