@@ -31,9 +31,8 @@ constexpr std::string_view kUsage =
 // How the clients of the contended workloads run: one OS process each (a fleet, as users run
 // services) or threads of one process.
 enum class ClientsAs { processes, threads };
-inline constexpr NameTable<ClientsAs, 2> kClientsAsNames{
-    std::array<std::pair<ClientsAs, std::string_view>, 2>{{{ClientsAs::processes, "processes"},
-                                                          {ClientsAs::threads, "threads"}}}};
+inline constexpr NameTable<ClientsAs, 2> kClientsAsNames{std::array<std::pair<ClientsAs, std::string_view>, 2>{
+    {{ClientsAs::processes, "processes"}, {ClientsAs::threads, "threads"}}}};
 
 struct Workload {
   std::string name;

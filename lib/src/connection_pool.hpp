@@ -44,7 +44,8 @@ class ConnectionPool {
   // past a caller's `deadline` that is still ahead (then Error{timeout}); a deadline already passed
   // (a single try) still waits one command timeout. Sentinel re-resolution stops at the deadline
   // too (Endpoint::refresh_if_stale). Throws connect errors, or io during the reconnect backoff.
-  PooledConnection borrow(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  PooledConnection borrow(
+      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
   const RedisUrl& url() const noexcept { return endpoint_->url(); }
   const ClientOptions& options() const noexcept { return endpoint_->options(); }

@@ -85,7 +85,7 @@ struct ClientSlot {
   // exactly the longest waits (a waiter starved for the whole run would not appear at all).
   std::atomic<std::uint32_t> unacquired{0};
   float unacquired_wait_us[kMaxUnacquiredWaits] = {};
-  char first_error[240] = {};                 // the first error message, NUL-terminated
+  char first_error[240] = {};  // the first error message, NUL-terminated
 };
 
 class SharedRun {

@@ -22,7 +22,8 @@ TargetAttempt QuorumTarget::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   TargetAttempt attempt;
   attempt.value = fixed_value_.empty() ? random_token() : fixed_value_;
-  const Quorum::Outcome outcome = quorum_.acquire(key_, attempt.value, request.lease, request.learn_remaining, request.deadline);
+  const Quorum::Outcome outcome =
+      quorum_.acquire(key_, attempt.value, request.lease, request.learn_remaining, request.deadline);
   attempt.acquired = outcome.held;
   attempt.holder_remaining = outcome.holder_remaining;
   // Valid until the lease ends on the master that set it first, less the drift Redlock allows.

@@ -79,8 +79,8 @@ class Quorum {
   // Sends `commands` (pipelined) to each master in `which` (all when empty), then waits for all the
   // replies at once, up to the command timeout. A master's connection is waited for (when its pool
   // is busy) up to `deadline` at most (ConnectionPool::borrow).
-  std::vector<Answer> round(std::span<const std::vector<std::string_view>> commands, std::vector<std::size_t> which = {},
-                            Clock::time_point deadline = Clock::time_point::max());
+  std::vector<Answer> round(std::span<const std::vector<std::string_view>> commands,
+                            std::vector<std::size_t> which = {}, Clock::time_point deadline = Clock::time_point::max());
   // One script on every master: EVALSHA, then EVAL on the masters that answered NOSCRIPT.
   std::vector<Answer> script_round(const Script& script, std::string_view key, std::span<const std::string_view> args);
   void delete_ours(std::string_view key, const std::string& value) noexcept;
