@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "hex.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge {
@@ -28,26 +29,15 @@ std::array<std::uint8_t, 16> random_bytes() {
   return bytes;
 }
 
-std::string hex(const std::array<std::uint8_t, 16>& bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const auto b : bytes) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xf]);
-  }
-  return out;
-}
-
 }  // namespace
 
-std::string random_token() { return hex(random_bytes()); }
+std::string random_token() { return detail::lowercase_hex(random_bytes()); }
 
 std::string random_uuid() {
   auto bytes = random_bytes();
   bytes[6] = static_cast<std::uint8_t>((bytes[6] & 0x0f) | 0x40);  // version 4
   bytes[8] = static_cast<std::uint8_t>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
-  const std::string h = hex(bytes);
+  const std::string h = detail::lowercase_hex(bytes);
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
 }
 

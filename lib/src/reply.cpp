@@ -15,11 +15,17 @@ void throw_if_rerouted(const redisReply& reply) {
   if (is_rerouted(reply)) throw Error(Errc::server_reply, std::string(as_view(reply)));
 }
 
+namespace {
+// The code of an error reply: wrong_type for WRONGTYPE, else server_reply (Redis's own words).
+Errc errc_of(std::string_view text) noexcept {
+  return text.starts_with("WRONGTYPE") ? Errc::wrong_type : Errc::server_reply;
+}
+}  // namespace
+
 void throw_if_error(const redisReply& reply, std::string_view context) {
   if (reply.type != REDIS_REPLY_ERROR) return;
   const std::string_view text = as_view(reply);
-  const Errc code = text.starts_with("WRONGTYPE") ? Errc::wrong_type : Errc::server_reply;
-  throw Error(code, std::string(context) + ": " + std::string(text));
+  throw Error(errc_of(text), std::string(context) + ": " + std::string(text));
 }
 
 void throw_if_script_error(const redisReply& reply, std::string_view context, std::span<const std::string> keys) {
@@ -42,13 +48,11 @@ void throw_if_script_error(const redisReply& reply, std::string_view context, st
     }
   }
   message.append(text.substr(from));
-  Errc code = Errc::server_reply;
-  if (text.starts_with("WRONGTYPE")) {
-    code = Errc::wrong_type;
-  } else if (text.find("is not an integer") != std::string_view::npos ||
-             text.find("would overflow") != std::string_view::npos) {
-    code = Errc::bad_value;
-  }
+  // A script's arithmetic on a value that is no number (a fence counter) is the value's fault.
+  const bool bad_number =
+      text.find("is not an integer") != std::string_view::npos || text.find("would overflow") != std::string_view::npos;
+  Errc code = errc_of(text);
+  if (code == Errc::server_reply && bad_number) code = Errc::bad_value;
   throw Error(code, std::string(context) + ": " + message);
 }
 

@@ -4,6 +4,9 @@
 
 #include <array>
 #include <new>
+#include <span>
+
+#include "hex.hpp"
 
 namespace lockbridge {
 
@@ -12,14 +15,7 @@ std::string script_sha1(std::string_view body) {
   unsigned int size = 0;
   // EVP_Digest fails only when OpenSSL cannot allocate its context.
   if (EVP_Digest(body.data(), body.size(), digest.data(), &size, EVP_sha1(), nullptr) != 1) throw std::bad_alloc();
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * size);
-  for (unsigned int i = 0; i < size; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xf]);
-  }
-  return hex;
+  return detail::lowercase_hex(std::span(digest.data(), size));
 }
 
 }  // namespace lockbridge

@@ -34,7 +34,6 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
   const std::string lease_ms = std::to_string(request.lease.count());
   const std::array<std::string_view, 2> args{token, lease_ms};
   ReplyPtr reply;
-  std::optional<Error> lost_reply;
   bool sent = false;
   try {
     state_->with_connection(
@@ -46,16 +45,15 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
         },
         request.deadline);
   } catch (const Error& error) {
-    // The script may have run even though its reply did not reach us.
-    if (!may_have_written(error, sent)) throw naming_key(error, "acquire", keys_.front());
-    lost_reply = naming_key(error, "acquire", keys_.front());
-  }  // the broken connection went back (and was dropped) before release_all borrows a fresh one
-  if (lost_reply) {
-    try {  // the token is ours alone: deleting it where it is still the value is always safe
-      (void)release_all(token);
-    } catch (...) {  // best effort: the lease expires anyway
+    // The script may have run even though its reply did not reach us. The broken connection went
+    // back (and was dropped) before release_all borrows a fresh one.
+    if (may_have_written(error, sent)) {
+      try {  // the token is ours alone: deleting it where it is still the value is always safe
+        (void)release_all(token);
+      } catch (...) {  // best effort: the lease expires anyway
+      }
     }
-    throw *lost_reply;
+    throw naming_key(error, "acquire", keys_.front());
   }
   TargetAttempt attempt = parse_acquire(*reply);
   if (attempt.acquired) {

@@ -11,13 +11,13 @@ namespace {
 // Jitter needs no secrecy, only independence between threads and processes: a forked child
 // reseeds (it inherited its parent's state, and would sleep exactly as its siblings do).
 std::chrono::nanoseconds uniform_up_to(std::chrono::nanoseconds bound) {
+  if (bound <= std::chrono::nanoseconds::zero()) return std::chrono::nanoseconds::zero();
   thread_local std::minstd_rand generator;
   thread_local pid_t seeded_by = 0;
   if (const pid_t me = getpid(); seeded_by != me) {
     generator.seed(std::random_device{}());
     seeded_by = me;
   }
-  if (bound <= std::chrono::nanoseconds::zero()) return std::chrono::nanoseconds::zero();
   std::uniform_int_distribution<long long> pick(0, bound.count());
   return std::chrono::nanoseconds(pick(generator));
 }
