@@ -47,7 +47,7 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   if (vm.count("fault")) {
-    config.fault = bench::fault_from_string(vm["fault"].as<std::string>());
+    config.fault = choice_option(bench::kFaultNames, "fault", vm["fault"].as<std::string>());
     // A fault needs someone to suffer it and someone to show the effect, a holder to catch, and a
     // lease short enough to end within the run: defaults for what the user left unsaid.
     if (vm["clients"].defaulted()) config.clients = 4;

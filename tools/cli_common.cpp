@@ -159,12 +159,14 @@ std::optional<int> parse_command_line(int argc, char** argv, std::string_view us
   return std::nullopt;
 }
 
+namespace {
 void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
   for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
 }
+}  // namespace
 
 bool interrupted() noexcept { return g_interrupted.load(std::memory_order_relaxed); }
 

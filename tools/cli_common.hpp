@@ -130,8 +130,8 @@ std::optional<int> parse_command_line(int argc, char** argv, std::string_view us
                                       const po::positional_options_description& positional, po::variables_map& vm);
 
 // SIGINT, SIGTERM and SIGHUP (a closed terminal) set a flag instead of killing the process, so
-// locks are released and the embedded server stopped. guarded() installs them for every command.
-void install_interrupt_handlers();
+// locks are released and the embedded server stopped. guarded() installs the handlers for every
+// command; interrupted() reads the flag.
 bool interrupted() noexcept;
 // Sleeps `duration` in short steps; returns false as soon as `stop()` (or, for the second,
 // interrupted()) is true. A duration too long for the steady clock waits until stopped.

@@ -26,22 +26,25 @@ FdBuffer::int_type FdBuffer::overflow(int_type c) {
 
 int FdBuffer::sync() { return drain() ? 0 : -1; }
 
+int write_all(int fd, std::string_view bytes, std::size_t& written) noexcept {
+  written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 bool FdBuffer::drain() noexcept {
-  const char* from = pbase();
-  const char* const end = pptr();
+  const std::string_view pending(pbase(), static_cast<std::size_t>(pptr() - pbase()));
   setp(data_.data(), data_.data() + data_.size());
   if (error_ != 0) return false;
-  while (from < end) {
-    const ssize_t written = ::write(fd_, from, static_cast<std::size_t>(end - from));
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) {
-      error_ = written < 0 ? errno : EIO;
-      return false;
-    }
-    from += written;
-    written_ += static_cast<unsigned long long>(written);
-  }
-  return true;
+  std::size_t written = 0;
+  error_ = write_all(fd_, pending, written);
+  written_ += written;
+  return error_ == 0;
 }
 
 }  // namespace lockbridge::tools

@@ -5,9 +5,15 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <streambuf>
+#include <string_view>
 
 namespace lockbridge::tools {
+
+// Writes all of `bytes` to `fd`, again after EINTR and short writes. Returns 0, or the errno of the
+// write that failed (EIO for one that wrote nothing); `written` counts the bytes that got through.
+int write_all(int fd, std::string_view bytes, std::size_t& written) noexcept;
 
 class FdBuffer : public std::streambuf {
  public:

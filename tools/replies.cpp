@@ -34,6 +34,11 @@ std::string_view kind_name(Reply::Kind kind) noexcept {
   return "an unknown reply";
 }
 
+// Throws Error{server_reply} when `reply` is an error reply.
+void expect_no_error(const Reply& reply, Asked asked) {
+  if (reply.kind == Reply::Kind::error) throw Error(Errc::server_reply, describe(asked) + ": " + reply.str);
+}
+
 [[noreturn]] void wrong_shape(const Reply& reply, Asked asked, std::string_view expected) {
   expect_no_error(reply, asked);
   throw Error(Errc::protocol,
@@ -42,13 +47,11 @@ std::string_view kind_name(Reply::Kind kind) noexcept {
 
 }  // namespace
 
-void expect_no_error(const Reply& reply, Asked asked) {
-  if (reply.kind == Reply::Kind::error) throw Error(Errc::server_reply, describe(asked) + ": " + reply.str);
+bool is_error_reply(const Reply& reply, std::string_view prefix) noexcept {
+  return reply.kind == Reply::Kind::error && reply.str.starts_with(prefix);
 }
 
-bool is_unknown_command(const Reply& reply) noexcept {
-  return reply.kind == Reply::Kind::error && reply.str.starts_with("ERR unknown command");
-}
+bool is_unknown_command(const Reply& reply) noexcept { return is_error_reply(reply, "ERR unknown command"); }
 
 std::string string_reply(const Reply& reply, Asked asked) {
   if (reply.kind != Reply::Kind::string && reply.kind != Reply::Kind::status) wrong_shape(reply, asked, "a string");

@@ -20,8 +20,8 @@ struct Asked {
   std::string_view key = {};
 };
 
-// Throws Error{server_reply} when `reply` is an error reply.
-void expect_no_error(const Reply& reply, Asked asked);
+// Whether `reply` is an error reply whose text starts with `prefix` ("WRONGTYPE", "NOSCRIPT").
+bool is_error_reply(const Reply& reply, std::string_view prefix) noexcept;
 // Whether `reply` is Redis's "unknown command" error (a command older servers do not have).
 bool is_unknown_command(const Reply& reply) noexcept;
 

@@ -137,8 +137,8 @@ TEST(AuditClassify, FlagAndHintNames) {
   EXPECT_EQ(audit::flag_from_string("no-ttl"), Flag::no_ttl);
   EXPECT_EQ(audit::flag_from_string("bad_value"), Flag::bad_value);
   EXPECT_FALSE(audit::flag_from_string("stael").has_value());
-  EXPECT_EQ(audit::type_hint_from_string("legacy-uuid-ms"), audit::TypeHint::legacy_uuid_ms);
-  EXPECT_FALSE(audit::type_hint_from_string("jedis").has_value());
+  EXPECT_EQ(audit::kTypeHintNames.parse("legacy-uuid-ms"), audit::TypeHint::legacy_uuid_ms);
+  EXPECT_FALSE(audit::kTypeHintNames.parse("jedis").has_value());
 }
 
 TEST(KeyText, Base64RoundTripsEveryByteAndRefusesNonCanonicalText) {

@@ -67,9 +67,6 @@ inline constexpr NameTable<TypeHint, 6> kTypeHintNames{
                                                           {TypeHint::legacy_uuid_ms, "legacy-uuid-ms"},
                                                           {TypeHint::token, "token"},
                                                           {TypeHint::redisson, "redisson"}}}};
-constexpr std::optional<TypeHint> type_hint_from_string(std::string_view name) noexcept {
-  return kTypeHintNames.parse(name);
-}
 
 // One key as read: its Redis type ("string", "hash", "list", ..., "none" if it vanished), PTTL
 // (-1 no TTL, -2 gone), for strings the value (at most kValueSample bytes; `truncated` when

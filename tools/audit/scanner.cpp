@@ -46,7 +46,7 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     Reply& value = replies[1 + per_key * i];
     // WRONGTYPE is the answer expected for a key that is not a string; any other error (an ACL's
     // NOPERM) is Redis's to report.
-    const bool other_type = value.kind == Reply::Kind::error && value.str.starts_with("WRONGTYPE");
+    const bool other_type = is_error_reply(value, "WRONGTYPE");
     if (!other_type) string_reply(value, {"GETRANGE", keys[i]});
     sample.pttl_ms = integer_reply(replies[2 + per_key * i], {"PTTL", keys[i]});
     if (expire_time) {
@@ -83,7 +83,7 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     // Classified by its type alone, without fields: a hash that another client replaced between
     // TYPE and HRANDFIELD (WRONGTYPE: a normal race on a live Redis), and any hash on a Redis
     // older than 6.2, which has no HRANDFIELD. Other errors (an ACL's NOPERM) are Redis's to report.
-    const bool retyped = sampled.kind == Reply::Kind::error && sampled.str.starts_with("WRONGTYPE");
+    const bool retyped = is_error_reply(sampled, "WRONGTYPE");
     if (retyped || is_unknown_command(sampled)) continue;
     const std::vector<Reply>& fields = array_reply(sampled, {"HRANDFIELD", key});
     for (std::size_t k = 0; k + 1 < fields.size(); k += 2) {

@@ -8,8 +8,6 @@
 
 namespace lockbridge::tools::bench {
 
-Fault fault_from_string(std::string_view name) { return choice_option(kFaultNames, "fault", name); }
-
 void BenchConfig::validate() const {
   lock.validate();
   if (rtt_pings < 1000 || rtt_pings > static_cast<int>(kMaxPings)) {

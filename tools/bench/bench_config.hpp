@@ -27,8 +27,6 @@ inline constexpr NameTable<Fault, 5> kFaultNames{
                                                        {Fault::restart, "restart"}}}};
 
 constexpr std::string_view to_string(Fault fault) noexcept { return kFaultNames.name(fault, "none"); }
-// Throws Error{bad_option} for an unknown name.
-Fault fault_from_string(std::string_view name);
 
 struct BenchConfig {
   MutexOptions lock;      // strategy, preset, format, lease, retry interval, acquire timeout

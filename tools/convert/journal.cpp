@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cli_common.hpp"
+#include "fd_buffer.hpp"
 #include "key_text.hpp"
 #include "lockbridge/error.hpp"
 
@@ -107,14 +108,7 @@ JournalWriter::~JournalWriter() {
 
 void JournalWriter::append(const std::string& lines) {
   std::size_t written = 0;
-  while (written < lines.size()) {
-    const ssize_t n = ::write(fd_, lines.data() + written, lines.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw FileError("writing the journal", path_, errno);
-    }
-    written += static_cast<std::size_t>(n);
-  }
+  if (const int failed = write_all(fd_, lines, written)) throw FileError("writing the journal", path_, failed);
   if (::fdatasync(fd_) != 0) throw FileError("syncing the journal", path_, errno);
 }
 

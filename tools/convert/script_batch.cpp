@@ -1,10 +1,8 @@
 #include "script_batch.hpp"
 
-namespace lockbridge::tools::convert {
+#include "replies.hpp"
 
-namespace {
-bool is_noscript(const Reply& reply) { return reply.kind == Reply::Kind::error && reply.str.starts_with("NOSCRIPT"); }
-}  // namespace
+namespace lockbridge::tools::convert {
 
 ScriptBatch::ScriptBatch(const Client& client, std::string_view source)
     : client_(client), source_(source), sha_(script_sha1(source)) {}
@@ -27,7 +25,7 @@ std::vector<Reply> ScriptBatch::run(const std::vector<KeyCall>& calls) {
     std::vector<Reply> answers = client_.pipeline(commands);
     std::vector<std::size_t> again;
     for (std::size_t j = 0; j < pending.size(); ++j) {
-      if (is_noscript(answers[j])) again.push_back(pending[j]);
+      if (is_error_reply(answers[j], "NOSCRIPT")) again.push_back(pending[j]);
       replies[pending[j]] = std::move(answers[j]);
     }
     pending = std::move(again);
