@@ -13,9 +13,12 @@ run_suite() {
   local dir=$1
   shift
   echo "== building $dir"
-  bash scripts/build.sh "$dir" "$@"
+  # Tests on explicitly: the main job (scripts/main-job.sh) configures build/ without them, and a
+  # cached OFF would leave nothing to run.
+  bash scripts/build.sh "$dir" -DLOCKBRIDGE_BUILD_TESTS=ON "$@"
   echo "== testing $dir"
-  (cd "$dir" && ctest --output-on-failure --timeout 600 -j 2)
+  # A build without tests is a failure here, never a silent pass.
+  (cd "$dir" && ctest --output-on-failure --timeout 600 -j 2 --no-tests=error)
 }
 
 run_suite build
