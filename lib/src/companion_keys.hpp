@@ -1,5 +1,5 @@
-// Names of the keys and channels that belong to a lock key: its release channel, fence counter and
-// fair queue. Each lives in the lock key's Redis Cluster hash slot, so one script can touch them
+// Names of the keys and channels that belong to a lock key: its release channel, fence counter, fair queue
+// and starving queue. Each lives in the lock key's Redis Cluster hash slot, so one script can touch them
 // together and sharded pub/sub reaches the shard that owns the lock.
 #pragma once
 
@@ -20,8 +20,12 @@ std::string companion_name(std::string_view key, std::string_view suffix);
 std::string release_channel(std::string_view key);
 // The counter the fencing token of `key` is drawn from.
 std::string fence_counter(std::string_view key);
-// The fair-mode queue of `key` (a sorted set of waiter ids) and its waiters' deadlines (a hash).
+// The fair-mode queue of `key` (a list of waiter ids) and its waiters' deadlines (a hash).
 std::string fair_queue(std::string_view key);
 std::string fair_deadlines(std::string_view key);
+// The starving waiters of `key` in notify mode (MutexOptions::starvation_after), queued as fair
+// mode queues every waiter: a list of waiter ids and a hash of their deadlines.
+std::string starving_queue(std::string_view key);
+std::string starving_deadlines(std::string_view key);
 
 }  // namespace lockbridge::detail

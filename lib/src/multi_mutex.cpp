@@ -65,7 +65,7 @@ MultiMutex::MultiMutex(Client client, std::vector<std::string> keys, MutexOption
   keys = checked_keys(std::move(keys));
   if (client.url().topology == RedisUrl::Topology::cluster) require_one_slot(keys);
   const std::shared_ptr<detail::ClientState>& state = client.state();
-  auto target = std::make_unique<detail::KeySetTarget>(state, std::move(keys));
+  auto target = std::make_unique<detail::KeySetTarget>(state, std::move(keys), options.fair_waiter_timeout);
   core_ = std::make_unique<detail::LockCore>(state, std::move(target), std::move(options), "MultiMutex");
 }
 

@@ -22,11 +22,13 @@ struct Script {
   std::string_view body;
 };
 
-// Fair mode's queue (WaitMode::fair): a list of waiter ids in arrival order, and a hash of each
-// waiter's deadline in server milliseconds, refreshed by its every attempt. live_head() drops the
-// waiters at the front whose deadline has passed (they stopped asking: dead or gone) and returns
-// the first live one, or false. queue_error() is the error reply when the queue (KEYS[2]) or its
-// deadlines (KEYS[3]) hold another type, checked before anything is written; nil when both are fine.
+// A queue of waiters in Redis: fair mode's (WaitMode::fair), and in notify mode the starving
+// waiters' (MutexOptions::starvation_after). A list of waiter ids in arrival order, and a hash of
+// each waiter's deadline in server milliseconds, refreshed by its every attempt. live_head()
+// drops the waiters at the front whose deadline has passed (they stopped asking: dead or gone)
+// and returns the first live one, or false. queue_error(i) is the error reply when the queue
+// (KEYS[i]) or its deadlines (KEYS[i + 1]) hold another type, checked before anything is written;
+// nil when both are fine.
 inline constexpr char kFairPrelude[] = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -40,13 +42,30 @@ local function live_head(queue, deadlines)
     redis.call('HDEL', deadlines, head)
   end
 end
-local function queue_error()
-  for i, want in pairs({[2] = 'list', [3] = 'hash'}) do
+local function queue_error(first)
+  for i, want in pairs({[first] = 'list', [first + 1] = 'hash'}) do
     local kind = redis.call('TYPE', KEYS[i])['ok']
     if kind ~= 'none' and kind ~= want then
-      return redis.error_reply('WRONGTYPE fair queue key KEYS[' .. i .. '] holds a ' .. kind .. ', not a ' .. want)
+      return redis.error_reply('WRONGTYPE queue key KEYS[' .. i .. '] holds a ' .. kind .. ', not a ' .. want)
     end
   end
+end
+-- The waiter a release hands the lock to instead of freeing it: the live head of the queue at
+-- KEYS[first], and how many milliseconds it has left to claim it (its own deadline). false when
+-- nobody live waits there, or the queue keys are of another type (the release then frees the lock).
+local function handoff_to(first)
+  if redis.call('EXISTS', KEYS[first]) == 0 or queue_error(first) then return false end
+  local head = live_head(KEYS[first], KEYS[first + 1])
+  if not head then return false end
+  return head, tonumber(redis.call('HGET', KEYS[first + 1], head)) - now
+end
+-- Queues waiter ARGV[3] at KEYS[first] (or refreshes its deadline); both keys outlive the last
+-- attempt by two waiter timeouts (ARGV[4]).
+local function keep_place(first)
+  local timeout = tonumber(ARGV[4])
+  if redis.call('HSET', KEYS[first + 1], ARGV[3], now + timeout) == 1 then redis.call('RPUSH', KEYS[first], ARGV[3]) end
+  redis.call('PEXPIRE', KEYS[first], 2 * timeout)
+  redis.call('PEXPIRE', KEYS[first + 1], 2 * timeout)
 end
 )lua";
 
@@ -114,22 +133,25 @@ return {0, redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kTokenAcquire = script_of("token_acquire", kTokenAcquireText);
 
-// Fair token acquire. KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] (fencing only) fence
-// counter; ARGV[1] token, ARGV[2] lease ms, ARGV[3] waiter id ('' for a single try that does not
-// queue), ARGV[4] waiter timeout ms. The lock is taken only when free and nobody live is queued
-// ahead; a waiter that fails is queued once (or has its deadline refreshed), and both queue keys
-// live for two waiter timeouts past the last attempt. Replies as kTokenAcquire ({1, fence}: fence
-// 0 without fencing). Every key's type is checked first, and the fence drawn before the lock is
-// written, so a failure writes nothing but the queue's own upkeep (dropping waiters that left).
+// Queued token acquire: every attempt in fair mode, and a starving waiter's in notify mode.
+// KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] (fencing only) fence counter; ARGV[1]
+// token, ARGV[2] lease ms, ARGV[3] waiter id ('' for a single try that does not queue), ARGV[4]
+// waiter timeout ms. The lock is taken when it is free and nobody live is queued ahead, or when
+// a release handed it to this waiter (the key holds the waiter's id: kCompareAndHandOff); a
+// waiter that fails is queued once (or has its deadline refreshed). Replies as kTokenAcquire
+// ({1, fence}: fence 0 without fencing). Every key's type is checked first, and the fence drawn
+// before the lock is written, so a failure writes nothing but the queue's own upkeep (dropping
+// waiters that left).
 inline constexpr auto kTokenAcquireFairText = joined(kFairPrelude, kFencePrelude, R"lua(
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'string' and kind ~= 'none' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
 end
-local bad_queue = queue_error()
+local bad_queue = queue_error(2)
 if bad_queue then return bad_queue end
 local head = live_head(KEYS[2], KEYS[3])
-if kind == 'none' and (not head or head == ARGV[3]) then
+local handed = ARGV[3] ~= '' and kind == 'string' and redis.call('GET', KEYS[1]) == ARGV[3]
+if handed or (kind == 'none' and (not head or head == ARGV[3])) then
   local fence = 0
   if #KEYS == 4 then
     local refused
@@ -137,17 +159,13 @@ if kind == 'none' and (not head or head == ARGV[3]) then
     if refused then return refused end
   end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  if head then
-    redis.call('LPOP', KEYS[2])
-    redis.call('HDEL', KEYS[3], head)
+  if ARGV[3] ~= '' then
+    redis.call('LREM', KEYS[2], 1, ARGV[3])
+    redis.call('HDEL', KEYS[3], ARGV[3])
   end
   return {1, fence}
 end
-if ARGV[3] ~= '' then
-  if redis.call('HSET', KEYS[3], ARGV[3], now + tonumber(ARGV[4])) == 1 then redis.call('RPUSH', KEYS[2], ARGV[3]) end
-  redis.call('PEXPIRE', KEYS[2], 2 * tonumber(ARGV[4]))
-  redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[4]))
-end
+if ARGV[3] ~= '' then keep_place(2) end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kTokenAcquireFair = script_of("token_acquire_fair", kTokenAcquireFairText);
@@ -159,14 +177,14 @@ inline constexpr Script kTokenAcquireFair = script_of("token_acquire_fair", kTok
 inline constexpr auto kCompareAndDeleteFairText = joined(kFairPrelude, R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = ''
-if not queue_error() then head = live_head(KEYS[2], KEYS[3]) or '' end
+if not queue_error(2) then head = live_head(KEYS[2], KEYS[3]) or '' end
 redis.call('DEL', KEYS[1])
 redis.pcall('SPUBLISH', ARGV[2], head)
 return 1
 )lua");
 inline constexpr Script kCompareAndDeleteFair = script_of("compare_and_delete_fair", kCompareAndDeleteFairText);
 
-// Owner-checked release (token, hardened legacy). KEYS[1] lock; ARGV[1] the value we wrote;
+// Owner-checked release (hardened legacy, and the undo of a lost attempt: never a handoff). KEYS[1] lock; ARGV[1] the value we wrote;
 // ARGV[2] the release channel ('' for none), where a deletion is announced to waiters (sharded
 // pub/sub: the channel is in the lock's slot). 1 deleted; 0 the key holds someone else's value or
 // nothing.
@@ -177,49 +195,109 @@ if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
 return 1
 )lua"};
 
+// Owner-checked release of a token lock in poll and notify mode, honouring the starving waiters
+// (MutexOptions::starvation_after). KEYS[1] lock, KEYS[2] starving queue, KEYS[3] its deadlines;
+// ARGV[1] the value we wrote, ARGV[2] the release channel ('' for none). When a live waiter is
+// queued as starving, the lock is not freed but handed to the first: the key is set to that
+// waiter's id, to live until the waiter's own deadline (a waiter that died blocks no longer), and
+// the announcement names it, so only it wakes; it claims the key with kTokenAcquireFair. A
+// newcomer's SET NX finds the key held, so nobody barges past a starving waiter. Otherwise
+// kCompareAndDelete. 2 handed over, 1 deleted, 0 the key holds someone else's value or nothing.
+inline constexpr auto kCompareAndHandOffText = joined(kFairPrelude, R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local heir, ttl = handoff_to(2)
+if heir then
+  redis.call('SET', KEYS[1], heir, 'PX', ttl)
+  if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], heir) end
+  return 2
+end
+redis.call('DEL', KEYS[1])
+if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
+return 1
+)lua");
+inline constexpr Script kCompareAndHandOff = script_of("compare_and_hand_off", kCompareAndHandOffText);
+
 // Owner-checked extend (token). KEYS[1] lock; ARGV[1] our token, ARGV[2] new lease ms. 1 or 0.
 inline constexpr Script kCompareAndPexpire{"compare_and_pexpire", R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 )lua"};
 
-// All-or-nothing acquire of several keys (MultiMutex). KEYS[1..n] the locks, sorted and distinct;
-// ARGV[1] token, ARGV[2] lease ms. Every key is looked at before anything is written: a key of
-// another type anywhere is an error (waiting would never end it); otherwise, when any key exists,
-// {0, i, pttl} names the first held key (1-based) and its PTTL, and nothing is written; when all
-// are free, each is SET to the token with the lease: {1}. Atomic like every script, so no other
-// client sees a partial set. Redis Cluster: all keys must be in one slot (CROSSSLOT otherwise).
-inline constexpr Script kMultiAcquire{"multi_acquire", R"lua(
+// All-or-nothing acquire of several keys (MultiMutex). KEYS[1..n] the locks, sorted and distinct,
+// then the starving queue and its deadlines (of the first key, n = #KEYS - 2); ARGV[1] token,
+// ARGV[2] lease ms, ARGV[3] the waiter id of a starving waiter ('' otherwise), ARGV[4] waiter
+// timeout ms. Every key is looked at before anything is written: a key of another type anywhere
+// is an error (waiting would never end it). A key that exists blocks, unless a release handed it
+// to this waiter (it holds the waiter's id: kMultiRelease); a starving waiter also waits for the
+// waiters queued ahead of it. Blocked: {0, i, pttl} names the first blocking key (1-based) and its
+// PTTL ({0, 1, -2} when only the queue blocks), nothing is written but the waiter's place in the
+// queue. Otherwise each key is SET to the token with the lease: {1}. Atomic like every script, so
+// no other client sees a partial set. Redis Cluster: all keys must be in one slot (CROSSSLOT
+// otherwise).
+inline constexpr auto kMultiAcquireText = joined(kFairPrelude, R"lua(
+local n = #KEYS - 2
+local me = ARGV[3]
 local blocking
-for i = 1, #KEYS do
+local handed = false
+for i = 1, n do
   local t = redis.call('TYPE', KEYS[i])['ok']
   if t ~= 'none' then
     if t ~= 'string' then
       return redis.error_reply('WRONGTYPE lock key KEYS[' .. i .. '] holds a ' .. t .. ', not a string')
     end
-    if not blocking then blocking = i end
+    if me ~= '' and redis.call('GET', KEYS[i]) == me then
+      handed = true
+    elseif not blocking then
+      blocking = i
+    end
   end
 end
+local head = false
+if me ~= '' then
+  local bad_queue = queue_error(n + 1)
+  if bad_queue then return bad_queue end
+  head = live_head(KEYS[n + 1], KEYS[n + 2])
+end
+if not blocking and (handed or not head or head == me) then
+  for i = 1, n do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
+  if me ~= '' then
+    redis.call('LREM', KEYS[n + 1], 1, me)
+    redis.call('HDEL', KEYS[n + 2], me)
+  end
+  return {1}
+end
+if me ~= '' then keep_place(n + 1) end
 if blocking then return {0, blocking, redis.call('PTTL', KEYS[blocking])} end
-for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
-return {1}
-)lua"};
+return {0, 1, -2}
+)lua");
+inline constexpr Script kMultiAcquire = script_of("multi_acquire", kMultiAcquireText);
 
-// Owner-checked release of several keys (MultiMutex). KEYS[1..n] the locks; ARGV[1] our token;
-// ARGV[i + 1] the release channel of KEYS[i]. Each key still holding the token is deleted and its
-// deletion announced; the others (gone, someone else's value, another type) are left alone, so a
-// foreign key never stops the release of ours. Returns how many were deleted.
-inline constexpr Script kMultiRelease{"multi_release", R"lua(
-local deleted = 0
-for i = 1, #KEYS do
+// Owner-checked release of several keys (MultiMutex). KEYS[1..n] the locks, then the starving
+// queue and its deadlines (n = #KEYS - 2); ARGV[1] our token; ARGV[i + 1] the release channel of
+// KEYS[i]. Each key still holding the token is released and its release announced; the others
+// (gone, someone else's value, another type) are left alone, so a foreign key never stops the
+// release of ours. As in kCompareAndHandOff, a live starving waiter is handed every released key
+// (set to its id until its deadline, announced by name) instead of finding them free. Returns how
+// many keys were released.
+inline constexpr auto kMultiReleaseText = joined(kFairPrelude, R"lua(
+local n = #KEYS - 2
+local heir, ttl = handoff_to(n + 1)
+local released = 0
+for i = 1, n do
   if redis.pcall('GET', KEYS[i]) == ARGV[1] then
-    redis.call('DEL', KEYS[i])
-    redis.pcall('SPUBLISH', ARGV[i + 1], '')
-    deleted = deleted + 1
+    if heir then
+      redis.call('SET', KEYS[i], heir, 'PX', ttl)
+      redis.pcall('SPUBLISH', ARGV[i + 1], heir)
+    else
+      redis.call('DEL', KEYS[i])
+      redis.pcall('SPUBLISH', ARGV[i + 1], '')
+    end
+    released = released + 1
   end
 end
-return deleted
-)lua"};
+return released
+)lua");
+inline constexpr Script kMultiRelease = script_of("multi_release", kMultiReleaseText);
 
 // Hardened legacy acquire, takeover and extend, judged and stamped by the server's clock.
 // KEYS[1] lock. ARGV[1] mode: 'nx' (free key only) or 'cas' (only if the value is still ARGV[6]);
@@ -287,8 +365,8 @@ return 0
 )lua"};
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 11> kEveryScript{
-    &kTokenAcquire,      &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete,
+inline constexpr std::array<const Script*, 12> kEveryScript{
+    &kTokenAcquire,      &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndHandOff,
     &kCompareAndPexpire, &kMultiAcquire,     &kMultiRelease,         &kLegacyHardenedAcquire,
     &kRedissonLock,      &kRedissonUnlock,   &kRedissonRenew};
 

@@ -15,7 +15,7 @@ ReleaseChannel LockStrategy::release_channel_of(std::string_view key) const {
   return ReleaseChannel{release_channel(key)};
 }
 void LockStrategy::leave_queue(Connection& /*connection*/, std::string_view /*key*/,
-                               std::string_view /*fair_waiter*/) noexcept {}
+                               std::string_view /*queued_waiter*/) noexcept {}
 
 std::optional<std::string> LockStrategy::extend(Connection& connection, std::string_view key, std::string_view value,
                                                 std::chrono::milliseconds lease) {

@@ -32,9 +32,10 @@ struct AttemptRequest {
   // A failed attempt also reports how long the holder's lease still runs, even where that costs
   // the server one more command.
   bool learn_remaining = false;
-  // Fair mode: the waiter's id, queued (or its place kept) when the attempt fails; empty for a
-  // single try that must not queue.
-  std::string_view fair_waiter;
+  // The waiter's id when it waits in a queue in Redis (fair mode, or starving in notify mode):
+  // queued (or its place kept) when the attempt fails. Empty when not queued: a single try, or a
+  // waiter that has not waited long.
+  std::string_view queued_waiter;
   // The caller's deadline: no wait of lockbridge's own choosing within the attempt (a cluster's
   // TRYAGAIN backoff) runs past it. A single try's deadline is its start.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -53,8 +54,11 @@ class LockStrategy {
   // Throws Error (wrong_type for a key of another type, bad_value for a value that cannot be
   // judged; the key is then left as it was).
   virtual AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) = 0;
-  // Fair mode: takes a waiter that gives up out of the queue. Best effort; never throws.
-  virtual void leave_queue(Connection& connection, std::string_view key, std::string_view fair_waiter) noexcept;
+  // Takes a queued waiter that gives up out of the queue, and passes on a lock handed to it and
+  // not claimed. Best effort; never throws.
+  virtual void leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept;
+  // Whether this strategy's waiters may queue as starving in notify mode (the starvation rule).
+  virtual bool serves_starving() const noexcept { return false; }
   // A release that deletes announces it on `release_channel`, where the protocol allows.
   virtual ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                                  std::string_view release_channel) = 0;

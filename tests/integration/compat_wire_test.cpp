@@ -120,7 +120,9 @@ class CompatWireRedisLocker : public ::testing::Test {
       return Placeholders{{"{key}", exactly(key_)},
                           {"{identity}", exactly(compat::RedisLocker::getRedisIdentityKey())},
                           {"{sha}", kSha},
-                          {"{channel}", exactly(detail::release_channel(key_))}};
+                          {"{channel}", exactly(detail::release_channel(key_))},
+                          {"{starving}", exactly(detail::starving_queue(key_))},
+                          {"{starving-deadlines}", exactly(detail::starving_deadlines(key_))}};
     });
   }
 };
@@ -207,7 +209,9 @@ TEST_F(CompatWireTokenWatchdog, ReleaseIsOneCompareAndDelete) {
         return Placeholders{{"{key}", exactly(key_)},
                             {"{token}", exactly(token)},
                             {"{sha}", kSha},
-                            {"{channel}", exactly(detail::release_channel(key_))}};
+                            {"{channel}", exactly(detail::release_channel(key_))},
+                            {"{starving}", exactly(detail::starving_queue(key_))},
+                            {"{starving-deadlines}", exactly(detail::starving_deadlines(key_))}};
       });
 }
 

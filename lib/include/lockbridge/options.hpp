@@ -108,9 +108,17 @@ struct MutexOptions {
   // Threads of this process waiting for the same key (any Mutex on the same server and key) line
   // up locally: one contends in Redis, and they are served in arrival order.
   bool local_queue = true;
-  // WaitMode::fair: a queued waiter that has not asked again for this long (it died, or hangs) is
-  // skipped. Waiters ask at least three times per timeout while queued.
+  // WaitMode::fair, and starving waiters in notify mode: a queued waiter that has not asked again
+  // for this long (it died, or hangs) is skipped, and a lock handed to it and not claimed is free
+  // again after at most this long. Waiters ask at least three times per timeout while queued.
   std::chrono::milliseconds fair_waiter_timeout{5000};
+  // WaitMode::notify, token strategy (Mutex and MultiMutex): the starvation rule. A waiter that
+  // has waited this long without the lock (its wait in the local line included) is starving: it
+  // queues in Redis, and every release hands the lock to the first starving waiter instead of
+  // freeing it, until none is left. Shorter waits barge freely, which keeps throughput up. 0 turns
+  // the rule off for this Mutex's waits (its releases still hand over to starving waiters of
+  // others). docs/design.md §10.5.
+  std::chrono::milliseconds starvation_after{100};
   // lock() on a Mutex that already holds the lock counts up instead of failing, and the lock is
   // released by the matching last unlock(). Counted in this Mutex object, not per thread.
   bool reentrant = false;

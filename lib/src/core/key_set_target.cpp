@@ -19,9 +19,14 @@ std::string describe_keys(std::string_view operation, const std::vector<std::str
   return text;
 }
 
-KeySetTarget::KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys)
-    : state_(std::move(state)), keys_(std::move(keys)) {
+KeySetTarget::KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys,
+                           std::chrono::milliseconds waiter_timeout)
+    : state_(std::move(state)),
+      keys_(std::move(keys)),
+      waiter_timeout_ms_(std::to_string(waiter_timeout.count())),
+      queue_keys_{starving_queue(keys_.front()), starving_deadlines(keys_.front())} {
   key_views_.assign(keys_.begin(), keys_.end());
+  key_views_.insert(key_views_.end(), queue_keys_.begin(), queue_keys_.end());
   channels_.reserve(keys_.size());
   for (const auto& key : keys_) channels_.push_back(release_channel(key));
 }
@@ -32,7 +37,7 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   std::string token = random_token();
   const std::string lease_ms = std::to_string(request.lease.count());
-  const std::array<std::string_view, 2> args{token, lease_ms};
+  const std::array<std::string_view, 4> args{token, lease_ms, request.queued_waiter, waiter_timeout_ms_};
   ReplyPtr reply;
   bool sent = false;
   try {
@@ -99,6 +104,21 @@ std::size_t KeySetTarget::release_all(std::string_view token) {
     throw naming_key(error, "release", keys_.front());
   }
   return static_cast<std::size_t>(std::max<std::int64_t>(0, released));
+}
+
+void KeySetTarget::leave_queue(std::string_view waiter) noexcept {
+  try {
+    state_->with_connection(keys_.front(), [&](Connection& connection) {
+      const std::array<std::vector<std::string_view>, 2> commands{
+          std::vector<std::string_view>{"LREM", queue_keys_[0], "0", waiter},
+          std::vector<std::string_view>{"HDEL", queue_keys_[1], waiter}};
+      (void)connection.pipeline(commands);
+    });
+    // Keys a release handed to this waiter just before it gave up go on to the next starving
+    // waiter (or are freed) rather than stay blocked until the handoff runs out.
+    (void)release_all(waiter);
+  } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
+  }
 }
 
 TargetExtension KeySetTarget::extend(const std::string& /*value*/, std::chrono::milliseconds /*lease*/) {

@@ -1,6 +1,7 @@
 // A lock on several keys, taken all or nothing by one script (kMultiAcquire) with one token, and
-// released by one script that deletes every key still holding it. The keys are sorted and
-// distinct (MultiMutex does it), so every process takes them in one order.
+// released by one script that deletes every key still holding it (or hands them all to the first
+// starving waiter). The keys are sorted and distinct (MultiMutex does it), so every process takes
+// them in one order. Its starving waiters queue at the first key's companions.
 #pragma once
 
 #include <memory>
@@ -15,7 +16,10 @@ namespace lockbridge::detail {
 
 class KeySetTarget final : public LockTarget {
  public:
-  KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys);
+  // `waiter_timeout`: MutexOptions::fair_waiter_timeout, how long a starving waiter stays queued
+  // without asking again.
+  KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys,
+               std::chrono::milliseconds waiter_timeout);
 
   std::string describe(std::string_view operation) const override;
   const std::string& key() const noexcept override { return keys_.front(); }
@@ -24,7 +28,9 @@ class KeySetTarget final : public LockTarget {
   std::optional<ReleaseChannel> channel() const override { return ReleaseChannel{channels_.front()}; }
   // The script always reports the blocking key's PTTL.
   bool always_learns_remaining() const noexcept override { return true; }
+  bool serves_starving() const noexcept override { return true; }
   TargetAttempt attempt(const AttemptRequest& request) override;
+  void leave_queue(std::string_view waiter) noexcept override;
   // true only when every key still held the token (the others are left alone).
   bool release(const std::string& value) override { return release_all(value) == keys_.size(); }
   std::string_view why_not_released() const noexcept override {
@@ -35,13 +41,15 @@ class KeySetTarget final : public LockTarget {
   LockInfo inspect(std::string_view mine) override;
 
  private:
-  // kMultiRelease with `token`: how many keys it deleted. Throws Error.
+  // kMultiRelease with `token`: how many keys it released. Throws Error.
   std::size_t release_all(std::string_view token);
   TargetAttempt parse_acquire(const redisReply& reply) const;
 
   const std::shared_ptr<ClientState> state_;
   const std::vector<std::string> keys_;
-  std::vector<std::string_view> key_views_;  // of keys_, for run_script
+  const std::string waiter_timeout_ms_;
+  std::vector<std::string> queue_keys_;      // the starving queue and its deadlines (of the first key)
+  std::vector<std::string_view> key_views_;  // of keys_ and then queue_keys_: the scripts' KEYS
   std::vector<std::string> channels_;        // release_channel() of each key, in the same order
 };
 

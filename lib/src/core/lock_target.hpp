@@ -71,6 +71,9 @@ class LockTarget {
   virtual std::optional<ReleaseChannel> channel() const = 0;
   // Whether every failed attempt reports the holder's remaining lease without being asked.
   virtual bool always_learns_remaining() const noexcept { return false; }
+  // Whether a waiter may queue as starving (AttemptRequest::queued_waiter in notify mode), and
+  // releases hand the lock to the first starving waiter (the starvation rule).
+  virtual bool serves_starving() const noexcept { return false; }
 
   // One attempt. A reply lost to io, timeout or protocol (the request may have run) is undone
   // where the target can, then rethrown; every error names the key. Throws Error.
@@ -85,7 +88,8 @@ class LockTarget {
   virtual TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) = 0;
   // Reads without changing anything. Throws Error.
   virtual LockInfo inspect(std::string_view mine) = 0;
-  // Fair mode: takes a waiter that gives up out of the queue. Best effort.
+  // Takes a queued waiter that gives up out of its queue (and passes on a lock handed to it).
+  // Best effort.
   virtual void leave_queue(std::string_view /*waiter*/) noexcept {}
   // The watchdog's renewer (its calls are pipelined for many locks); null when this target cannot
   // be renewed in the background.

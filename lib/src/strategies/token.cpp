@@ -19,7 +19,8 @@ TokenStrategy::TokenStrategy(const MutexOptions& options, ScriptCache& scripts)
 AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) {
   last_token_ = fixed_value_.empty() ? random_token() : fixed_value_;
   const std::string lease_ms = std::to_string(request.lease.count());
-  if (!set_nx_get_ || fencing_ || fair_) return acquire_by_script(connection, key, lease_ms, request.fair_waiter);
+  if (!set_nx_get_ || fencing_ || fair_ || !request.queued_waiter.empty())
+    return acquire_by_script(connection, key, lease_ms, request.queued_waiter);
   return acquire_by_set(connection, key, lease_ms, request.learn_remaining);
 }
 
@@ -68,11 +69,14 @@ AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string
 }
 
 AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::string_view key,
-                                                const std::string& lease_ms, std::string_view fair_waiter) {
-  ScriptCall call{fair_ ? &kTokenAcquireFair : &kTokenAcquire, {std::string(key)}, {last_token_, lease_ms}};
-  if (fair_) {
-    call.keys.insert(call.keys.end(), {fair_queue(key), fair_deadlines(key)});
-    call.args.insert(call.args.end(), {std::string(fair_waiter), waiter_timeout_ms_});
+                                                const std::string& lease_ms, std::string_view queued_waiter) {
+  // Fair mode queues every waiter (a single try too: it must not pass the queue); notify mode
+  // queues only a starving waiter, in the starving queue.
+  const bool queued = fair_ || !queued_waiter.empty();
+  ScriptCall call{queued ? &kTokenAcquireFair : &kTokenAcquire, {std::string(key)}, {last_token_, lease_ms}};
+  if (queued) {
+    call.keys.insert(call.keys.end(), {queue_of(key), deadlines_of(key)});
+    call.args.insert(call.args.end(), {std::string(queued_waiter), waiter_timeout_ms_});
   }
   if (fencing_) call.keys.push_back(fence_counter(key));
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
@@ -92,28 +96,38 @@ AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::str
   return attempt;
 }
 
-void TokenStrategy::leave_queue(Connection& connection, std::string_view key, std::string_view fair_waiter) noexcept {
-  if (!fair_ || fair_waiter.empty()) return;
+std::string TokenStrategy::queue_of(std::string_view key) const {
+  return fair_ ? fair_queue(key) : starving_queue(key);
+}
+
+std::string TokenStrategy::deadlines_of(std::string_view key) const {
+  return fair_ ? fair_deadlines(key) : starving_deadlines(key);
+}
+
+void TokenStrategy::leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept {
+  if (queued_waiter.empty()) return;
   try {
-    const std::string queue = fair_queue(key);
-    const std::string deadlines = fair_deadlines(key);
+    const std::string queue = queue_of(key);
+    const std::string deadlines = deadlines_of(key);
     const std::array<std::vector<std::string_view>, 2> commands{
-        std::vector<std::string_view>{"LREM", queue, "0", fair_waiter},
-        std::vector<std::string_view>{"HDEL", deadlines, fair_waiter}};
+        std::vector<std::string_view>{"LREM", queue, "0", queued_waiter},
+        std::vector<std::string_view>{"HDEL", deadlines, queued_waiter}};
     (void)connection.pipeline(commands);
+    // A release may have handed the lock to this waiter just before it gave up: pass it on to the
+    // next starving waiter (or free it) rather than leave it blocked until the handoff runs out.
+    if (!fair_) (void)release(connection, key, queued_waiter, release_channel(key));
   } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
   }
 }
 
 ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view key, std::string_view value,
                                       std::string_view release_channel) {
-  if (!fair_) return compare_and_delete(connection, scripts_, key, value, release_channel);
-  const ScriptCall call{&kCompareAndDeleteFair,
-                        {std::string(key), fair_queue(key), fair_deadlines(key)},
+  const ScriptCall call{fair_ ? &kCompareAndDeleteFair : &kCompareAndHandOff,
+                        {std::string(key), queue_of(key), deadlines_of(key)},
                         {std::string(value), std::string(release_channel)}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  return expect_integer(*replies.front(), describe("release", key)) == 1 ? ReleaseOutcome::released
-                                                                         : ReleaseOutcome::not_ours;
+  return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
+                                                                          : ReleaseOutcome::not_ours;
 }
 
 ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value,
@@ -136,7 +150,7 @@ void TokenStrategy::abandon_attempt(Connection& connection, std::string_view key
   // value is not: another holder of the same identity may have written it, so it is left to its TTL.
   if (!fixed_value_.empty()) return;
   try {
-    if (!last_token_.empty()) (void)compare_and_delete(connection, scripts_, key, last_token_, release_channel(key));
+    if (!last_token_.empty()) (void)release(connection, key, last_token_, release_channel(key));
   } catch (...) {  // best effort: the lease expires anyway
   }
 }

@@ -14,19 +14,27 @@ namespace lockbridge::detail {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// A fair waiter's id and its place in the Redis queue, left when the wait ends without the lock
-// (an acquisition takes it out of the queue itself).
+// A waiter's place in a queue in Redis (fair mode's, or the starving waiters'), left when the
+// wait ends without the lock (an acquisition takes it out of the queue itself).
 struct QueueSeat {
   ~QueueSeat() {
     if (!waiter.empty() && !taken) contender.leave_queue(waiter);
   }
+  // From the next attempt on, the waiter queues under a fresh id: drawn only now, so that a wait
+  // that never queues costs nothing.
+  void take() {
+    if (waiter.empty()) waiter = random_token();
+  }
+  bool queued() const noexcept { return !waiter.empty(); }
+
   Contender& contender;
-  const std::string waiter;  // empty when not in fair mode
+  std::string waiter;  // empty while not queued
   bool taken = false;
 };
 }  // namespace
 
 bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point deadline) {
+  const auto began = Clock::now();
   const MutexOptions& options = plan.options;
   std::optional<LocalLine::Place> place;
   if (plan.line) {
@@ -37,14 +45,23 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   const bool fair = options.wait_mode == WaitMode::fair;
   const bool backoff = options.retry.kind == RetryPolicy::Kind::backoff;
   const bool notify = options.wait_mode != WaitMode::poll && plan.channel.has_value();
-  QueueSeat seat{contender, fair ? random_token() : std::string()};
+  // The starvation rule: from this moment on the waiter queues as starving, and releases hand
+  // the lock to the first starving waiter rather than let a newcomer barge in.
+  const bool may_starve = notify && !fair && plan.serves_starving && options.starvation_after.count() > 0;
+  const auto starving_from = may_starve ? began + options.starvation_after : Clock::time_point::max();
+  QueueSeat seat{contender, {}};
+  if (fair) seat.take();
   ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}));
   if (notify) listener.listen_if_subscribed();                          // from before the first attempt, at no cost
   AttemptRequest request{options.lease, false, seat.waiter, deadline};  // first: the uncontended fast path
   std::optional<Clock::time_point> due;                                 // the policy's next attempt
-  bool heartbeat = false;  // this attempt came early, only to keep a fair seat
+  bool heartbeat = false;  // this attempt came early: to keep a queued place, or to join the queue
   for (;;) {
     if (place) place->wait_while_held_here(deadline);
+    if (!seat.queued() && Clock::now() >= starving_from) {
+      seat.take();
+      request.queued_waiter = seat.waiter;
+    }
     listener.arm();
     const TargetAttempt result = contender.attempt(request);
     if (result.acquired) {
@@ -52,8 +69,9 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       return true;
     }
     listener.drop_if_redirected();
+    const bool queued = seat.queued();
     const bool asked_remaining = std::exchange(request.learn_remaining, true);
-    if (!fair && !asked_remaining && !plan.always_learns_remaining && !result.holder_remaining && backoff) {
+    if (!queued && !asked_remaining && !plan.always_learns_remaining && !result.holder_remaining && backoff) {
       // The fast first attempt did not learn when the holder's lease ends, and the backoff must
       // never sleep past it: try again at once, learning it (subscribed first, in notify mode).
       if (notify && !listener.listening()) listener.listen(deadline);
@@ -61,10 +79,10 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
     }
     if (!heartbeat) due = schedule.next(Clock::now(), result.holder_remaining);
     if (!due) return false;
-    if (fair && listener.listening() && backoff) {
-      // A fair release is announced to the waiter whose turn it is, by name: backing off sooner
-      // only spends round trips. Wait for the message, or for the holder's lease to end (a holder
-      // that died announces nothing); the heartbeat below keeps the seat alive.
+    if (queued && listener.listening() && backoff) {
+      // A release hands the lock to the queued waiter whose turn it is, by name: backing off
+      // sooner only spends round trips. Wait for the message, or for the holder's lease to end (a
+      // holder that died announces nothing); the heartbeat below keeps the place alive.
       const auto lease_end =
           result.holder_remaining ? Clock::now() + *result.holder_remaining : Clock::time_point::max();
       due = std::max(*due, std::min(deadline, lease_end));
@@ -77,9 +95,13 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       // a lock that keeps changing hands cannot make this loop spin past the policy.
       if (!listener.listening() && listener.listen(*due)) continue;
     }
-    const auto wake_by = fair ? std::min(*due, Clock::now() + options.fair_waiter_timeout / 3) : *due;
+    // A queued waiter asks again in time to keep its place; a waiter about to starve asks when it
+    // does, to join the queue.
+    const auto wake_by =
+        queued ? std::min(*due, Clock::now() + options.fair_waiter_timeout / 3) : std::min(*due, starving_from);
+    // Announcements that name another waiter are handoffs to it: they do not wake this one.
     const bool heard = listener.wait_until(wake_by, seat.waiter);
-    heartbeat = fair && !heard && Clock::now() < *due;
+    heartbeat = !heard && Clock::now() < *due && (queued || Clock::now() >= starving_from);
   }
 }
 

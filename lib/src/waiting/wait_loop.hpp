@@ -28,19 +28,24 @@ class Contender {
 };
 
 struct WaitPlan {
-  const MutexOptions& options;            // retry, wait_mode, lease, fair_waiter_timeout
+  const MutexOptions& options;            // retry, wait_mode, lease, fair_waiter_timeout, starvation_after
   ClientState& state;                     // whose subscriber hears the announcements
   std::shared_ptr<LocalLine> line;        // null without MutexOptions::local_queue
   std::optional<ReleaseChannel> channel;  // where releases are announced; nullopt: nowhere (poll)
   // Every failed attempt reports the holder's remaining lease (no fast first attempt needed).
   bool always_learns_remaining = false;
+  // The target queues starving waiters and hands releases to them (LockTarget::serves_starving).
+  bool serves_starving = false;
 };
 
 // Waits in the local line, then attempts until acquired (true) or the retry policy gives up at
 // `deadline` (false). Between attempts it sleeps until the policy's next attempt is due, unless a
 // release is heard first: from a holder in this process (through the line) or, in notify and fair
-// mode, announced by Redis. A fair waiter also attempts at least three times per
-// fair_waiter_timeout, each attempt keeping its place in the queue alive. Throws what an attempt
+// mode, announced by Redis. In notify mode a waiter that has waited starvation_after (counted
+// from the call, its time in the local line included) starts queuing as starving, and releases
+// then hand the lock to the first starving waiter (docs/design.md §10.5). A queued waiter (fair,
+// or starving) also attempts at least three times per fair_waiter_timeout, each attempt keeping
+// its place in the queue alive, and leaves the queue when it gives up. Throws what an attempt
 // throws.
 bool wait_for_lock(Contender& contender, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
 

@@ -1,0 +1,315 @@
+// The starvation rule of notify mode (MutexOptions::starvation_after, docs/design.md §10.5)
+// against the fixture's redis-server, for both fronts of the one waiting loop: a Mutex on a key,
+// and a MultiMutex on a set of keys whose first is that key. Clients stand for processes
+// (local_queue off) unless a test is about the local line. Every assertion is about who gets the
+// lock and what Redis holds, never about how long anything took.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "companion_keys.hpp"
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+enum class Front { mutex, multi_mutex };
+
+// A lock of either front, behind the calls these tests make.
+class AnyLock {
+ public:
+  AnyLock(Front front, Client& client, const std::string& key, const MutexOptions& options) {
+    if (front == Front::mutex) {
+      lock_ = std::make_unique<Mutex>(client, key, options);
+    } else {
+      lock_ = std::make_unique<MultiMutex>(client, std::vector<std::string>{key, second_key(key)}, options);
+    }
+  }
+  // The other key of the MultiMutex front (sorted after `key`, so `key` stays its first).
+  static std::string second_key(const std::string& key) { return key + "~b"; }
+
+  void lock() {
+    std::visit([](auto& lock) { lock->lock(); }, lock_);
+  }
+  bool try_lock() {
+    return std::visit([](auto& lock) { return lock->try_lock(); }, lock_);
+  }
+  bool try_lock_for(milliseconds wait) {
+    return std::visit([wait](auto& lock) { return lock->try_lock_for(wait); }, lock_);
+  }
+  void unlock() {
+    std::visit([](auto& lock) { lock->unlock(); }, lock_);
+  }
+  bool owns_lock() const {
+    return std::visit([](const auto& lock) { return lock->owns_lock(); }, lock_);
+  }
+
+ private:
+  std::variant<std::unique_ptr<Mutex>, std::unique_ptr<MultiMutex>> lock_;
+};
+
+MutexOptions notify_options(milliseconds starvation_after) {
+  MutexOptions options = token_options();
+  options.wait_mode = WaitMode::notify;
+  options.starvation_after = starvation_after;
+  options.local_queue = false;  // these waiters stand for other processes
+  options.acquire_timeout = seconds(30);
+  // Short sleeps: a waiter without the rule retries often, as a barging peer does.
+  options.retry = RetryPolicy::backoff_with_jitter(milliseconds(1), milliseconds(5));
+  return options;
+}
+
+long long starving(const std::string& key) { return raw({"LLEN", detail::starving_queue(key)}).integer; }
+
+// A waiter that queued as starving and is still alive (its deadline a minute ahead by the
+// server's clock), or one that died (its deadline `ms` ahead, never refreshed).
+void queue_starving(const std::string& key, const std::string& waiter, std::int64_t ms) {
+  raw({"RPUSH", detail::starving_queue(key), waiter});
+  raw({"HSET", detail::starving_deadlines(key), waiter, std::to_string(server_ms() + ms)});
+}
+
+class Starvation : public ::testing::TestWithParam<Front> {
+ protected:
+  // The keys the front under test writes for `key`.
+  std::vector<std::string> keys_of(const std::string& key) const {
+    if (GetParam() == Front::mutex) return {key};
+    return {key, AnyLock::second_key(key)};
+  }
+};
+
+TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+
+  std::mutex order_mutex;
+  std::vector<std::string> order;
+  const auto record = [&](const std::string& who) {
+    std::lock_guard lock(order_mutex);
+    order.push_back(who);
+  };
+  // The early waiter starves at once (a bound of 1 ms) and queues in Redis.
+  Client early_client = test_client();
+  AnyLock early(GetParam(), early_client, key, notify_options(milliseconds(1)));
+  auto early_done = std::async(std::launch::async, [&] {
+    early.lock();
+    record("early");
+    early.unlock();
+  });
+  ASSERT_TRUE(eventually([&] { return starving(key) == 1; })) << "the early waiter never queued as starving";
+  // The late one never starves (the rule is off for its waits) and retries every few ms: it
+  // would barge in at the release if the release freed the lock.
+  Client late_client = test_client();
+  AnyLock late(GetParam(), late_client, key, notify_options(milliseconds(0)));
+  const auto late_before = late_client.stats().round_trips;
+  auto late_done = std::async(std::launch::async, [&] {
+    late.lock();
+    record("late");
+    late.unlock();
+  });
+  ASSERT_TRUE(eventually([&] { return late_client.stats().round_trips - late_before >= 3; }));
+  holder.unlock();
+  ASSERT_EQ(early_done.wait_for(seconds(30)), std::future_status::ready);
+  ASSERT_EQ(late_done.wait_for(seconds(30)), std::future_status::ready);
+  early_done.get();
+  late_done.get();
+  EXPECT_EQ(order, (std::vector<std::string>{"early", "late"}));
+  EXPECT_EQ(starving(key), 0) << "the served waiter leaves the queue";
+}
+
+TEST_P(Starvation, AReleaseHandsTheLockToTheStarvingWaiterAndNoNewcomerTakesIt) {
+  const std::string key = unique_key();
+  queue_starving(key, "starving-waiter", 60000);
+  Client client = test_client();
+  AnyLock holder(GetParam(), client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+  holder.unlock();
+  for (const std::string& each : keys_of(key)) {
+    EXPECT_EQ(raw({"GET", each}).str, "starving-waiter") << each << " was not handed to the starving waiter";
+    EXPECT_GT(raw({"PTTL", each}).integer, 0) << "a handed key lives only until the waiter's deadline";
+  }
+  Client newcomer_client = test_client();
+  AnyLock newcomer(GetParam(), newcomer_client, key, notify_options(hours(1)));
+  EXPECT_FALSE(newcomer.try_lock()) << "a newcomer must not take a lock handed to a starving waiter";
+  EXPECT_EQ(raw({"GET", key}).str, "starving-waiter");
+}
+
+TEST_P(Starvation, AStarvingWaiterThatDiedBlocksTheLockNoLongerThanItsDeadline) {
+  const std::string key = unique_key();
+  // It queued and died: nothing refreshes its deadline, 300 ms ahead.
+  queue_starving(key, "dead-waiter", 300);
+  Client client = test_client();
+  AnyLock holder(GetParam(), client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+  holder.unlock();
+  ASSERT_EQ(raw({"GET", key}).str, "dead-waiter") << "the release hands the lock to the (not yet known dead) waiter";
+  // The handoff runs out with the dead waiter's deadline, and a live waiter gets the lock.
+  Client waiter_client = test_client();
+  AnyLock waiter(GetParam(), waiter_client, key, notify_options(milliseconds(1)));
+  ASSERT_TRUE(waiter.try_lock_for(seconds(30))) << "a dead starving waiter must not block the lock";
+  EXPECT_EQ(raw({"HEXISTS", detail::starving_deadlines(key), "dead-waiter"}).integer, 0);
+  EXPECT_EQ(starving(key), 0);
+  waiter.unlock();
+}
+
+TEST_P(Starvation, ShortWaitsNeverQueue) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
+  Client waiter_client = test_client();
+  AnyLock waiter(GetParam(), waiter_client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return waiter_client.stats().round_trips >= 3; }));
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+  waiter.unlock();
+  EXPECT_EQ(raw({"EXISTS", detail::starving_queue(key), detail::starving_deadlines(key)}).integer, 0)
+      << "a wait shorter than the bound leaves no trace in Redis";
+  for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil());
+}
+
+TEST_P(Starvation, AStarvingWaiterThatGivesUpLeavesTheQueue) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+  Client waiter_client = test_client();
+  AnyLock waiter(GetParam(), waiter_client, key, notify_options(milliseconds(1)));
+  EXPECT_FALSE(waiter.try_lock_for(milliseconds(300)));
+  EXPECT_EQ(starving(key), 0) << "a waiter that gave up must not be handed the lock later";
+  EXPECT_EQ(raw({"HLEN", detail::starving_deadlines(key)}).integer, 0);
+  holder.unlock();
+  for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each;
+}
+
+TEST_P(Starvation, ALockHandedToAWaiterThatGaveUpIsPassedOn) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+  // A starving waiter whose wait ends without the lock; the release in between hands it the lock.
+  Client waiter_client = test_client();
+  AnyLock waiter(GetParam(), waiter_client, key, notify_options(milliseconds(1)));
+  auto gave_up = std::async(std::launch::async, [&] { return waiter.try_lock_for(milliseconds(400)); });
+  ASSERT_TRUE(eventually([&] { return starving(key) == 1; }));
+  // A second starving waiter, alive, behind it.
+  queue_starving(key, "next-waiter", 60000);
+  // The release hands the lock to the first; if it claims it in time, it unlocks and the lock goes
+  // on to the next one too. Either way the lock ends up with the next waiter, never stuck.
+  holder.unlock();
+  if (gave_up.get()) waiter.unlock();
+  EXPECT_TRUE(eventually([&] { return raw({"GET", key}).str == "next-waiter"; }))
+      << "the lock must go on to the next starving waiter, got '" << raw({"GET", key}).str << "'";
+}
+
+TEST_P(Starvation, AQueueKeyOfAnotherTypeDoesNotStopARelease) {
+  const std::string key = unique_key();
+  raw({"SET", detail::starving_queue(key), "not a list"});
+  Client client = test_client();
+  AnyLock holder(GetParam(), client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+  holder.unlock();
+  for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each;
+  EXPECT_EQ(raw({"GET", detail::starving_queue(key)}).str, "not a list") << "a foreign key is left alone";
+}
+
+TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
+  const std::string key = unique_key();
+  // One process: two threads take turns on the lock through the local line, as fast as they can.
+  MutexOptions busy = notify_options(hours(1));
+  busy.local_queue = true;
+  Client busy_client = test_client();
+  std::atomic<bool> stop{false};
+  std::atomic<long> busy_acquisitions{0};
+  std::vector<std::future<void>> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.push_back(std::async(std::launch::async, [&] {
+      AnyLock mine(GetParam(), busy_client, key, busy);
+      for (int n = 0; n < 200000 && !stop; ++n) {
+        mine.lock();
+        ++busy_acquisitions;
+        mine.unlock();
+      }
+    }));
+  }
+  ASSERT_TRUE(eventually([&] { return busy_acquisitions > 10; }));
+  // Another process's waiter: once it starves, the busy process's next release is its turn.
+  Client other_client = test_client();
+  AnyLock other(GetParam(), other_client, key, notify_options(milliseconds(1)));
+  auto waited = std::async(std::launch::async, [&] { return other.try_lock_for(seconds(30)); });
+  ASSERT_TRUE(eventually([&] { return starving(key) == 1 || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
+  const long busy_at_queue = busy_acquisitions;
+  const bool got = waited.get();
+  const long busy_meanwhile = busy_acquisitions - busy_at_queue;
+  if (got) other.unlock();
+  stop = true;
+  for (auto& thread : threads) thread.get();
+  ASSERT_TRUE(got) << "the busy process starved the other waiter";
+  // The hold under way when the waiter queued ends with a handoff: the local line may pass the
+  // lock on at most once more (an acquisition counted just after the queue was seen).
+  EXPECT_LE(busy_meanwhile, 2) << "the local line went on passing the lock while a waiter elsewhere starved";
+}
+
+INSTANTIATE_TEST_SUITE_P(BothFronts, Starvation, ::testing::Values(Front::mutex, Front::multi_mutex),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param == Front::mutex ? "Mutex" : "MultiMutex");
+                         });
+
+TEST(StarvationRule, AHandedLockIsClaimedWithALargerFence) {
+  const std::string key = unique_key();
+  MutexOptions options = notify_options(milliseconds(1));
+  options.token.fencing = true;
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  Client waiter_client = test_client();
+  Mutex waiter(waiter_client, key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return starving(key) == 1; }));
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  ASSERT_TRUE(holder.fence() && waiter.fence());
+  EXPECT_GT(*waiter.fence(), *holder.fence());
+  EXPECT_TRUE(is_token(raw({"GET", key}).str)) << "the claim writes the waiter's own token";
+}
+
+TEST(StarvationRule, PollModeWaitersNeverQueueAsStarving) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, notify_options(hours(1)));
+  ASSERT_TRUE(holder.try_lock());
+  MutexOptions poll = notify_options(milliseconds(1));
+  poll.wait_mode = WaitMode::poll;
+  Client waiter_client = test_client();
+  Mutex waiter(waiter_client, key, poll);
+  EXPECT_FALSE(waiter.try_lock_for(milliseconds(200)));
+  EXPECT_EQ(raw({"EXISTS", detail::starving_queue(key)}).integer, 0);
+}
+
+TEST(StarvationRule, ANegativeBoundIsRefused) {
+  MutexOptions options = token_options();
+  options.starvation_after = milliseconds(-1);
+  const Error error = expect_error([&] { options.validate(); });
+  EXPECT_EQ(error.errc(), Errc::bad_option);
+  EXPECT_NE(std::string(error.what()).find("starvation_after"), std::string::npos) << error.what();
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
