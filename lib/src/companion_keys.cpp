@@ -22,5 +22,6 @@ std::string fair_queue(std::string_view key) { return companion_name(key, ":lock
 std::string fair_deadlines(std::string_view key) { return companion_name(key, ":lockbridge:queue-deadlines"); }
 std::string starving_queue(std::string_view key) { return companion_name(key, ":lockbridge:starving"); }
 std::string starving_deadlines(std::string_view key) { return companion_name(key, ":lockbridge:starving-deadlines"); }
+std::string legacy_handoff(std::string_view key) { return companion_name(key, ":lockbridge:handoff"); }
 
 }  // namespace lockbridge::detail

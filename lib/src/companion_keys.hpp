@@ -27,5 +27,7 @@ std::string fair_deadlines(std::string_view key);
 // mode queues every waiter: a list of waiter ids and a hash of their deadlines.
 std::string starving_queue(std::string_view key);
 std::string starving_deadlines(std::string_view key);
+// Hardened legacy: "<waiter id> <value>", the stamp a release handed to a starving waiter.
+std::string legacy_handoff(std::string_view key);
 
 }  // namespace lockbridge::detail

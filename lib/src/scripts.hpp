@@ -59,11 +59,11 @@ local function handoff_to(first)
   if not head then return false end
   return head, tonumber(redis.call('HGET', KEYS[first + 1], head)) - now
 end
--- Queues waiter ARGV[3] at KEYS[first] (or refreshes its deadline); both keys outlive the last
--- attempt by two waiter timeouts (ARGV[4]).
-local function keep_place(first)
-  local timeout = tonumber(ARGV[4])
-  if redis.call('HSET', KEYS[first + 1], ARGV[3], now + timeout) == 1 then redis.call('RPUSH', KEYS[first], ARGV[3]) end
+-- Queues `waiter` at KEYS[first] (or refreshes its deadline); both keys outlive the last attempt
+-- by two waiter timeouts (`timeout` ms).
+local function keep_place(first, waiter, timeout)
+  timeout = tonumber(timeout)
+  if redis.call('HSET', KEYS[first + 1], waiter, now + timeout) == 1 then redis.call('RPUSH', KEYS[first], waiter) end
   redis.call('PEXPIRE', KEYS[first], 2 * timeout)
   redis.call('PEXPIRE', KEYS[first + 1], 2 * timeout)
 end
@@ -165,7 +165,7 @@ if handed or (kind == 'none' and (not head or head == ARGV[3])) then
   end
   return {1, fence}
 end
-if ARGV[3] ~= '' then keep_place(2) end
+if ARGV[3] ~= '' then keep_place(2, ARGV[3], ARGV[4]) end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kTokenAcquireFair = script_of("token_acquire_fair", kTokenAcquireFairText);
@@ -266,7 +266,7 @@ if not blocking and (handed or not head or head == me) then
   end
   return {1}
 end
-if me ~= '' then keep_place(n + 1) end
+if me ~= '' then keep_place(n + 1, me, ARGV[4]) end
 if blocking then return {0, blocking, redis.call('PTTL', KEYS[blocking])} end
 return {0, 1, -2}
 )lua");
@@ -300,27 +300,83 @@ return released
 inline constexpr Script kMultiRelease = script_of("multi_release", kMultiReleaseText);
 
 // Hardened legacy acquire, takeover and extend, judged and stamped by the server's clock.
-// KEYS[1] lock. ARGV[1] mode: 'nx' (free key only) or 'cas' (only if the value is still ARGV[6]);
-// ARGV[2] value prefix ('' or '<uuid>:'); ARGV[3] unit 'ms' or 's'; ARGV[4] lease ms;
-// ARGV[5] safety TTL ms; ARGV[6] expected value (cas).
+// KEYS[1] lock; mode 'queued' only: KEYS[2] starving queue, KEYS[3] its deadlines, KEYS[4] the
+// handoff record. ARGV[1] mode: 'nx' (free key only), 'cas' (only if the value is still ARGV[6])
+// or 'queued' (a starving waiter: free key and nobody live queued ahead, or a lock handed to this
+// waiter by kLegacyHandOff; otherwise queued); ARGV[2] value prefix ('' or '<uuid>:'); ARGV[3]
+// unit 'ms' or 's'; ARGV[4] lease ms; ARGV[5] safety TTL ms; ARGV[6] expected value (cas);
+// ARGV[7] waiter id, ARGV[8] waiter timeout ms (queued).
 // The value is the jedis-lock stamp now + lease + 1 ms (seconds rounded up), exactly what
 // format_legacy_value() writes, so Java peers read it as a normal lock.
-// Returns {1, value, now_ms} when written, {0, current value or nil, now_ms} otherwise.
-inline constexpr Script kLegacyHardenedAcquire{"legacy_hardened_acquire", R"lua(
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local stamp = now_ms + tonumber(ARGV[4]) + 1
+// Returns {1, value, now_ms} when written, {0, current value or nil, now_ms, pttl} otherwise.
+inline constexpr auto kLegacyHardenedAcquireText = joined(kFairPrelude, R"lua(
+local stamp = now + tonumber(ARGV[4]) + 1
 if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
 local value = ARGV[2] .. string.format('%.0f', stamp)
 local written
 if ARGV[1] == 'nx' then
   written = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[5])
-elseif redis.call('GET', KEYS[1]) == ARGV[6] then
-  written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5])
+elseif ARGV[1] == 'cas' then
+  if redis.call('GET', KEYS[1]) == ARGV[6] then written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5]) end
+else
+  local kind = redis.call('TYPE', KEYS[1])['ok']
+  if kind ~= 'string' and kind ~= 'none' then
+    return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
+  end
+  local bad_queue = queue_error(2)
+  if bad_queue then return bad_queue end
+  local head = live_head(KEYS[2], KEYS[3])
+  local current = redis.call('GET', KEYS[1])
+  if current and redis.call('GET', KEYS[4]) == ARGV[7] .. ' ' .. current then
+    written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5])
+    redis.call('DEL', KEYS[4])
+  elseif not current and (not head or head == ARGV[7]) then
+    written = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[5])
+  end
+  if written then
+    redis.call('LREM', KEYS[2], 1, ARGV[7])
+    redis.call('HDEL', KEYS[3], ARGV[7])
+  else
+    keep_place(2, ARGV[7], ARGV[8])
+  end
 end
-if written then return {1, value, now_ms, -1} end
-return {0, redis.call('GET', KEYS[1]), now_ms, redis.call('PTTL', KEYS[1])}
-)lua"};
+if written then return {1, value, now, -1} end
+return {0, redis.call('GET', KEYS[1]), now, redis.call('PTTL', KEYS[1])}
+)lua");
+inline constexpr Script kLegacyHardenedAcquire = script_of("legacy_hardened_acquire", kLegacyHardenedAcquireText);
+
+// Hardened legacy release, honouring the starving waiters. KEYS[1] lock, KEYS[2] starving queue,
+// KEYS[3] its deadlines, KEYS[4] the handoff record; ARGV[1] the value we wrote, ARGV[2] the
+// release channel, ARGV[3] unit 'ms' or 's', ARGV[4] 'uuid' when values carry an owner UUID.
+// With a live starving waiter the lock is handed over rather than freed, in a form Java peers read
+// as an ordinary held lock: a fresh stamp that expires with the waiter's deadline (with an owner
+// UUID made from the waiter's id, which no peer owns), the same safety TTL, and in the companion
+// record KEYS[4] "<waiter id> <that value>" for the waiter's claim ('queued' mode above); the
+// announcement names the waiter. A Java peer whose clock runs ahead may take the stamp over
+// early, as it would any lock: the claim then finds a value it was not handed and queues again.
+// Otherwise kCompareAndDelete. 2 handed over, 1 deleted, 0 not ours.
+inline constexpr auto kLegacyHandOffText = joined(kFairPrelude, R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local heir, ttl = handoff_to(2)
+if heir then
+  local stamp = now + ttl + 1
+  if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
+  local prefix = ''
+  if ARGV[4] == 'uuid' then
+    local h = redis.sha1hex(heir)
+    prefix = h:sub(1, 8) .. '-' .. h:sub(9, 12) .. '-4' .. h:sub(14, 16) .. '-8' .. h:sub(18, 20) .. '-' .. h:sub(21, 32) .. ':'
+  end
+  local value = prefix .. string.format('%.0f', stamp)
+  redis.call('SET', KEYS[1], value, 'PX', ttl)
+  redis.call('SET', KEYS[4], heir .. ' ' .. value, 'PX', ttl)
+  redis.pcall('SPUBLISH', ARGV[2], heir)
+  return 2
+end
+redis.call('DEL', KEYS[1])
+redis.pcall('SPUBLISH', ARGV[2], '')
+return 1
+)lua");
+inline constexpr Script kLegacyHandOff = script_of("legacy_hand_off", kLegacyHandOffText);
 
 // ---- redisson: Redisson's RLock scripts, as it sends them (wire-formats.md §4.2-4.4) ----------
 
@@ -365,8 +421,8 @@ return 0
 )lua"};
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 12> kEveryScript{
-    &kTokenAcquire,      &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndHandOff,
+inline constexpr std::array<const Script*, 13> kEveryScript{
+    &kTokenAcquire,      &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndHandOff, &kLegacyHandOff,
     &kCompareAndPexpire, &kMultiAcquire,     &kMultiRelease,         &kLegacyHardenedAcquire,
     &kRedissonLock,      &kRedissonUnlock,   &kRedissonRenew};
 

@@ -30,7 +30,7 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
       return std::make_unique<TokenStrategy>(options, scripts);
     case StrategyKind::legacy:
       if (options.faithful()) return std::make_unique<LegacyFaithful>(options.legacy, scripts);
-      return std::make_unique<LegacyHardened>(options.legacy, scripts);
+      return std::make_unique<LegacyHardened>(options, scripts);
     case StrategyKind::redisson:
       return std::make_unique<RedissonStrategy>(options, scripts, on_cluster);
   }

@@ -1,6 +1,7 @@
 // The starvation rule of notify mode (MutexOptions::starvation_after, docs/design.md §10.5)
-// against the fixture's redis-server, for both fronts of the one waiting loop: a Mutex on a key,
-// and a MultiMutex on a set of keys whose first is that key. Clients stand for processes
+// against the fixture's redis-server, for both fronts of the one waiting loop (a Mutex on a key,
+// and a MultiMutex on a set of keys whose first is that key) and for the hardened legacy preset
+// in its three formats. Clients stand for processes
 // (local_queue off) unless a test is about the local line. Every assertion is about who gets the
 // lock and what Redis holds, never about how long anything took.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "companion_keys.hpp"
+#include "lockbridge/legacy_value.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -60,8 +62,14 @@ class AnyLock {
   std::variant<std::unique_ptr<Mutex>, std::unique_ptr<MultiMutex>> lock_;
 };
 
-MutexOptions notify_options(milliseconds starvation_after) {
-  MutexOptions options = token_options();
+// A front and the options of its strategy.
+struct Variant {
+  std::string name;
+  Front front;
+  MutexOptions base;
+};
+
+MutexOptions notify_options(milliseconds starvation_after, MutexOptions options = token_options()) {
   options.wait_mode = WaitMode::notify;
   options.starvation_after = starvation_after;
   options.local_queue = false;  // these waiters stand for other processes
@@ -80,20 +88,34 @@ void queue_starving(const std::string& key, const std::string& waiter, std::int6
   raw({"HSET", detail::starving_deadlines(key), waiter, std::to_string(server_ms() + ms)});
 }
 
-class Starvation : public ::testing::TestWithParam<Front> {
+class Starvation : public ::testing::TestWithParam<Variant> {
  protected:
+  // A lock of the variant under test, waiting in notify mode with this starvation bound.
+  std::unique_ptr<AnyLock> make(Client& client, const std::string& key, milliseconds starvation_after) const {
+    return std::make_unique<AnyLock>(GetParam().front, client, key, notify_options(starvation_after, GetParam().base));
+  }
   // The keys the front under test writes for `key`.
   std::vector<std::string> keys_of(const std::string& key) const {
-    if (GetParam() == Front::mutex) return {key};
+    if (GetParam().front == Front::mutex) return {key};
     return {key, AnyLock::second_key(key)};
+  }
+  // Whether `key` is held for `waiter` by a handoff: the waiter's id as the value (token), or a
+  // stamp Java peers read as a live lock, recorded for the waiter in the companion key (legacy).
+  bool handed_to(const std::string& key, const std::string& waiter) const {
+    const Reply value = raw({"GET", key});
+    if (value.is_nil()) return false;
+    if (GetParam().base.strategy == StrategyKind::token) return value.str == waiter;
+    const auto stamp = parse_legacy_value(value.str, GetParam().base.legacy.format);
+    return stamp && !is_expired(*stamp, server_ms()) &&
+           raw({"GET", detail::legacy_handoff(key)}).str == waiter + " " + value.str;
   }
 };
 
 TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
   const std::string key = unique_key();
   Client holder_client = test_client();
-  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
-  ASSERT_TRUE(holder.try_lock());
+  auto holder = make(holder_client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
 
   std::mutex order_mutex;
   std::vector<std::string> order;
@@ -103,25 +125,25 @@ TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
   };
   // The early waiter starves at once (a bound of 1 ms) and queues in Redis.
   Client early_client = test_client();
-  AnyLock early(GetParam(), early_client, key, notify_options(milliseconds(1)));
+  auto early = make(early_client, key, milliseconds(1));
   auto early_done = std::async(std::launch::async, [&] {
-    early.lock();
+    early->lock();
     record("early");
-    early.unlock();
+    early->unlock();
   });
   ASSERT_TRUE(eventually([&] { return starving(key) == 1; })) << "the early waiter never queued as starving";
   // The late one never starves (the rule is off for its waits) and retries every few ms: it
   // would barge in at the release if the release freed the lock.
   Client late_client = test_client();
-  AnyLock late(GetParam(), late_client, key, notify_options(milliseconds(0)));
+  auto late = make(late_client, key, milliseconds(0));
   const auto late_before = late_client.stats().round_trips;
   auto late_done = std::async(std::launch::async, [&] {
-    late.lock();
+    late->lock();
     record("late");
-    late.unlock();
+    late->unlock();
   });
   ASSERT_TRUE(eventually([&] { return late_client.stats().round_trips - late_before >= 3; }));
-  holder.unlock();
+  holder->unlock();
   ASSERT_EQ(early_done.wait_for(seconds(30)), std::future_status::ready);
   ASSERT_EQ(late_done.wait_for(seconds(30)), std::future_status::ready);
   early_done.get();
@@ -134,17 +156,17 @@ TEST_P(Starvation, AReleaseHandsTheLockToTheStarvingWaiterAndNoNewcomerTakesIt) 
   const std::string key = unique_key();
   queue_starving(key, "starving-waiter", 60000);
   Client client = test_client();
-  AnyLock holder(GetParam(), client, key, notify_options(hours(1)));
-  ASSERT_TRUE(holder.try_lock());
-  holder.unlock();
+  auto holder = make(client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
+  holder->unlock();
   for (const std::string& each : keys_of(key)) {
-    EXPECT_EQ(raw({"GET", each}).str, "starving-waiter") << each << " was not handed to the starving waiter";
+    EXPECT_TRUE(handed_to(each, "starving-waiter")) << each << " was not handed to the starving waiter";
     EXPECT_GT(raw({"PTTL", each}).integer, 0) << "a handed key lives only until the waiter's deadline";
   }
   Client newcomer_client = test_client();
-  AnyLock newcomer(GetParam(), newcomer_client, key, notify_options(hours(1)));
-  EXPECT_FALSE(newcomer.try_lock()) << "a newcomer must not take a lock handed to a starving waiter";
-  EXPECT_EQ(raw({"GET", key}).str, "starving-waiter");
+  auto newcomer = make(newcomer_client, key, hours(1));
+  EXPECT_FALSE(newcomer->try_lock()) << "a newcomer must not take a lock handed to a starving waiter";
+  EXPECT_TRUE(handed_to(key, "starving-waiter"));
 }
 
 TEST_P(Starvation, AStarvingWaiterThatDiedBlocksTheLockNoLongerThanItsDeadline) {
@@ -152,34 +174,36 @@ TEST_P(Starvation, AStarvingWaiterThatDiedBlocksTheLockNoLongerThanItsDeadline) 
   // It queued and died: nothing refreshes its deadline, 300 ms ahead.
   queue_starving(key, "dead-waiter", 300);
   Client client = test_client();
-  AnyLock holder(GetParam(), client, key, notify_options(hours(1)));
-  ASSERT_TRUE(holder.try_lock());
-  holder.unlock();
-  ASSERT_EQ(raw({"GET", key}).str, "dead-waiter") << "the release hands the lock to the (not yet known dead) waiter";
+  auto holder = make(client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
+  holder->unlock();
+  ASSERT_TRUE(handed_to(key, "dead-waiter")) << "the release hands the lock to the (not yet known dead) waiter";
   // The handoff runs out with the dead waiter's deadline, and a live waiter gets the lock.
   Client waiter_client = test_client();
-  AnyLock waiter(GetParam(), waiter_client, key, notify_options(milliseconds(1)));
-  ASSERT_TRUE(waiter.try_lock_for(seconds(30))) << "a dead starving waiter must not block the lock";
+  auto waiter = make(waiter_client, key, milliseconds(1));
+  ASSERT_TRUE(waiter->try_lock_for(seconds(30))) << "a dead starving waiter must not block the lock";
   EXPECT_EQ(raw({"HEXISTS", detail::starving_deadlines(key), "dead-waiter"}).integer, 0);
   EXPECT_EQ(starving(key), 0);
-  waiter.unlock();
+  waiter->unlock();
 }
 
 TEST_P(Starvation, ShortWaitsNeverQueue) {
   const std::string key = unique_key();
   Client holder_client = test_client();
-  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
+  auto holder = make(holder_client, key, hours(1));
   Client waiter_client = test_client();
-  AnyLock waiter(GetParam(), waiter_client, key, notify_options(hours(1)));
-  ASSERT_TRUE(holder.try_lock());
-  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  auto waiter = make(waiter_client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
+  auto waited = std::async(std::launch::async, [&] { waiter->lock(); });
   ASSERT_TRUE(eventually([&] { return waiter_client.stats().round_trips >= 3; }));
-  holder.unlock();
+  holder->unlock();
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
   waited.get();
-  EXPECT_TRUE(waiter.owns_lock());
-  waiter.unlock();
-  EXPECT_EQ(raw({"EXISTS", detail::starving_queue(key), detail::starving_deadlines(key)}).integer, 0)
+  EXPECT_TRUE(waiter->owns_lock());
+  waiter->unlock();
+  EXPECT_EQ(raw({"EXISTS", detail::starving_queue(key), detail::starving_deadlines(key), detail::legacy_handoff(key)})
+                .integer,
+            0)
       << "a wait shorter than the bound leaves no trace in Redis";
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil());
 }
@@ -187,34 +211,34 @@ TEST_P(Starvation, ShortWaitsNeverQueue) {
 TEST_P(Starvation, AStarvingWaiterThatGivesUpLeavesTheQueue) {
   const std::string key = unique_key();
   Client holder_client = test_client();
-  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
-  ASSERT_TRUE(holder.try_lock());
+  auto holder = make(holder_client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
   Client waiter_client = test_client();
-  AnyLock waiter(GetParam(), waiter_client, key, notify_options(milliseconds(1)));
-  EXPECT_FALSE(waiter.try_lock_for(milliseconds(300)));
+  auto waiter = make(waiter_client, key, milliseconds(1));
+  EXPECT_FALSE(waiter->try_lock_for(milliseconds(300)));
   EXPECT_EQ(starving(key), 0) << "a waiter that gave up must not be handed the lock later";
   EXPECT_EQ(raw({"HLEN", detail::starving_deadlines(key)}).integer, 0);
-  holder.unlock();
+  holder->unlock();
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each;
 }
 
 TEST_P(Starvation, ALockHandedToAWaiterThatGaveUpIsPassedOn) {
   const std::string key = unique_key();
   Client holder_client = test_client();
-  AnyLock holder(GetParam(), holder_client, key, notify_options(hours(1)));
-  ASSERT_TRUE(holder.try_lock());
+  auto holder = make(holder_client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
   // A starving waiter whose wait ends without the lock; the release in between hands it the lock.
   Client waiter_client = test_client();
-  AnyLock waiter(GetParam(), waiter_client, key, notify_options(milliseconds(1)));
-  auto gave_up = std::async(std::launch::async, [&] { return waiter.try_lock_for(milliseconds(400)); });
+  auto waiter = make(waiter_client, key, milliseconds(1));
+  auto gave_up = std::async(std::launch::async, [&] { return waiter->try_lock_for(milliseconds(400)); });
   ASSERT_TRUE(eventually([&] { return starving(key) == 1; }));
   // A second starving waiter, alive, behind it.
   queue_starving(key, "next-waiter", 60000);
   // The release hands the lock to the first; if it claims it in time, it unlocks and the lock goes
   // on to the next one too. Either way the lock ends up with the next waiter, never stuck.
-  holder.unlock();
-  if (gave_up.get()) waiter.unlock();
-  EXPECT_TRUE(eventually([&] { return raw({"GET", key}).str == "next-waiter"; }))
+  holder->unlock();
+  if (gave_up.get()) waiter->unlock();
+  EXPECT_TRUE(eventually([&] { return handed_to(key, "next-waiter"); }))
       << "the lock must go on to the next starving waiter, got '" << raw({"GET", key}).str << "'";
 }
 
@@ -222,9 +246,9 @@ TEST_P(Starvation, AQueueKeyOfAnotherTypeDoesNotStopARelease) {
   const std::string key = unique_key();
   raw({"SET", detail::starving_queue(key), "not a list"});
   Client client = test_client();
-  AnyLock holder(GetParam(), client, key, notify_options(hours(1)));
-  ASSERT_TRUE(holder.try_lock());
-  holder.unlock();
+  auto holder = make(client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
+  holder->unlock();
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each;
   EXPECT_EQ(raw({"GET", detail::starving_queue(key)}).str, "not a list") << "a foreign key is left alone";
 }
@@ -232,7 +256,7 @@ TEST_P(Starvation, AQueueKeyOfAnotherTypeDoesNotStopARelease) {
 TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   const std::string key = unique_key();
   // One process: two threads take turns on the lock through the local line, as fast as they can.
-  MutexOptions busy = notify_options(hours(1));
+  MutexOptions busy = notify_options(hours(1), GetParam().base);
   busy.local_queue = true;
   Client busy_client = test_client();
   std::atomic<bool> stop{false};
@@ -240,7 +264,7 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   std::vector<std::future<void>> threads;
   for (int i = 0; i < 2; ++i) {
     threads.push_back(std::async(std::launch::async, [&] {
-      AnyLock mine(GetParam(), busy_client, key, busy);
+      AnyLock mine(GetParam().front, busy_client, key, busy);
       for (int n = 0; n < 200000 && !stop; ++n) {
         mine.lock();
         ++busy_acquisitions;
@@ -251,13 +275,13 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   ASSERT_TRUE(eventually([&] { return busy_acquisitions > 10; }));
   // Another process's waiter: once it starves, the busy process's next release is its turn.
   Client other_client = test_client();
-  AnyLock other(GetParam(), other_client, key, notify_options(milliseconds(1)));
-  auto waited = std::async(std::launch::async, [&] { return other.try_lock_for(seconds(30)); });
+  auto other = make(other_client, key, milliseconds(1));
+  auto waited = std::async(std::launch::async, [&] { return other->try_lock_for(seconds(30)); });
   ASSERT_TRUE(eventually([&] { return starving(key) == 1 || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
   const long busy_at_queue = busy_acquisitions;
   const bool got = waited.get();
   const long busy_meanwhile = busy_acquisitions - busy_at_queue;
-  if (got) other.unlock();
+  if (got) other->unlock();
   stop = true;
   for (auto& thread : threads) thread.get();
   ASSERT_TRUE(got) << "the busy process starved the other waiter";
@@ -266,10 +290,27 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   EXPECT_LE(busy_meanwhile, 2) << "the local line went on passing the lock while a waiter elsewhere starved";
 }
 
-INSTANTIATE_TEST_SUITE_P(BothFronts, Starvation, ::testing::Values(Front::mutex, Front::multi_mutex),
-                         [](const auto& param_info) {
-                           return std::string(param_info.param == Front::mutex ? "Mutex" : "MultiMutex");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    FrontsAndStrategies, Starvation,
+    ::testing::Values(Variant{"Mutex", Front::mutex, token_options()},
+                      Variant{"MultiMutex", Front::multi_mutex, token_options()},
+                      Variant{"LegacyHardened", Front::mutex, hardened_options()},
+                      Variant{"LegacyHardenedSeconds", Front::mutex, hardened_options(LegacyFormat::epoch_seconds)},
+                      Variant{"LegacyHardenedUuid", Front::mutex, hardened_options(LegacyFormat::uuid_ms)}),
+    [](const auto& param_info) { return param_info.param.name; });
+
+TEST(StarvationRule, TheFaithfulPresetKeepsJedisLocksRelease) {
+  const std::string key = unique_key();
+  // A starving lockbridge waiter is queued, but a faithful holder releases as jedis-lock does: a
+  // plain DEL, no handoff, no announcement.
+  queue_starving(key, "starving-waiter", 60000);
+  Client client = test_client();
+  Mutex holder(client, key, faithful_options());
+  ASSERT_TRUE(holder.try_lock());
+  holder.unlock();
+  EXPECT_TRUE(raw({"GET", key}).is_nil());
+  EXPECT_EQ(raw({"EXISTS", detail::legacy_handoff(key)}).integer, 0);
+}
 
 TEST(StarvationRule, AHandedLockIsClaimedWithALargerFence) {
   const std::string key = unique_key();

@@ -1,5 +1,9 @@
 #include "legacy_timestamp.hpp"
 
+#include <array>
+#include <vector>
+
+#include "../companion_keys.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/identity.hpp"
 
@@ -116,17 +120,28 @@ LockInfo LegacyFaithful::inspect(Connection& connection, std::string_view key, s
 
 // ---- hardened: same bytes, server clock, safety TTL, owner-checked release ---------------------
 
-LegacyHardened::LegacyHardened(const LegacyOptions& options, ScriptCache& scripts)
-    : LockStrategy(scripts), options_(options), owner_(owner_uuid(options)) {}
+LegacyHardened::LegacyHardened(const MutexOptions& options, ScriptCache& scripts)
+    : LockStrategy(scripts),
+      options_(options.legacy),
+      owner_(owner_uuid(options.legacy)),
+      waiter_timeout_ms_(std::to_string(options.fair_waiter_timeout.count())) {}
+
+std::string LegacyHardened::unit() const { return options_.format == LegacyFormat::epoch_seconds ? "s" : "ms"; }
 
 ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milliseconds lease,
-                                        std::string_view expected) const {
+                                        std::string_view expected, std::string_view queued_waiter) const {
   const bool cas = !expected.empty();
-  return ScriptCall{&kLegacyHardenedAcquire,
-                    {std::string(key)},
-                    {cas ? "cas" : "nx", owner_.empty() ? std::string() : owner_ + ":",
-                     options_.format == LegacyFormat::epoch_seconds ? "s" : "ms", std::to_string(lease.count()),
-                     std::to_string((lease + options_.safety_ttl_grace).count()), std::string(expected)}};
+  const bool queued = !cas && !queued_waiter.empty();
+  ScriptCall call{&kLegacyHardenedAcquire,
+                  {std::string(key)},
+                  {cas ? "cas" : queued ? "queued" : "nx", owner_.empty() ? std::string() : owner_ + ":", unit(),
+                   std::to_string(lease.count()), std::to_string((lease + options_.safety_ttl_grace).count()),
+                   std::string(expected)}};
+  if (queued) {
+    call.keys.insert(call.keys.end(), {starving_queue(key), starving_deadlines(key), legacy_handoff(key)});
+    call.args.insert(call.args.end(), {std::string(queued_waiter), waiter_timeout_ms_});
+  }
+  return call;
 }
 
 LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply& reply, std::string_view context) {
@@ -142,8 +157,9 @@ LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply
 
 LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& connection, std::string_view key,
                                                                 std::chrono::milliseconds lease,
-                                                                std::string_view expected) {
-  const ScriptCall call = acquire_call(key, lease, expected);
+                                                                std::string_view expected,
+                                                                std::string_view queued_waiter) {
+  const ScriptCall call = acquire_call(key, lease, expected, queued_waiter);
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   return read_acquire_reply(*replies.front(), describe(expected.empty() ? "acquire" : "take over", key));
 }
@@ -152,7 +168,7 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
                                            const AttemptRequest& request) {  // learns remaining always
   const std::chrono::milliseconds lease = request.lease;
   AcquireAttempt attempt;
-  ScriptResult result = run_acquire_script(connection, key, lease, {});
+  ScriptResult result = run_acquire_script(connection, key, lease, {}, request.queued_waiter);
   if (!result.written && result.value) {
     const auto stamp = parse_legacy_value(*result.value, options_.format);
     // A value no stamp reads but with a TTL is a lock of another kind (a token lock, while a fleet
@@ -185,8 +201,38 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
 
 ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view key, std::string_view value,
                                        std::string_view release_channel) {
-  // The announcement is a PUBLISH on a channel Java peers never read: invisible to them.
-  return compare_and_delete(connection, scripts_, key, value, release_channel);
+  // The announcement is a PUBLISH on a channel Java peers never read, and a handoff to a starving
+  // waiter writes a stamp they read as any held lock: both invisible to them.
+  const ScriptCall call{&kLegacyHandOff,
+                        {std::string(key), starving_queue(key), starving_deadlines(key), legacy_handoff(key)},
+                        {std::string(value), std::string(release_channel), unit(),
+                         options_.format == LegacyFormat::uuid_ms ? "uuid" : ""}};
+  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
+                                                                          : ReleaseOutcome::not_ours;
+}
+
+void LegacyHardened::leave_queue(Connection& connection, std::string_view key,
+                                 std::string_view queued_waiter) noexcept {
+  if (queued_waiter.empty()) return;
+  try {
+    const std::string queue = starving_queue(key);
+    const std::string deadlines = starving_deadlines(key);
+    const std::string handoff = legacy_handoff(key);
+    const std::array<std::vector<std::string_view>, 3> commands{
+        std::vector<std::string_view>{"LREM", queue, "0", queued_waiter},
+        std::vector<std::string_view>{"HDEL", deadlines, queued_waiter},
+        std::vector<std::string_view>{"GET", handoff}};
+    const auto replies = connection.pipeline(commands);
+    // A release may have handed the lock to this waiter just before it gave up ("<waiter> <value>"):
+    // pass it on to the next starving waiter (or free it) rather than leave it blocked.
+    const redisReply& record = *replies[2];
+    if (record.type != REDIS_REPLY_STRING) return;
+    const std::string_view text = as_view(record);
+    if (text.size() > queued_waiter.size() + 1 && text.starts_with(queued_waiter) && text[queued_waiter.size()] == ' ')
+      (void)release(connection, key, text.substr(queued_waiter.size() + 1), release_channel(key));
+  } catch (...) {  // best effort: the waiter's deadline passes and the handoff runs out anyway
+  }
 }
 
 // A compare-and-set of a new stamp: Java peers read the later expiry like any other.
