@@ -32,6 +32,7 @@ const std::vector<std::string> kRequiredFields{"strategy",
                                                "acquire_p999_us",
                                                "acquire_max_us",
                                                "unacquired_waits",
+                                               "unfinished_waits",
                                                "handoff_p50_us",
                                                "handoff_p99_us",
                                                "same_owner_ratio",
@@ -72,6 +73,24 @@ TEST(Bench, JsonHasEveryFieldOfTheContract) {
     EXPECT_GE(result["round_trips_per_acquire"].get<double>(), 2.0);
     EXPECT_GE(result["redis_cmds_per_acquire"].get<double>(), 2.0);
   }
+}
+
+TEST(Bench, AWaitTheRunsEndCutsOffCountsAsAWaitOfItsLength) {
+  // The key is held by someone outside the run for all of it: the one client waits from the
+  // start to the end and never acquires. That wait is the run's worst, not absent.
+  const std::string key = unique_key();
+  raw({"SET", key, "held-outside-the-run", "EX", "100"});
+  const CliRun run = run_cli("bench --clients 1 --duration 0.5 --json" + protocol_keys(key));
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  EXPECT_EQ(result["acquisitions"], 0);
+  EXPECT_EQ(result["unfinished_waits"], 1) << run;
+  EXPECT_EQ(result["unacquired_waits"], 1) << run;
+  EXPECT_EQ(result["timeouts"], 0) << "the run's end is not a timeout";
+  ASSERT_TRUE(result["acquire_max_us"].is_number()) << run;
+  EXPECT_GE(result["acquire_max_us"].get<double>(), 250000.0) << "the wait counts at (about) the run's length";
+  EXPECT_EQ(raw({"GET", key}).str, "held-outside-the-run");
+  raw({"DEL", key});
 }
 
 TEST(Bench, UncontendedCycleCountsExactlyTwoRoundTripsAndTheLockCommands) {

@@ -76,6 +76,7 @@ ordered_json to_json(const BenchResult& r) {
       {"acquire_p999_us", optional_number(s.acquire_p999_us)},
       {"acquire_max_us", optional_number(s.acquire_max_us)},
       {"unacquired_waits", s.unacquired_waits},
+      {"unfinished_waits", r.unfinished_waits},
       {"release_p50_us", optional_number(s.release_p50_us)},
       {"handoff_p50_us", optional_number(s.handoff_p50_us)},
       {"handoff_p99_us", optional_number(s.handoff_p99_us)},
@@ -111,7 +112,8 @@ void print_table(std::ostream& out, const BenchResult& r) {
   row("acquire p50 / p99", latency_cell(s.acquire_p50_us, r.rtt_us) + " / " + latency_cell(s.acquire_p99_us, r.rtt_us));
   row("acquire p99.9 / max",
       latency_cell(s.acquire_p999_us, r.rtt_us) + " / " + latency_cell(s.acquire_max_us, r.rtt_us));
-  row("waits without the lock", std::to_string(s.unacquired_waits) + " (run's end or timeout; counted above)");
+  row("waits without the lock", std::to_string(s.unacquired_waits) + " (" + std::to_string(r.unfinished_waits) +
+                                    " cut off by the run's end, the rest timed out; counted above)");
   row("handoff p50 / p99", latency_cell(s.handoff_p50_us, r.rtt_us) + " / " + latency_cell(s.handoff_p99_us, r.rtt_us));
   row("same owner next", fixed(s.same_owner_ratio, 3));
   row("per client min / max", std::to_string(s.per_client_min) + " / " + std::to_string(s.per_client_max));

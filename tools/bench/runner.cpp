@@ -162,6 +162,7 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
     unacquired.push_back(run.unacquired_waits_us(i));
     round_trips += slot.round_trips.load();
     result.timeouts += slot.timeouts.load();
+    result.unfinished_waits += slot.unfinished.load();
     if (slot.first_error[0] != '\0')
       result.first_errors.push_back("client " + std::to_string(i) + ": " + slot.first_error);
     for (const HoldSample& s : samples.back())

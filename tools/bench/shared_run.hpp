@@ -75,6 +75,7 @@ struct ClientSlot {
   std::atomic<std::uint64_t> violations{0};   // INCR of the check key did not return 1
   std::atomic<std::uint64_t> errors{0};       // lock or check-key commands that threw
   std::atomic<std::uint64_t> timeouts{0};     // acquire attempts that gave up before the run's end
+  std::atomic<std::uint64_t> unfinished{0};   // waits still under way when the run ended
   std::atomic<std::uint64_t> recoveries{0};   // acquisitions that followed an error
   std::atomic<std::uint64_t> round_trips{0};  // requests the lock's connection sent during the run
   std::atomic<std::uint64_t> recorded{0};     // samples stored (later ones are dropped when full)

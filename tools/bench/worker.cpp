@@ -97,8 +97,12 @@ class Worker {
         end, add_saturating(sample.acquire_start_ns, std::chrono::nanoseconds(spec_.lock.acquire_timeout).count()));
     bool acquired = false;
     try {
-      acquired =
-          mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - sample.acquire_start_ns)));
+      // A retry policy gives up once its next attempt would fall past the deadline; when that
+      // deadline is the run's end, the client is still waiting, so its wait goes on: one wait,
+      // not several shorter ones that would flatter the worst wait and the count.
+      do {
+        acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - now_ns())));
+      } while (!acquired && deadline == end && now_ns() < end && !control_.stop.load(std::memory_order_relaxed));
     } catch (const Error& error) {
       // Bad input (exit 2 for `hold`) fails every later attempt too: stop the run, not retry for ever.
       if (exit_code_for(error) == kExitUsage) {
@@ -117,7 +121,11 @@ class Worker {
       // Giving up because the run ended (or was about to: a jedis-lock style policy counts its
       // attempts in the time left and may stop before the end) is not a timeout. Either way the
       // wait happened, and counts in the acquire percentiles.
-      if (deadline < end && sample.acquire_end_ns < end) slot_.timeouts.fetch_add(1, std::memory_order_relaxed);
+      if (deadline < end && sample.acquire_end_ns < end) {
+        slot_.timeouts.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        slot_.unfinished.fetch_add(1, std::memory_order_relaxed);
+      }
       run_.record_unacquired(spec_.index, sample.acquire_end_ns - sample.acquire_start_ns);
       return false;
     }
