@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kUsage =
     "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--key K] [--check-key CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
-    "                 [--wait-mode poll|notify|fair] [--watchdog] [--fencing] [--retry MS]\n"
+    "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--watchdog] [--fencing] [--retry MS]\n"
     "                 [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n"
     "lockbridge bench --renewals N [--lease MS] [--duration S] [--url URL] [--json]\n\n"
     "Each client loops: acquire K, INCR CK (must return 1, else a violation), hold, DECR CK, release,\n"

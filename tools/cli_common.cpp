@@ -78,6 +78,9 @@ void add_lock_options(po::options_description& options) {
       "wait-mode", po::value<std::string>()->default_value("notify"),
       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
       "plus a first-come first-served queue across processes; token strategy)")(
+      "starvation-after", number_value("100"),
+      "notify mode: a waiter that has waited MS ms (0 to 365 days; 0: never) queues, and releases hand the lock "
+      "to it instead of letting newcomers barge (token, legacy hardened)")(
       "watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")(
       "fencing", "token strategy: draw a fencing token with each acquisition")(
       "retry", number_value(),
@@ -104,6 +107,8 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
         milliseconds_option(vm, "retry", std::chrono::milliseconds::zero(), kMaxOptionDuration));
   }
   options.wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
+  options.starvation_after =
+      milliseconds_option(vm, "starvation-after", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {
     if (options.strategy != StrategyKind::token) throw Error(Errc::bad_option, "--fencing needs --strategy token");

@@ -93,6 +93,7 @@ class Worker {
     sample.client = spec_.index;
     sample.acquire_start_ns = now_ns();
     const std::int64_t end = control_.end_ns.load(std::memory_order_relaxed);
+    if (sample.acquire_start_ns >= end) return false;  // the run is over (its stop flag may come later): no wait
     const std::int64_t deadline = std::min(
         end, add_saturating(sample.acquire_start_ns, std::chrono::nanoseconds(spec_.lock.acquire_timeout).count()));
     bool acquired = false;

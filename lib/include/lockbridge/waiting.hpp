@@ -47,7 +47,9 @@ enum class WaitMode {
   poll,  // attempts follow the retry policy only
   // Default. A release publishes a message on the key's release channel (token and hardened
   // legacy; faithful legacy peers never publish), and a waiter subscribed to it retries as soon as
-  // it arrives. The retry policy stays the fallback, so a lost message only costs time.
+  // it arrives. The retry policy stays the fallback, so a lost message only costs time. Newcomers
+  // may barge while waits are short; a waiter past MutexOptions::starvation_after is queued in
+  // Redis and releases hand the lock to it (the starvation rule, docs/design.md §10.5).
   notify,
   // Token strategy only. notify, plus a first-come first-served queue in Redis across processes:
   // a waiter whose attempt fails is queued, the lock goes only to the first live waiter, and a
