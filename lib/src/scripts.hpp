@@ -184,10 +184,9 @@ return 1
 )lua");
 inline constexpr Script kCompareAndDeleteFair = script_of("compare_and_delete_fair", kCompareAndDeleteFairText);
 
-// Owner-checked release (hardened legacy, and the undo of a lost attempt: never a handoff). KEYS[1] lock; ARGV[1] the value we wrote;
-// ARGV[2] the release channel ('' for none), where a deletion is announced to waiters (sharded
-// pub/sub: the channel is in the lock's slot). 1 deleted; 0 the key holds someone else's value or
-// nothing.
+// Owner-checked release (hardened legacy, and the undo of a lost attempt: never a handoff). KEYS[1] lock; ARGV[1] the
+// value we wrote; ARGV[2] the release channel ('' for none), where a deletion is announced to waiters (sharded pub/sub:
+// the channel is in the lock's slot). 1 deleted; 0 the key holds someone else's value or nothing.
 inline constexpr Script kCompareAndDelete{"compare_and_delete", R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
@@ -422,8 +421,8 @@ return 0
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
 inline constexpr std::array<const Script*, 13> kEveryScript{
-    &kTokenAcquire,      &kTokenAcquireFair, &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndHandOff, &kLegacyHandOff,
-    &kCompareAndPexpire, &kMultiAcquire,     &kMultiRelease,         &kLegacyHardenedAcquire,
-    &kRedissonLock,      &kRedissonUnlock,   &kRedissonRenew};
+    &kTokenAcquire,  &kTokenAcquireFair,  &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndHandOff,
+    &kLegacyHandOff, &kCompareAndPexpire, &kMultiAcquire,         &kMultiRelease,     &kLegacyHardenedAcquire,
+    &kRedissonLock,  &kRedissonUnlock,    &kRedissonRenew};
 
 }  // namespace lockbridge::detail

@@ -277,7 +277,8 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   Client other_client = test_client();
   auto other = make(other_client, key, milliseconds(1));
   auto waited = std::async(std::launch::async, [&] { return other->try_lock_for(seconds(30)); });
-  ASSERT_TRUE(eventually([&] { return starving(key) == 1 || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
+  ASSERT_TRUE(
+      eventually([&] { return starving(key) == 1 || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
   const long busy_at_queue = busy_acquisitions;
   const bool got = waited.get();
   const long busy_meanwhile = busy_acquisitions - busy_at_queue;

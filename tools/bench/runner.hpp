@@ -24,7 +24,7 @@ struct BenchResult {
   std::uint64_t errors = 0;
   std::uint64_t timeouts = 0;
   std::uint64_t unfinished_waits = 0;  // waits cut off by the run's end (in the acquire figures at their length)
-  std::uint64_t lost_leases = 0;  // releases refused because the lease had ended
+  std::uint64_t lost_leases = 0;       // releases refused because the lease had ended
   std::uint64_t dropped_samples = 0;
   SampleSummary summary;
   std::optional<CommandCounts> commands;  // the lock's commands during the run, per command

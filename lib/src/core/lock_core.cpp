@@ -38,8 +38,8 @@ bool LockCore::try_once() {
 
 bool LockCore::acquire_until(Clock::time_point deadline) {
   if (hold_again()) return true;
-  const WaitPlan plan{options_, *state_, line_, target_->channel(), target_->always_learns_remaining(),
-                      target_->serves_starving()};
+  const WaitPlan plan{
+      options_, *state_, line_, target_->channel(), target_->always_learns_remaining(), target_->serves_starving()};
   return wait_for_lock(*this, plan, deadline);
 }
 

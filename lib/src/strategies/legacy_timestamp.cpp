@@ -134,9 +134,11 @@ ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milli
   const bool queued = !cas && !queued_waiter.empty();
   ScriptCall call{&kLegacyHardenedAcquire,
                   {std::string(key)},
-                  {cas ? "cas" : queued ? "queued" : "nx", owner_.empty() ? std::string() : owner_ + ":", unit(),
-                   std::to_string(lease.count()), std::to_string((lease + options_.safety_ttl_grace).count()),
-                   std::string(expected)}};
+                  {cas      ? "cas"
+                   : queued ? "queued"
+                            : "nx",
+                   owner_.empty() ? std::string() : owner_ + ":", unit(), std::to_string(lease.count()),
+                   std::to_string((lease + options_.safety_ttl_grace).count()), std::string(expected)}};
   if (queued) {
     call.keys.insert(call.keys.end(), {starving_queue(key), starving_deadlines(key), legacy_handoff(key)});
     call.args.insert(call.args.end(), {std::string(queued_waiter), waiter_timeout_ms_});
@@ -209,7 +211,7 @@ ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view 
                          options_.format == LegacyFormat::uuid_ms ? "uuid" : ""}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
-                                                                          : ReleaseOutcome::not_ours;
+                                                                         : ReleaseOutcome::not_ours;
 }
 
 void LegacyHardened::leave_queue(Connection& connection, std::string_view key,
@@ -221,8 +223,7 @@ void LegacyHardened::leave_queue(Connection& connection, std::string_view key,
     const std::string handoff = legacy_handoff(key);
     const std::array<std::vector<std::string_view>, 3> commands{
         std::vector<std::string_view>{"LREM", queue, "0", queued_waiter},
-        std::vector<std::string_view>{"HDEL", deadlines, queued_waiter},
-        std::vector<std::string_view>{"GET", handoff}};
+        std::vector<std::string_view>{"HDEL", deadlines, queued_waiter}, std::vector<std::string_view>{"GET", handoff}};
     const auto replies = connection.pipeline(commands);
     // A release may have handed the lock to this waiter just before it gave up ("<waiter> <value>"):
     // pass it on to the next starving waiter (or free it) rather than leave it blocked.

@@ -127,7 +127,7 @@ ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view k
                         {std::string(value), std::string(release_channel)}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
-                                                                          : ReleaseOutcome::not_ours;
+                                                                         : ReleaseOutcome::not_ours;
 }
 
 ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value,
