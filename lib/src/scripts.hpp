@@ -28,16 +28,23 @@ struct Script {
 // drops the waiters at the front whose deadline has passed (they stopped asking: dead or gone)
 // and returns the first live one, or false. queue_error(i) is the error reply when the queue
 // (KEYS[i]) or its deadlines (KEYS[i + 1]) hold another type, checked before anything is written;
-// nil when both are fine.
+// nil when both are fine. now() is the server's clock in milliseconds, read (TIME) at most once
+// per call and only when needed: a release that finds no queue never reads it.
 inline constexpr char kFairPrelude[] = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_ms
+local function now()
+  if not now_ms then
+    local t = redis.call('TIME')
+    now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms
+end
 local function live_head(queue, deadlines)
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head then return false end
     local deadline = tonumber(redis.call('HGET', deadlines, head))
-    if deadline and deadline > now then return head end
+    if deadline and deadline > now() then return head end
     redis.call('LPOP', queue)
     redis.call('HDEL', deadlines, head)
   end
@@ -57,15 +64,32 @@ local function handoff_to(first)
   if redis.call('EXISTS', KEYS[first]) == 0 or queue_error(first) then return false end
   local head = live_head(KEYS[first], KEYS[first + 1])
   if not head then return false end
-  return head, tonumber(redis.call('HGET', KEYS[first + 1], head)) - now
+  return head, tonumber(redis.call('HGET', KEYS[first + 1], head)) - now()
 end
 -- Queues `waiter` at KEYS[first] (or refreshes its deadline); both keys outlive the last attempt
 -- by two waiter timeouts (`timeout` ms).
 local function keep_place(first, waiter, timeout)
   timeout = tonumber(timeout)
-  if redis.call('HSET', KEYS[first + 1], waiter, now + timeout) == 1 then redis.call('RPUSH', KEYS[first], waiter) end
+  if redis.call('HSET', KEYS[first + 1], waiter, now() + timeout) == 1 then redis.call('RPUSH', KEYS[first], waiter) end
   redis.call('PEXPIRE', KEYS[first], 2 * timeout)
   redis.call('PEXPIRE', KEYS[first + 1], 2 * timeout)
+end
+-- Takes `waiter` out of the queue at KEYS[first]: it got the lock.
+local function leave_place(first, waiter)
+  redis.call('LREM', KEYS[first], 1, waiter)
+  redis.call('HDEL', KEYS[first + 1], waiter)
+end
+-- A queued attempt's view of the lock KEYS[1] and its queue (KEYS[2], KEYS[3]): the lock key's
+-- type ('string' or 'none') and the queue's live head (or false); or nil, nil and the error reply
+-- when the lock or a queue key holds another type. Runs before anything is written.
+local function queued_view()
+  local kind = redis.call('TYPE', KEYS[1])['ok']
+  if kind ~= 'string' and kind ~= 'none' then
+    return nil, nil, redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
+  end
+  local bad_queue = queue_error(2)
+  if bad_queue then return nil, nil, bad_queue end
+  return kind, live_head(KEYS[2], KEYS[3])
 end
 )lua";
 
@@ -143,13 +167,8 @@ inline constexpr Script kTokenAcquire = script_of("token_acquire", kTokenAcquire
 // before the lock is written, so a failure writes nothing but the queue's own upkeep (dropping
 // waiters that left).
 inline constexpr auto kTokenAcquireFairText = joined(kFairPrelude, kFencePrelude, R"lua(
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind ~= 'string' and kind ~= 'none' then
-  return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
-end
-local bad_queue = queue_error(2)
-if bad_queue then return bad_queue end
-local head = live_head(KEYS[2], KEYS[3])
+local kind, head, refused = queued_view()
+if refused then return refused end
 local handed = ARGV[3] ~= '' and kind == 'string' and redis.call('GET', KEYS[1]) == ARGV[3]
 if handed or (kind == 'none' and (not head or head == ARGV[3])) then
   local fence = 0
@@ -159,10 +178,7 @@ if handed or (kind == 'none' and (not head or head == ARGV[3])) then
     if refused then return refused end
   end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  if ARGV[3] ~= '' then
-    redis.call('LREM', KEYS[2], 1, ARGV[3])
-    redis.call('HDEL', KEYS[3], ARGV[3])
-  end
+  if ARGV[3] ~= '' then leave_place(2, ARGV[3]) end
   return {1, fence}
 end
 if ARGV[3] ~= '' then keep_place(2, ARGV[3], ARGV[4]) end
@@ -184,9 +200,10 @@ return 1
 )lua");
 inline constexpr Script kCompareAndDeleteFair = script_of("compare_and_delete_fair", kCompareAndDeleteFairText);
 
-// Owner-checked release (hardened legacy, and the undo of a lost attempt: never a handoff). KEYS[1] lock; ARGV[1] the
-// value we wrote; ARGV[2] the release channel ('' for none), where a deletion is announced to waiters (sharded pub/sub:
-// the channel is in the lock's slot). 1 deleted; 0 the key holds someone else's value or nothing.
+// Owner-checked delete, with no queue to honour (Redlock's release on each master). KEYS[1] lock;
+// ARGV[1] the value we wrote; ARGV[2] the release channel ('' for none), where a deletion is
+// announced to waiters (sharded pub/sub: the channel is in the lock's slot). 1 deleted; 0 the key
+// holds someone else's value or nothing.
 inline constexpr Script kCompareAndDelete{"compare_and_delete", R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
@@ -259,10 +276,7 @@ if me ~= '' then
 end
 if not blocking and (handed or not head or head == me) then
   for i = 1, n do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
-  if me ~= '' then
-    redis.call('LREM', KEYS[n + 1], 1, me)
-    redis.call('HDEL', KEYS[n + 2], me)
-  end
+  if me ~= '' then leave_place(n + 1, me) end
   return {1}
 end
 if me ~= '' then keep_place(n + 1, me, ARGV[4]) end
@@ -309,7 +323,7 @@ inline constexpr Script kMultiRelease = script_of("multi_release", kMultiRelease
 // format_legacy_value() writes, so Java peers read it as a normal lock.
 // Returns {1, value, now_ms} when written, {0, current value or nil, now_ms, pttl} otherwise.
 inline constexpr auto kLegacyHardenedAcquireText = joined(kFairPrelude, R"lua(
-local stamp = now + tonumber(ARGV[4]) + 1
+local stamp = now() + tonumber(ARGV[4]) + 1
 if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
 local value = ARGV[2] .. string.format('%.0f', stamp)
 local written
@@ -318,13 +332,8 @@ if ARGV[1] == 'nx' then
 elseif ARGV[1] == 'cas' then
   if redis.call('GET', KEYS[1]) == ARGV[6] then written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5]) end
 else
-  local kind = redis.call('TYPE', KEYS[1])['ok']
-  if kind ~= 'string' and kind ~= 'none' then
-    return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
-  end
-  local bad_queue = queue_error(2)
-  if bad_queue then return bad_queue end
-  local head = live_head(KEYS[2], KEYS[3])
+  local _, head, refused = queued_view()
+  if refused then return refused end
   local current = redis.call('GET', KEYS[1])
   if current and redis.call('GET', KEYS[4]) == ARGV[7] .. ' ' .. current then
     written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5])
@@ -333,14 +342,13 @@ else
     written = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[5])
   end
   if written then
-    redis.call('LREM', KEYS[2], 1, ARGV[7])
-    redis.call('HDEL', KEYS[3], ARGV[7])
+    leave_place(2, ARGV[7])
   else
     keep_place(2, ARGV[7], ARGV[8])
   end
 end
-if written then return {1, value, now, -1} end
-return {0, redis.call('GET', KEYS[1]), now, redis.call('PTTL', KEYS[1])}
+if written then return {1, value, now(), -1} end
+return {0, redis.call('GET', KEYS[1]), now(), redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kLegacyHardenedAcquire = script_of("legacy_hardened_acquire", kLegacyHardenedAcquireText);
 
@@ -358,7 +366,7 @@ inline constexpr auto kLegacyHandOffText = joined(kFairPrelude, R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local heir, ttl = handoff_to(2)
 if heir then
-  local stamp = now + ttl + 1
+  local stamp = now() + ttl + 1
   if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
   local prefix = ''
   if ARGV[4] == 'uuid' then

@@ -1,5 +1,7 @@
 #include "strategy.hpp"
 
+#include <array>
+#include <span>
 #include <vector>
 
 #include "companion_keys.hpp"
@@ -47,11 +49,18 @@ Error naming_key(const Error& error, std::string_view operation, std::string_vie
   return Error(error.errc(), describe(operation, key) + ": " + message);
 }
 
-ReleaseOutcome compare_and_delete(Connection& connection, ScriptCache& scripts, std::string_view key,
-                                  std::string_view value, std::string_view release_channel) {
-  const ReplyPtr reply = run_script(connection, scripts, kCompareAndDelete, {key}, {value, release_channel});
-  const std::int64_t deleted = expect_integer(*reply, describe("release", key));
-  return deleted == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
+ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const ScriptCall& call,
+                                 std::string_view key) {
+  const auto replies = run_scripts(connection, scripts, std::span(&call, 1));
+  return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
+                                                                         : ReleaseOutcome::not_ours;
+}
+
+void remove_from_queue(Connection& connection, std::string_view queue, std::string_view deadlines,
+                       std::string_view waiter) {
+  const std::array<std::vector<std::string_view>, 2> commands{std::vector<std::string_view>{"LREM", queue, "0", waiter},
+                                                              std::vector<std::string_view>{"HDEL", deadlines, waiter}};
+  (void)connection.pipeline(commands);
 }
 
 LockInfo read_lock_info(Connection& connection, std::string_view key, std::string_view my_value) {

@@ -89,10 +89,15 @@ class LockStrategy {
 // peers do there (Redisson >= 3.22 switches to sharded pub/sub).
 std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
 
-// kCompareAndDelete: the release of every strategy that deletes only its own value.
-// When it deletes, it announces the release on `release_channel` (nothing when empty).
-ReleaseOutcome compare_and_delete(Connection& connection, ScriptCache& scripts, std::string_view key,
-                                  std::string_view value, std::string_view release_channel);
+// Runs an owner-checked release script of `key` (kCompareAndHandOff, kCompareAndDeleteFair,
+// kLegacyHandOff): a reply of 1 or more released it (deleted, or handed to a starving waiter).
+ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const ScriptCall& call,
+                                 std::string_view key);
+
+// Takes `waiter` out of a queue in Redis (fair or starving: the list `queue` and the hash
+// `deadlines`), in one round trip. Throws Error.
+void remove_from_queue(Connection& connection, std::string_view queue, std::string_view deadlines,
+                       std::string_view waiter);
 
 // GET and PTTL in one round trip. Throws wrong_type for non-string keys.
 LockInfo read_lock_info(Connection& connection, std::string_view key, std::string_view my_value);

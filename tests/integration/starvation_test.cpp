@@ -99,6 +99,13 @@ class Starvation : public ::testing::TestWithParam<Variant> {
     if (GetParam().front == Front::mutex) return {key};
     return {key, AnyLock::second_key(key)};
   }
+  // A holder of the variant takes the lock and releases it again, as any process would.
+  void take_and_release(const std::string& key) const {
+    Client client = test_client();
+    auto holder = make(client, key, hours(1));
+    ASSERT_TRUE(holder->try_lock());
+    holder->unlock();
+  }
   // Whether `key` is held for `waiter` by a handoff: the waiter's id as the value (token), or a
   // stamp Java peers read as a live lock, recorded for the waiter in the companion key (legacy).
   bool handed_to(const std::string& key, const std::string& waiter) const {
@@ -155,10 +162,7 @@ TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
 TEST_P(Starvation, AReleaseHandsTheLockToTheStarvingWaiterAndNoNewcomerTakesIt) {
   const std::string key = unique_key();
   queue_starving(key, "starving-waiter", 60000);
-  Client client = test_client();
-  auto holder = make(client, key, hours(1));
-  ASSERT_TRUE(holder->try_lock());
-  holder->unlock();
+  take_and_release(key);
   for (const std::string& each : keys_of(key)) {
     EXPECT_TRUE(handed_to(each, "starving-waiter")) << each << " was not handed to the starving waiter";
     EXPECT_GT(raw({"PTTL", each}).integer, 0) << "a handed key lives only until the waiter's deadline";
@@ -173,10 +177,7 @@ TEST_P(Starvation, AStarvingWaiterThatDiedBlocksTheLockNoLongerThanItsDeadline) 
   const std::string key = unique_key();
   // It queued and died: nothing refreshes its deadline, 300 ms ahead.
   queue_starving(key, "dead-waiter", 300);
-  Client client = test_client();
-  auto holder = make(client, key, hours(1));
-  ASSERT_TRUE(holder->try_lock());
-  holder->unlock();
+  take_and_release(key);
   ASSERT_TRUE(handed_to(key, "dead-waiter")) << "the release hands the lock to the (not yet known dead) waiter";
   // The handoff runs out with the dead waiter's deadline, and a live waiter gets the lock.
   Client waiter_client = test_client();
@@ -245,10 +246,7 @@ TEST_P(Starvation, ALockHandedToAWaiterThatGaveUpIsPassedOn) {
 TEST_P(Starvation, AQueueKeyOfAnotherTypeDoesNotStopARelease) {
   const std::string key = unique_key();
   raw({"SET", detail::starving_queue(key), "not a list"});
-  Client client = test_client();
-  auto holder = make(client, key, hours(1));
-  ASSERT_TRUE(holder->try_lock());
-  holder->unlock();
+  take_and_release(key);
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each;
   EXPECT_EQ(raw({"GET", detail::starving_queue(key)}).str, "not a list") << "a foreign key is left alone";
 }

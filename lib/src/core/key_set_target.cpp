@@ -109,10 +109,7 @@ std::size_t KeySetTarget::release_all(std::string_view token) {
 void KeySetTarget::leave_queue(std::string_view waiter) noexcept {
   try {
     state_->with_connection(keys_.front(), [&](Connection& connection) {
-      const std::array<std::vector<std::string_view>, 2> commands{
-          std::vector<std::string_view>{"LREM", queue_keys_[0], "0", waiter},
-          std::vector<std::string_view>{"HDEL", queue_keys_[1], waiter}};
-      (void)connection.pipeline(commands);
+      remove_from_queue(connection, queue_keys_[0], queue_keys_[1], waiter);
     });
     // Keys a release handed to this waiter just before it gave up go on to the next starving
     // waiter (or are freed) rather than stay blocked until the handoff runs out.

@@ -1,8 +1,5 @@
 #include "legacy_timestamp.hpp"
 
-#include <array>
-#include <vector>
-
 #include "../companion_keys.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/identity.hpp"
@@ -209,25 +206,18 @@ ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view 
                         {std::string(key), starving_queue(key), starving_deadlines(key), legacy_handoff(key)},
                         {std::string(value), std::string(release_channel), unit(),
                          options_.format == LegacyFormat::uuid_ms ? "uuid" : ""}};
-  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
-                                                                         : ReleaseOutcome::not_ours;
+  return release_by_script(connection, scripts_, call, key);
 }
 
 void LegacyHardened::leave_queue(Connection& connection, std::string_view key,
                                  std::string_view queued_waiter) noexcept {
   if (queued_waiter.empty()) return;
   try {
-    const std::string queue = starving_queue(key);
-    const std::string deadlines = starving_deadlines(key);
-    const std::string handoff = legacy_handoff(key);
-    const std::array<std::vector<std::string_view>, 3> commands{
-        std::vector<std::string_view>{"LREM", queue, "0", queued_waiter},
-        std::vector<std::string_view>{"HDEL", deadlines, queued_waiter}, std::vector<std::string_view>{"GET", handoff}};
-    const auto replies = connection.pipeline(commands);
+    remove_from_queue(connection, starving_queue(key), starving_deadlines(key), queued_waiter);
     // A release may have handed the lock to this waiter just before it gave up ("<waiter> <value>"):
     // pass it on to the next starving waiter (or free it) rather than leave it blocked.
-    const redisReply& record = *replies[2];
+    const ReplyPtr reply = connection.run({"GET", legacy_handoff(key)});
+    const redisReply& record = *reply;
     if (record.type != REDIS_REPLY_STRING) return;
     const std::string_view text = as_view(record);
     if (text.size() > queued_waiter.size() + 1 && text.starts_with(queued_waiter) && text[queued_waiter.size()] == ' ')

@@ -107,12 +107,7 @@ std::string TokenStrategy::deadlines_of(std::string_view key) const {
 void TokenStrategy::leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept {
   if (queued_waiter.empty()) return;
   try {
-    const std::string queue = queue_of(key);
-    const std::string deadlines = deadlines_of(key);
-    const std::array<std::vector<std::string_view>, 2> commands{
-        std::vector<std::string_view>{"LREM", queue, "0", queued_waiter},
-        std::vector<std::string_view>{"HDEL", deadlines, queued_waiter}};
-    (void)connection.pipeline(commands);
+    remove_from_queue(connection, queue_of(key), deadlines_of(key), queued_waiter);
     // A release may have handed the lock to this waiter just before it gave up: pass it on to the
     // next starving waiter (or free it) rather than leave it blocked until the handoff runs out.
     if (!fair_) (void)release(connection, key, queued_waiter, release_channel(key));
@@ -125,9 +120,7 @@ ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view k
   const ScriptCall call{fair_ ? &kCompareAndDeleteFair : &kCompareAndHandOff,
                         {std::string(key), queue_of(key), deadlines_of(key)},
                         {std::string(value), std::string(release_channel)}};
-  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
-                                                                         : ReleaseOutcome::not_ours;
+  return release_by_script(connection, scripts_, call, key);
 }
 
 ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value,
