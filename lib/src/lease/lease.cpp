@@ -77,13 +77,15 @@ bool Lease::lost(const Error& why) noexcept {
     if (state_ != State::held) return false;
     state_ = State::lost;
   }
+  // The token first: whoever hears the notice (the handler, or anyone it tells) finds the work
+  // under the lock already asked to stop.
+  stop_.request_stop();
   if (on_lost_) {
     try {
       on_lost_(why);
     } catch (...) {  // a throwing handler must not take the renewal thread down
     }
   }
-  stop_.request_stop();
   return true;
 }
 
