@@ -20,8 +20,8 @@ std::string release_channel(std::string_view key) { return companion_name(key, "
 std::string fence_counter(std::string_view key) { return companion_name(key, ":lockbridge:fence"); }
 std::string fair_queue(std::string_view key) { return companion_name(key, ":lockbridge:queue"); }
 std::string fair_deadlines(std::string_view key) { return companion_name(key, ":lockbridge:queue-deadlines"); }
-std::string starving_queue(std::string_view key) { return companion_name(key, ":lockbridge:starving"); }
-std::string starving_deadlines(std::string_view key) { return companion_name(key, ":lockbridge:starving-deadlines"); }
+std::string waiter_queue(std::string_view key) { return companion_name(key, ":lockbridge:waiters"); }
+std::string waiter_times(std::string_view key) { return companion_name(key, ":lockbridge:waiter-times"); }
 std::string legacy_handoff(std::string_view key) { return companion_name(key, ":lockbridge:handoff"); }
 
 }  // namespace lockbridge::detail

@@ -1,5 +1,5 @@
 // Names of the keys and channels that belong to a lock key: its release channel, fence counter, fair queue
-// and starving queue. Each lives in the lock key's Redis Cluster hash slot, so one script can touch them
+// and waiter queue. Each lives in the lock key's Redis Cluster hash slot, so one script can touch them
 // together and sharded pub/sub reaches the shard that owns the lock.
 #pragma once
 
@@ -23,10 +23,10 @@ std::string fence_counter(std::string_view key);
 // The fair-mode queue of `key` (a list of waiter ids) and its waiters' deadlines (a hash).
 std::string fair_queue(std::string_view key);
 std::string fair_deadlines(std::string_view key);
-// The starving waiters of `key` in notify mode (MutexOptions::starvation_after), queued as fair
-// mode queues every waiter: a list of waiter ids and a hash of their deadlines.
-std::string starving_queue(std::string_view key);
-std::string starving_deadlines(std::string_view key);
+// The waiters of `key` in notify mode, in arrival order (a list of waiter ids), and their times (a
+// hash: "<deadline ms> <starving at ms>"), kept by the queued scripts (scripts.hpp, kFairPrelude).
+std::string waiter_queue(std::string_view key);
+std::string waiter_times(std::string_view key);
 // Hardened legacy: "<waiter id> <value>", the stamp a release handed to a starving waiter.
 std::string legacy_handoff(std::string_view key);
 

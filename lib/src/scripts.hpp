@@ -22,12 +22,15 @@ struct Script {
   std::string_view body;
 };
 
-// A queue of waiters in Redis: fair mode's (WaitMode::fair), and in notify mode the starving
-// waiters' (MutexOptions::starvation_after). A list of waiter ids in arrival order, and a hash of
-// each waiter's deadline in server milliseconds, refreshed by its every attempt. live_head()
-// drops the waiters at the front whose deadline has passed (they stopped asking: dead or gone)
-// and returns the first live one, or false. queue_error(i) is the error reply when the queue
-// (KEYS[i]) or its deadlines (KEYS[i + 1]) hold another type, checked before anything is written;
+// A queue of waiters in Redis: fair mode's (WaitMode::fair), and in notify mode every waiter's
+// (docs/design.md §10.5). A list of waiter ids in arrival order, and a hash of each waiter's times
+// in server milliseconds: "<deadline>" (fair mode) or "<deadline> <starving at>" (notify mode).
+// The deadline is refreshed by the waiter's every attempt; the starving time is set when it
+// joins (MutexOptions::starvation_after ahead), and an entry without one starves at once, so
+// fair mode's queue is served strictly in order. live_head() drops the waiters at the front whose
+// deadline has passed (they stopped asking: dead or gone) and returns the first live one with its
+// deadline and whether it starves, or false. queue_error(i) is the error reply when the queue
+// (KEYS[i]) or its times (KEYS[i + 1]) hold another type, checked before anything is written;
 // nil when both are fine. now() is the server's clock in milliseconds, read (TIME) at most once
 // per call and only when needed: a release that finds no queue never reads it.
 inline constexpr char kFairPrelude[] = R"lua(
@@ -39,14 +42,18 @@ local function now()
   end
   return now_ms
 end
-local function live_head(queue, deadlines)
+local function live_head(queue, times)
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head then return false end
-    local deadline = tonumber(redis.call('HGET', deadlines, head))
-    if deadline and deadline > now() then return head end
+    local deadline, starving_at = string.match(redis.call('HGET', times, head) or '', '^(%d+) ?(%d*)$')
+    deadline = tonumber(deadline)
+    if deadline and deadline > now() then
+      starving_at = tonumber(starving_at)
+      return head, deadline, not starving_at or starving_at <= now()
+    end
     redis.call('LPOP', queue)
-    redis.call('HDEL', deadlines, head)
+    redis.call('HDEL', times, head)
   end
 end
 local function queue_error(first)
@@ -57,22 +64,32 @@ local function queue_error(first)
     end
   end
 end
--- The waiter a release hands the lock to instead of freeing it: the live head of the queue at
--- KEYS[first], and how many milliseconds it has left to claim it (its own deadline). false when
--- nobody live waits there, or the queue keys are of another type (the release then frees the lock).
-local function handoff_to(first)
+-- Whom a release serves, from the queue at KEYS[first]: its live head, how many milliseconds
+-- that waiter has left (its own deadline), and whether it starves. A starving head is handed the
+-- lock; any other is only woken, to race newcomers for the freed lock. false when nobody live
+-- waits there, or the queue keys are of another type (the release then frees the lock for all).
+local function next_in_line(first)
   if redis.call('EXISTS', KEYS[first]) == 0 or queue_error(first) then return false end
-  local head = live_head(KEYS[first], KEYS[first + 1])
+  local head, deadline, starving = live_head(KEYS[first], KEYS[first + 1])
   if not head then return false end
-  return head, tonumber(redis.call('HGET', KEYS[first + 1], head)) - now()
+  return head, deadline - now(), starving
 end
--- Queues `waiter` at KEYS[first] (or refreshes its deadline); both keys outlive the last attempt
--- by two waiter timeouts (`timeout` ms).
-local function keep_place(first, waiter, timeout)
+-- Queues `waiter` at KEYS[first] (or refreshes its deadline, `timeout` ms ahead); a waiter that
+-- joins in notify mode starves `starving_in` ms from now (nil in fair mode). Both keys outlive the
+-- last attempt by two waiter timeouts.
+local function keep_place(first, waiter, timeout, starving_in)
   timeout = tonumber(timeout)
-  if redis.call('HSET', KEYS[first + 1], waiter, now() + timeout) == 1 then redis.call('RPUSH', KEYS[first], waiter) end
+  local times = KEYS[first + 1]
+  local before = redis.call('HGET', times, waiter)
+  local value = string.format('%.0f', now() + timeout)
+  if starving_in then
+    local starving_at = before and string.match(before, ' (%d+)$')
+    value = value .. ' ' .. (starving_at or string.format('%.0f', now() + tonumber(starving_in)))
+  end
+  redis.call('HSET', times, waiter, value)
+  if not before then redis.call('RPUSH', KEYS[first], waiter) end
   redis.call('PEXPIRE', KEYS[first], 2 * timeout)
-  redis.call('PEXPIRE', KEYS[first + 1], 2 * timeout)
+  redis.call('PEXPIRE', times, 2 * timeout)
 end
 -- Takes `waiter` out of the queue at KEYS[first]: it got the lock.
 local function leave_place(first, waiter)
@@ -80,16 +97,19 @@ local function leave_place(first, waiter)
   redis.call('HDEL', KEYS[first + 1], waiter)
 end
 -- A queued attempt's view of the lock KEYS[1] and its queue (KEYS[2], KEYS[3]): the lock key's
--- type ('string' or 'none') and the queue's live head (or false); or nil, nil and the error reply
--- when the lock or a queue key holds another type. Runs before anything is written.
-local function queued_view()
+-- type ('string' or 'none'), and whether a free lock may be taken by `waiter`: nobody live is
+-- queued, or `waiter` is first, or the first does not starve yet (it races like anyone else); or
+-- nil, nil and the error reply when the lock or a queue key holds another type. Runs before
+-- anything is written.
+local function queued_view(waiter)
   local kind = redis.call('TYPE', KEYS[1])['ok']
   if kind ~= 'string' and kind ~= 'none' then
     return nil, nil, redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a string')
   end
   local bad_queue = queue_error(2)
   if bad_queue then return nil, nil, bad_queue end
-  return kind, live_head(KEYS[2], KEYS[3])
+  local head, _, starving = live_head(KEYS[2], KEYS[3])
+  return kind, not head or head == waiter or not starving
 end
 )lua";
 
@@ -157,20 +177,21 @@ return {0, redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kTokenAcquire = script_of("token_acquire", kTokenAcquireText);
 
-// Queued token acquire: every attempt in fair mode, and a starving waiter's in notify mode.
-// KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] (fencing only) fence counter; ARGV[1]
+// Queued token acquire: every attempt in fair mode, and a waiting waiter's in notify mode.
+// KEYS[1] lock, KEYS[2] queue, KEYS[3] its times, KEYS[4] (fencing only) fence counter; ARGV[1]
 // token, ARGV[2] lease ms, ARGV[3] waiter id ('' for a single try that does not queue), ARGV[4]
-// waiter timeout ms. The lock is taken when it is free and nobody live is queued ahead, or when
-// a release handed it to this waiter (the key holds the waiter's id: kCompareAndHandOff); a
-// waiter that fails is queued once (or has its deadline refreshed). Replies as kTokenAcquire
+// waiter timeout ms, ARGV[5] (notify mode) ms until the waiter starves. The lock is taken when it
+// is free and queued_view() allows it (in fair mode: nobody live is queued ahead), or when a
+// release handed it to this waiter (the key holds the waiter's id: kCompareAndHandOff); a waiter
+// that fails is queued once (or has its deadline refreshed). Replies as kTokenAcquire
 // ({1, fence}: fence 0 without fencing). Every key's type is checked first, and the fence drawn
 // before the lock is written, so a failure writes nothing but the queue's own upkeep (dropping
 // waiters that left).
 inline constexpr auto kTokenAcquireFairText = joined(kFairPrelude, kFencePrelude, R"lua(
-local kind, head, refused = queued_view()
+local kind, may_take, refused = queued_view(ARGV[3])
 if refused then return refused end
 local handed = ARGV[3] ~= '' and kind == 'string' and redis.call('GET', KEYS[1]) == ARGV[3]
-if handed or (kind == 'none' and (not head or head == ARGV[3])) then
+if handed or (kind == 'none' and may_take) then
   local fence = 0
   if #KEYS == 4 then
     local refused
@@ -181,7 +202,7 @@ if handed or (kind == 'none' and (not head or head == ARGV[3])) then
   if ARGV[3] ~= '' then leave_place(2, ARGV[3]) end
   return {1, fence}
 end
-if ARGV[3] ~= '' then keep_place(2, ARGV[3], ARGV[4]) end
+if ARGV[3] ~= '' then keep_place(2, ARGV[3], ARGV[4], ARGV[5]) end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kTokenAcquireFair = script_of("token_acquire_fair", kTokenAcquireFairText);
@@ -211,24 +232,26 @@ if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
 return 1
 )lua"};
 
-// Owner-checked release of a token lock in poll and notify mode, honouring the starving waiters
-// (MutexOptions::starvation_after). KEYS[1] lock, KEYS[2] starving queue, KEYS[3] its deadlines;
-// ARGV[1] the value we wrote, ARGV[2] the release channel ('' for none). When a live waiter is
-// queued as starving, the lock is not freed but handed to the first: the key is set to that
-// waiter's id, to live until the waiter's own deadline (a waiter that died blocks no longer), and
-// the announcement names it, so only it wakes; it claims the key with kTokenAcquireFair. A
-// newcomer's SET NX finds the key held, so nobody barges past a starving waiter. Otherwise
-// kCompareAndDelete. 2 handed over, 1 deleted, 0 the key holds someone else's value or nothing.
+// Owner-checked release of a token lock in poll and notify mode, serving the queue of notify
+// mode's waiters (docs/design.md §10.5). KEYS[1] lock, KEYS[2] waiter queue, KEYS[3] its times;
+// ARGV[1] the value we wrote, ARGV[2] the release channel ('' for none). When the first live
+// waiter starves (MutexOptions::starvation_after), the lock is not freed but handed to it: the
+// key is set to that waiter's id, to live until the waiter's own deadline (a waiter that died
+// blocks no longer), and the announcement names it; it claims the key with kTokenAcquireFair. A
+// newcomer's SET NX finds the key held, so nobody barges past a starving waiter. Otherwise the
+// key is deleted, and the announcement names the first live waiter, so that one alone wakes to
+// race newcomers for it (not every waiter: no herd), or names nobody ('') when nobody is queued.
+// 2 handed over, 1 deleted, 0 the key holds someone else's value or nothing.
 inline constexpr auto kCompareAndHandOffText = joined(kFairPrelude, R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local heir, ttl = handoff_to(2)
-if heir then
-  redis.call('SET', KEYS[1], heir, 'PX', ttl)
-  if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], heir) end
-  return 2
+local head, ttl, starving = next_in_line(2)
+if starving then
+  redis.call('SET', KEYS[1], head, 'PX', ttl)
+else
+  redis.call('DEL', KEYS[1])
 end
-redis.call('DEL', KEYS[1])
-if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
+if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], head or '') end
+if starving then return 2 end
 return 1
 )lua");
 inline constexpr Script kCompareAndHandOff = script_of("compare_and_hand_off", kCompareAndHandOffText);
@@ -240,12 +263,12 @@ return 0
 )lua"};
 
 // All-or-nothing acquire of several keys (MultiMutex). KEYS[1..n] the locks, sorted and distinct,
-// then the starving queue and its deadlines (of the first key, n = #KEYS - 2); ARGV[1] token,
-// ARGV[2] lease ms, ARGV[3] the waiter id of a starving waiter ('' otherwise), ARGV[4] waiter
-// timeout ms. Every key is looked at before anything is written: a key of another type anywhere
-// is an error (waiting would never end it). A key that exists blocks, unless a release handed it
-// to this waiter (it holds the waiter's id: kMultiRelease); a starving waiter also waits for the
-// waiters queued ahead of it. Blocked: {0, i, pttl} names the first blocking key (1-based) and its
+// then the waiter queue and its times (of the first key, n = #KEYS - 2); ARGV[1] token, ARGV[2]
+// lease ms, ARGV[3] the waiter id of a queued waiter ('' for an attempt that does not queue),
+// ARGV[4] waiter timeout ms, ARGV[5] ms until the waiter starves. Every key is looked at before
+// anything is written: a key of another type anywhere is an error (waiting would never end it). A
+// key that exists blocks, unless a release handed it to this waiter (it holds the waiter's id:
+// kMultiRelease); a queued waiter also waits for a starving waiter queued ahead of it. Blocked: {0, i, pttl} names the first blocking key (1-based) and its
 // PTTL ({0, 1, -2} when only the queue blocks), nothing is written but the waiter's place in the
 // queue. Otherwise each key is SET to the token with the lease: {1}. Atomic like every script, so
 // no other client sees a partial set. Redis Cluster: all keys must be in one slot (CROSSSLOT
@@ -268,43 +291,43 @@ for i = 1, n do
     end
   end
 end
-local head = false
+local may_take = true
 if me ~= '' then
   local bad_queue = queue_error(n + 1)
   if bad_queue then return bad_queue end
-  head = live_head(KEYS[n + 1], KEYS[n + 2])
+  local head, _, starving = live_head(KEYS[n + 1], KEYS[n + 2])
+  may_take = not head or head == me or not starving
 end
-if not blocking and (handed or not head or head == me) then
+if not blocking and (handed or may_take) then
   for i = 1, n do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
   if me ~= '' then leave_place(n + 1, me) end
   return {1}
 end
-if me ~= '' then keep_place(n + 1, me, ARGV[4]) end
+if me ~= '' then keep_place(n + 1, me, ARGV[4], ARGV[5]) end
 if blocking then return {0, blocking, redis.call('PTTL', KEYS[blocking])} end
 return {0, 1, -2}
 )lua");
 inline constexpr Script kMultiAcquire = script_of("multi_acquire", kMultiAcquireText);
 
-// Owner-checked release of several keys (MultiMutex). KEYS[1..n] the locks, then the starving
-// queue and its deadlines (n = #KEYS - 2); ARGV[1] our token; ARGV[i + 1] the release channel of
+// Owner-checked release of several keys (MultiMutex). KEYS[1..n] the locks, then the waiter
+// queue and its times (n = #KEYS - 2); ARGV[1] our token; ARGV[i + 1] the release channel of
 // KEYS[i]. Each key still holding the token is released and its release announced; the others
 // (gone, someone else's value, another type) are left alone, so a foreign key never stops the
-// release of ours. As in kCompareAndHandOff, a live starving waiter is handed every released key
-// (set to its id until its deadline, announced by name) instead of finding them free. Returns how
-// many keys were released.
+// release of ours. As in kCompareAndHandOff, a starving first waiter is handed every released key
+// (set to its id until its deadline) instead of finding them free, and the announcements name the
+// first live waiter. Returns how many keys were released.
 inline constexpr auto kMultiReleaseText = joined(kFairPrelude, R"lua(
 local n = #KEYS - 2
-local heir, ttl = handoff_to(n + 1)
+local head, ttl, starving = next_in_line(n + 1)
 local released = 0
 for i = 1, n do
   if redis.pcall('GET', KEYS[i]) == ARGV[1] then
-    if heir then
-      redis.call('SET', KEYS[i], heir, 'PX', ttl)
-      redis.pcall('SPUBLISH', ARGV[i + 1], heir)
+    if starving then
+      redis.call('SET', KEYS[i], head, 'PX', ttl)
     else
       redis.call('DEL', KEYS[i])
-      redis.pcall('SPUBLISH', ARGV[i + 1], '')
     end
+    redis.pcall('SPUBLISH', ARGV[i + 1], head or '')
     released = released + 1
   end
 end
@@ -313,12 +336,12 @@ return released
 inline constexpr Script kMultiRelease = script_of("multi_release", kMultiReleaseText);
 
 // Hardened legacy acquire, takeover and extend, judged and stamped by the server's clock.
-// KEYS[1] lock; mode 'queued' only: KEYS[2] starving queue, KEYS[3] its deadlines, KEYS[4] the
+// KEYS[1] lock; mode 'queued' only: KEYS[2] waiter queue, KEYS[3] its times, KEYS[4] the
 // handoff record. ARGV[1] mode: 'nx' (free key only), 'cas' (only if the value is still ARGV[6])
-// or 'queued' (a starving waiter: free key and nobody live queued ahead, or a lock handed to this
-// waiter by kLegacyHandOff; otherwise queued); ARGV[2] value prefix ('' or '<uuid>:'); ARGV[3]
-// unit 'ms' or 's'; ARGV[4] lease ms; ARGV[5] safety TTL ms; ARGV[6] expected value (cas);
-// ARGV[7] waiter id, ARGV[8] waiter timeout ms (queued).
+// or 'queued' (a waiting waiter: a free key queued_view() allows, or a lock handed to this waiter
+// by kLegacyHandOff; otherwise queued); ARGV[2] value prefix ('' or '<uuid>:'); ARGV[3] unit 'ms'
+// or 's'; ARGV[4] lease ms; ARGV[5] safety TTL ms; ARGV[6] expected value (cas); ARGV[7] waiter
+// id, ARGV[8] waiter timeout ms, ARGV[9] ms until the waiter starves (queued).
 // The value is the jedis-lock stamp now + lease + 1 ms (seconds rounded up), exactly what
 // format_legacy_value() writes, so Java peers read it as a normal lock.
 // Returns {1, value, now_ms} when written, {0, current value or nil, now_ms, pttl} otherwise.
@@ -332,19 +355,19 @@ if ARGV[1] == 'nx' then
 elseif ARGV[1] == 'cas' then
   if redis.call('GET', KEYS[1]) == ARGV[6] then written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5]) end
 else
-  local _, head, refused = queued_view()
+  local _, may_take, refused = queued_view(ARGV[7])
   if refused then return refused end
   local current = redis.call('GET', KEYS[1])
   if current and redis.call('GET', KEYS[4]) == ARGV[7] .. ' ' .. current then
     written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5])
     redis.call('DEL', KEYS[4])
-  elseif not current and (not head or head == ARGV[7]) then
+  elseif not current and may_take then
     written = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[5])
   end
   if written then
     leave_place(2, ARGV[7])
   else
-    keep_place(2, ARGV[7], ARGV[8])
+    keep_place(2, ARGV[7], ARGV[8], ARGV[9])
   end
 end
 if written then return {1, value, now(), -1} end
@@ -352,20 +375,21 @@ return {0, redis.call('GET', KEYS[1]), now(), redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kLegacyHardenedAcquire = script_of("legacy_hardened_acquire", kLegacyHardenedAcquireText);
 
-// Hardened legacy release, honouring the starving waiters. KEYS[1] lock, KEYS[2] starving queue,
-// KEYS[3] its deadlines, KEYS[4] the handoff record; ARGV[1] the value we wrote, ARGV[2] the
+// Hardened legacy release, serving the waiter queue. KEYS[1] lock, KEYS[2] waiter queue,
+// KEYS[3] its times, KEYS[4] the handoff record; ARGV[1] the value we wrote, ARGV[2] the
 // release channel, ARGV[3] unit 'ms' or 's', ARGV[4] 'uuid' when values carry an owner UUID.
-// With a live starving waiter the lock is handed over rather than freed, in a form Java peers read
+// When the first live waiter starves, the lock is handed over to it rather than freed, in a form Java peers read
 // as an ordinary held lock: a fresh stamp that expires with the waiter's deadline (with an owner
 // UUID made from the waiter's id, which no peer owns), the same safety TTL, and in the companion
 // record KEYS[4] "<waiter id> <that value>" for the waiter's claim ('queued' mode above); the
 // announcement names the waiter. A Java peer whose clock runs ahead may take the stamp over
 // early, as it would any lock: the claim then finds a value it was not handed and queues again.
-// Otherwise kCompareAndDelete. 2 handed over, 1 deleted, 0 not ours.
+// Otherwise the key is deleted and, as in kCompareAndHandOff, the announcement names the first
+// live waiter ('' when none). 2 handed over, 1 deleted, 0 not ours.
 inline constexpr auto kLegacyHandOffText = joined(kFairPrelude, R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local heir, ttl = handoff_to(2)
-if heir then
+local heir, ttl, starving = next_in_line(2)
+if starving then
   local stamp = now() + ttl + 1
   if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
   local prefix = ''
@@ -380,7 +404,7 @@ if heir then
   return 2
 end
 redis.call('DEL', KEYS[1])
-redis.pcall('SPUBLISH', ARGV[2], '')
+redis.pcall('SPUBLISH', ARGV[2], heir or '')
 return 1
 )lua");
 inline constexpr Script kLegacyHandOff = script_of("legacy_hand_off", kLegacyHandOffText);

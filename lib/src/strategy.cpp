@@ -1,5 +1,6 @@
 #include "strategy.hpp"
 
+#include <algorithm>
 #include <array>
 #include <span>
 #include <vector>
@@ -54,6 +55,11 @@ ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, c
   const auto replies = run_scripts(connection, scripts, std::span(&call, 1));
   return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
                                                                          : ReleaseOutcome::not_ours;
+}
+
+std::string starving_in_arg(const AttemptRequest& request) {
+  constexpr std::chrono::milliseconds kCentury = std::chrono::hours(24 * 36525);
+  return std::to_string(std::clamp(request.starving_in, std::chrono::milliseconds(0), kCentury).count());
 }
 
 void remove_from_queue(Connection& connection, std::string_view queue, std::string_view deadlines,

@@ -32,13 +32,16 @@ struct AttemptRequest {
   // A failed attempt also reports how long the holder's lease still runs, even where that costs
   // the server one more command.
   bool learn_remaining = false;
-  // The waiter's id when it waits in a queue in Redis (fair mode, or starving in notify mode):
-  // queued (or its place kept) when the attempt fails. Empty when not queued: a single try, or a
-  // waiter that has not waited long.
+  // The waiter's id when it waits in a queue in Redis (fair mode, or any wait in notify mode after
+  // its first attempt): queued (or its place kept) when the attempt fails. Empty when not queued:
+  // a single try, or a wait's first attempt.
   std::string_view queued_waiter;
   // The caller's deadline: no wait of lockbridge's own choosing within the attempt (a cluster's
   // TRYAGAIN backoff) runs past it. A single try's deadline is its start.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Notify mode: how long until the queued waiter starves (MutexOptions::starvation_after, counted
+  // from the start of its wait), recorded when it joins the queue; max(): never.
+  std::chrono::milliseconds starving_in = std::chrono::milliseconds::max();
 };
 
 enum class ReleaseOutcome {
@@ -57,8 +60,9 @@ class LockStrategy {
   // Takes a queued waiter that gives up out of the queue, and passes on a lock handed to it and
   // not claimed. Best effort; never throws.
   virtual void leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept;
-  // Whether this strategy's waiters may queue as starving in notify mode (the starvation rule).
-  virtual bool serves_starving() const noexcept { return false; }
+  // Whether this strategy's waiters queue in notify mode, so that a release wakes only the first
+  // and hands the lock to it once it starves (docs/design.md §10.5).
+  virtual bool queues_waiters() const noexcept { return false; }
   // A release that deletes announces it on `release_channel`, where the protocol allows.
   virtual ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                                  std::string_view release_channel) = 0;
@@ -94,8 +98,11 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
 ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const ScriptCall& call,
                                  std::string_view key);
 
-// Takes `waiter` out of a queue in Redis (fair or starving: the list `queue` and the hash
-// `deadlines`), in one round trip. Throws Error.
+// AttemptRequest::starving_in as a script argument: whole milliseconds, "never" as a century.
+std::string starving_in_arg(const AttemptRequest& request);
+
+// Takes `waiter` out of a queue in Redis (fair mode's or notify mode's: the list `queue`
+// and the hash `deadlines`), in one round trip. Throws Error.
 void remove_from_queue(Connection& connection, std::string_view queue, std::string_view deadlines,
                        std::string_view waiter);
 

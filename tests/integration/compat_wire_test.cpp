@@ -121,8 +121,8 @@ class CompatWireRedisLocker : public ::testing::Test {
                           {"{identity}", exactly(compat::RedisLocker::getRedisIdentityKey())},
                           {"{sha}", kSha},
                           {"{channel}", exactly(detail::release_channel(key_))},
-                          {"{starving}", exactly(detail::starving_queue(key_))},
-                          {"{starving-deadlines}", exactly(detail::starving_deadlines(key_))}};
+                          {"{waiters}", exactly(detail::waiter_queue(key_))},
+                          {"{waiter-times}", exactly(detail::waiter_times(key_))}};
     });
   }
 };
@@ -210,8 +210,8 @@ TEST_F(CompatWireTokenWatchdog, ReleaseIsOneCompareAndDelete) {
                             {"{token}", exactly(token)},
                             {"{sha}", kSha},
                             {"{channel}", exactly(detail::release_channel(key_))},
-                            {"{starving}", exactly(detail::starving_queue(key_))},
-                            {"{starving-deadlines}", exactly(detail::starving_deadlines(key_))}};
+                            {"{waiters}", exactly(detail::waiter_queue(key_))},
+                            {"{waiter-times}", exactly(detail::waiter_times(key_))}};
       });
 }
 

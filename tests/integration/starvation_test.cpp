@@ -19,6 +19,7 @@
 #include "companion_keys.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "redis_test_support.hpp"
+#include "redisson_peer.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -79,13 +80,16 @@ MutexOptions notify_options(milliseconds starvation_after, MutexOptions options 
   return options;
 }
 
-long long starving(const std::string& key) { return raw({"LLEN", detail::starving_queue(key)}).integer; }
+long long queued(const std::string& key) { return raw({"LLEN", detail::waiter_queue(key)}).integer; }
 
-// A waiter that queued as starving and is still alive (its deadline a minute ahead by the
-// server's clock), or one that died (its deadline `ms` ahead, never refreshed).
-void queue_starving(const std::string& key, const std::string& waiter, std::int64_t ms) {
-  raw({"RPUSH", detail::starving_queue(key), waiter});
-  raw({"HSET", detail::starving_deadlines(key), waiter, std::to_string(server_ms() + ms)});
+// A queued waiter that starves and is still alive (its deadline a minute ahead by the server's
+// clock), or one that died (its deadline `ms` ahead, never refreshed); with `starving` false, one
+// that will not starve for an hour.
+void queue_waiter(const std::string& key, const std::string& waiter, std::int64_t ms, bool starving = true) {
+  const std::int64_t now = server_ms();
+  raw({"RPUSH", detail::waiter_queue(key), waiter});
+  raw({"HSET", detail::waiter_times(key), waiter,
+       std::to_string(now + ms) + " " + std::to_string(starving ? now : now + 3600000)});
 }
 
 class Starvation : public ::testing::TestWithParam<Variant> {
@@ -130,7 +134,7 @@ TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
     std::lock_guard lock(order_mutex);
     order.push_back(who);
   };
-  // The early waiter starves at once (a bound of 1 ms) and queues in Redis.
+  // The early waiter queues in Redis and starves at once (a bound of 1 ms).
   Client early_client = test_client();
   auto early = make(early_client, key, milliseconds(1));
   auto early_done = std::async(std::launch::async, [&] {
@@ -138,7 +142,7 @@ TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
     record("early");
     early->unlock();
   });
-  ASSERT_TRUE(eventually([&] { return starving(key) == 1; })) << "the early waiter never queued as starving";
+  ASSERT_TRUE(eventually([&] { return queued(key) == 1; })) << "the early waiter never queued";
   // The late one never starves (the rule is off for its waits) and retries every few ms: it
   // would barge in at the release if the release freed the lock.
   Client late_client = test_client();
@@ -156,12 +160,12 @@ TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
   early_done.get();
   late_done.get();
   EXPECT_EQ(order, (std::vector<std::string>{"early", "late"}));
-  EXPECT_EQ(starving(key), 0) << "the served waiter leaves the queue";
+  EXPECT_EQ(queued(key), 0) << "the served waiter leaves the queue";
 }
 
 TEST_P(Starvation, AReleaseHandsTheLockToTheStarvingWaiterAndNoNewcomerTakesIt) {
   const std::string key = unique_key();
-  queue_starving(key, "starving-waiter", 60000);
+  queue_waiter(key, "starving-waiter", 60000);
   take_and_release(key);
   for (const std::string& each : keys_of(key)) {
     EXPECT_TRUE(handed_to(each, "starving-waiter")) << each << " was not handed to the starving waiter";
@@ -176,19 +180,19 @@ TEST_P(Starvation, AReleaseHandsTheLockToTheStarvingWaiterAndNoNewcomerTakesIt) 
 TEST_P(Starvation, AStarvingWaiterThatDiedBlocksTheLockNoLongerThanItsDeadline) {
   const std::string key = unique_key();
   // It queued and died: nothing refreshes its deadline, 300 ms ahead.
-  queue_starving(key, "dead-waiter", 300);
+  queue_waiter(key, "dead-waiter", 300);
   take_and_release(key);
   ASSERT_TRUE(handed_to(key, "dead-waiter")) << "the release hands the lock to the (not yet known dead) waiter";
   // The handoff runs out with the dead waiter's deadline, and a live waiter gets the lock.
   Client waiter_client = test_client();
   auto waiter = make(waiter_client, key, milliseconds(1));
   ASSERT_TRUE(waiter->try_lock_for(seconds(30))) << "a dead starving waiter must not block the lock";
-  EXPECT_EQ(raw({"HEXISTS", detail::starving_deadlines(key), "dead-waiter"}).integer, 0);
-  EXPECT_EQ(starving(key), 0);
+  EXPECT_EQ(raw({"HEXISTS", detail::waiter_times(key), "dead-waiter"}).integer, 0);
+  EXPECT_EQ(queued(key), 0);
   waiter->unlock();
 }
 
-TEST_P(Starvation, ShortWaitsNeverQueue) {
+TEST_P(Starvation, AWaiterQueuesAfterItsFirstAttemptAndLeavesTheQueueWithTheLock) {
   const std::string key = unique_key();
   Client holder_client = test_client();
   auto holder = make(holder_client, key, hours(1));
@@ -196,17 +200,47 @@ TEST_P(Starvation, ShortWaitsNeverQueue) {
   auto waiter = make(waiter_client, key, hours(1));
   ASSERT_TRUE(holder->try_lock());
   auto waited = std::async(std::launch::async, [&] { waiter->lock(); });
-  ASSERT_TRUE(eventually([&] { return waiter_client.stats().round_trips >= 3; }));
+  ASSERT_TRUE(eventually([&] { return queued(key) == 1; })) << "a waiter that must wait queues in Redis";
   holder->unlock();
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
   waited.get();
   EXPECT_TRUE(waiter->owns_lock());
   waiter->unlock();
-  EXPECT_EQ(raw({"EXISTS", detail::starving_queue(key), detail::starving_deadlines(key), detail::legacy_handoff(key)})
-                .integer,
+  EXPECT_EQ(raw({"EXISTS", detail::waiter_queue(key), detail::waiter_times(key), detail::legacy_handoff(key)}).integer,
             0)
-      << "a wait shorter than the bound leaves no trace in Redis";
+      << "the waiter that got the lock leaves no trace in Redis";
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil());
+}
+
+TEST_P(Starvation, AReleaseBeforeTheBoundFreesTheLockAndWakesOnlyTheFirstWaiter) {
+  const std::string key = unique_key();
+  // Two live waiters, neither starving yet.
+  queue_waiter(key, "first-waiter", 60000, /*starving=*/false);
+  queue_waiter(key, "second-waiter", 60000, /*starving=*/false);
+  PeerSubscriber ears(test_dir() + "/redis.sock", "SSUBSCRIBE", detail::release_channel(key));
+  ASSERT_TRUE(ears.subscribed());
+  take_and_release(key);
+  for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each << " must be free";
+  EXPECT_EQ(ears.next_message(), "first-waiter") << "the announcement wakes the first waiter alone";
+  EXPECT_EQ(queued(key), 2) << "nobody was served: both still wait";
+}
+
+TEST_P(Starvation, AFirstWaiterThatNeverComesBackDoesNotKeepTheOthersWaiting) {
+  const std::string key = unique_key();
+  Client holder_client = test_client();
+  auto holder = make(holder_client, key, hours(1));
+  ASSERT_TRUE(holder->try_lock());
+  // A first waiter that is alive by its deadline but does not answer its wake-up (it hangs).
+  queue_waiter(key, "silent-waiter", 60000, /*starving=*/false);
+  MutexOptions options = notify_options(hours(1), GetParam().base);
+  options.fair_waiter_timeout = milliseconds(600);  // a queued waiter asks again every 200 ms
+  Client waiter_client = test_client();
+  AnyLock waiter(GetParam().front, waiter_client, key, options);
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(seconds(30)); });
+  ASSERT_TRUE(eventually([&] { return queued(key) == 2; }));
+  holder->unlock();  // wakes the silent waiter only
+  ASSERT_TRUE(waited.get()) << "the free lock must not wait for a first waiter that does not starve";
+  waiter.unlock();
 }
 
 TEST_P(Starvation, AStarvingWaiterThatGivesUpLeavesTheQueue) {
@@ -217,8 +251,8 @@ TEST_P(Starvation, AStarvingWaiterThatGivesUpLeavesTheQueue) {
   Client waiter_client = test_client();
   auto waiter = make(waiter_client, key, milliseconds(1));
   EXPECT_FALSE(waiter->try_lock_for(milliseconds(300)));
-  EXPECT_EQ(starving(key), 0) << "a waiter that gave up must not be handed the lock later";
-  EXPECT_EQ(raw({"HLEN", detail::starving_deadlines(key)}).integer, 0);
+  EXPECT_EQ(queued(key), 0) << "a waiter that gave up must not be handed the lock later";
+  EXPECT_EQ(raw({"HLEN", detail::waiter_times(key)}).integer, 0);
   holder->unlock();
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each;
 }
@@ -232,9 +266,9 @@ TEST_P(Starvation, ALockHandedToAWaiterThatGaveUpIsPassedOn) {
   Client waiter_client = test_client();
   auto waiter = make(waiter_client, key, milliseconds(1));
   auto gave_up = std::async(std::launch::async, [&] { return waiter->try_lock_for(milliseconds(400)); });
-  ASSERT_TRUE(eventually([&] { return starving(key) == 1; }));
+  ASSERT_TRUE(eventually([&] { return queued(key) == 1; }));
   // A second starving waiter, alive, behind it.
-  queue_starving(key, "next-waiter", 60000);
+  queue_waiter(key, "next-waiter", 60000);
   // The release hands the lock to the first; if it claims it in time, it unlocks and the lock goes
   // on to the next one too. Either way the lock ends up with the next waiter, never stuck.
   holder->unlock();
@@ -245,10 +279,10 @@ TEST_P(Starvation, ALockHandedToAWaiterThatGaveUpIsPassedOn) {
 
 TEST_P(Starvation, AQueueKeyOfAnotherTypeDoesNotStopARelease) {
   const std::string key = unique_key();
-  raw({"SET", detail::starving_queue(key), "not a list"});
+  raw({"SET", detail::waiter_queue(key), "not a list"});
   take_and_release(key);
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil()) << each;
-  EXPECT_EQ(raw({"GET", detail::starving_queue(key)}).str, "not a list") << "a foreign key is left alone";
+  EXPECT_EQ(raw({"GET", detail::waiter_queue(key)}).str, "not a list") << "a foreign key is left alone";
 }
 
 TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
@@ -276,7 +310,7 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   auto other = make(other_client, key, milliseconds(1));
   auto waited = std::async(std::launch::async, [&] { return other->try_lock_for(seconds(30)); });
   ASSERT_TRUE(
-      eventually([&] { return starving(key) == 1 || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
+      eventually([&] { return queued(key) == 1 || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
   const long busy_at_queue = busy_acquisitions;
   const bool got = waited.get();
   const long busy_meanwhile = busy_acquisitions - busy_at_queue;
@@ -302,7 +336,7 @@ TEST(StarvationRule, TheFaithfulPresetKeepsJedisLocksRelease) {
   const std::string key = unique_key();
   // A starving lockbridge waiter is queued, but a faithful holder releases as jedis-lock does: a
   // plain DEL, no handoff, no announcement.
-  queue_starving(key, "starving-waiter", 60000);
+  queue_waiter(key, "starving-waiter", 60000);
   Client client = test_client();
   Mutex holder(client, key, faithful_options());
   ASSERT_TRUE(holder.try_lock());
@@ -321,7 +355,7 @@ TEST(StarvationRule, AHandedLockIsClaimedWithALargerFence) {
   Client waiter_client = test_client();
   Mutex waiter(waiter_client, key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
-  ASSERT_TRUE(eventually([&] { return starving(key) == 1; }));
+  ASSERT_TRUE(eventually([&] { return queued(key) == 1; }));
   holder.unlock();
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
   waited.get();
@@ -340,7 +374,7 @@ TEST(StarvationRule, PollModeWaitersNeverQueueAsStarving) {
   Client waiter_client = test_client();
   Mutex waiter(waiter_client, key, poll);
   EXPECT_FALSE(waiter.try_lock_for(milliseconds(200)));
-  EXPECT_EQ(raw({"EXISTS", detail::starving_queue(key)}).integer, 0);
+  EXPECT_EQ(raw({"EXISTS", detail::waiter_queue(key)}).integer, 0);
 }
 
 TEST(StarvationRule, ANegativeBoundIsRefused) {

@@ -112,13 +112,14 @@ struct MutexOptions {
   // for this long (it died, or hangs) is skipped, and a lock handed to it and not claimed is free
   // again after at most this long. Waiters ask at least three times per timeout while queued.
   std::chrono::milliseconds fair_waiter_timeout{5000};
-  // WaitMode::notify, token strategy (Mutex and MultiMutex): the starvation rule. A waiter that
-  // has waited this long without the lock (its wait in the local line included) is starving: it
-  // queues in Redis, and every release hands the lock to the first starving waiter instead of
-  // freeing it, until none is left. Shorter waits barge freely, which keeps throughput up. 0 turns
-  // the rule off for this Mutex's waits (its releases still hand over to starving waiters of
-  // others). docs/design.md §10.5.
-  std::chrono::milliseconds starvation_after{100};
+  // WaitMode::notify, token strategy (Mutex and MultiMutex) and hardened legacy: the starvation
+  // rule. Every waiter queues in Redis after its first attempt, and a release wakes only the first
+  // one, which races newcomers for the freed lock. Once that first waiter has waited this long
+  // without the lock (its wait in the local line included), it starves: releases then hand the
+  // lock to it instead of freeing it. Shorter waits barge freely, which keeps throughput up. 0
+  // turns starving off for this Mutex's waits (they still queue and are woken one by one, and its
+  // releases still hand over to starving waiters of others). docs/design.md §10.5.
+  std::chrono::milliseconds starvation_after{10};
   // lock() on a Mutex that already holds the lock counts up instead of failing, and the lock is
   // released by the matching last unlock(). Counted in this Mutex object, not per thread.
   bool reentrant = false;

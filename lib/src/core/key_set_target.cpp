@@ -24,7 +24,7 @@ KeySetTarget::KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::
     : state_(std::move(state)),
       keys_(std::move(keys)),
       waiter_timeout_ms_(std::to_string(waiter_timeout.count())),
-      queue_keys_{starving_queue(keys_.front()), starving_deadlines(keys_.front())} {
+      queue_keys_{waiter_queue(keys_.front()), waiter_times(keys_.front())} {
   key_views_.assign(keys_.begin(), keys_.end());
   key_views_.insert(key_views_.end(), queue_keys_.begin(), queue_keys_.end());
   channels_.reserve(keys_.size());
@@ -37,7 +37,8 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   std::string token = random_token();
   const std::string lease_ms = std::to_string(request.lease.count());
-  const std::array<std::string_view, 4> args{token, lease_ms, request.queued_waiter, waiter_timeout_ms_};
+  const std::string starving_in = starving_in_arg(request);
+  const std::array<std::string_view, 5> args{token, lease_ms, request.queued_waiter, waiter_timeout_ms_, starving_in};
   ReplyPtr reply;
   bool sent = false;
   try {
@@ -111,7 +112,7 @@ void KeySetTarget::leave_queue(std::string_view waiter) noexcept {
     state_->with_connection(keys_.front(), [&](Connection& connection) {
       remove_from_queue(connection, queue_keys_[0], queue_keys_[1], waiter);
     });
-    // Keys a release handed to this waiter just before it gave up go on to the next starving
+    // Keys a release handed to this waiter just before it gave up go on to the next
     // waiter (or are freed) rather than stay blocked until the handoff runs out.
     (void)release_all(waiter);
   } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway

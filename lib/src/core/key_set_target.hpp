@@ -1,7 +1,7 @@
 // A lock on several keys, taken all or nothing by one script (kMultiAcquire) with one token, and
 // released by one script that deletes every key still holding it (or hands them all to the first
-// starving waiter). The keys are sorted and distinct (MultiMutex does it), so every process takes
-// them in one order. Its starving waiters queue at the first key's companions.
+// waiter once it starves). The keys are sorted and distinct (MultiMutex does it), so every process
+// takes them in one order. Its waiters queue at the first key's companions.
 #pragma once
 
 #include <memory>
@@ -16,7 +16,7 @@ namespace lockbridge::detail {
 
 class KeySetTarget final : public LockTarget {
  public:
-  // `waiter_timeout`: MutexOptions::fair_waiter_timeout, how long a starving waiter stays queued
+  // `waiter_timeout`: MutexOptions::fair_waiter_timeout, how long a waiter stays queued
   // without asking again.
   KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys,
                std::chrono::milliseconds waiter_timeout);
@@ -28,7 +28,7 @@ class KeySetTarget final : public LockTarget {
   std::optional<ReleaseChannel> channel() const override { return ReleaseChannel{channels_.front()}; }
   // The script always reports the blocking key's PTTL.
   bool always_learns_remaining() const noexcept override { return true; }
-  bool serves_starving() const noexcept override { return true; }
+  bool queues_waiters() const noexcept override { return true; }
   TargetAttempt attempt(const AttemptRequest& request) override;
   void leave_queue(std::string_view waiter) noexcept override;
   // true only when every key still held the token (the others are left alone).
@@ -48,7 +48,7 @@ class KeySetTarget final : public LockTarget {
   const std::shared_ptr<ClientState> state_;
   const std::vector<std::string> keys_;
   const std::string waiter_timeout_ms_;
-  std::vector<std::string> queue_keys_;      // the starving queue and its deadlines (of the first key)
+  std::vector<std::string> queue_keys_;      // the waiter queue and its times (of the first key)
   std::vector<std::string_view> key_views_;  // of keys_ and then queue_keys_: the scripts' KEYS
   std::vector<std::string> channels_;        // release_channel() of each key, in the same order
 };

@@ -39,7 +39,7 @@ bool LockCore::try_once() {
 bool LockCore::acquire_until(Clock::time_point deadline) {
   if (hold_again()) return true;
   const WaitPlan plan{
-      options_, *state_, line_, target_->channel(), target_->always_learns_remaining(), target_->serves_starving()};
+      options_, *state_, line_, target_->channel(), target_->always_learns_remaining(), target_->queues_waiters()};
   return wait_for_lock(*this, plan, deadline);
 }
 

@@ -71,9 +71,9 @@ class LockTarget {
   virtual std::optional<ReleaseChannel> channel() const = 0;
   // Whether every failed attempt reports the holder's remaining lease without being asked.
   virtual bool always_learns_remaining() const noexcept { return false; }
-  // Whether a waiter may queue as starving (AttemptRequest::queued_waiter in notify mode), and
-  // releases hand the lock to the first starving waiter (the starvation rule).
-  virtual bool serves_starving() const noexcept { return false; }
+  // Whether waiters queue in notify mode (AttemptRequest::queued_waiter), so that a release wakes
+  // only the first, and hands the lock to it once it starves (docs/design.md §10.5).
+  virtual bool queues_waiters() const noexcept { return false; }
 
   // One attempt. A reply lost to io, timeout or protocol (the request may have run) is undone
   // where the target can, then rethrown; every error names the key. Throws Error.

@@ -21,7 +21,7 @@ class SingleKeyTarget final : public LockTarget {
   const std::string& key() const noexcept override { return key_; }
   std::string identity() const override;
   std::optional<ReleaseChannel> channel() const override { return channel_; }
-  bool serves_starving() const noexcept override { return strategy_->serves_starving(); }
+  bool queues_waiters() const noexcept override { return strategy_->queues_waiters(); }
   TargetAttempt attempt(const AttemptRequest& request) override;
   bool release(const std::string& value) override;
   TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) override;

@@ -126,9 +126,9 @@ LegacyHardened::LegacyHardened(const MutexOptions& options, ScriptCache& scripts
 std::string LegacyHardened::unit() const { return options_.format == LegacyFormat::epoch_seconds ? "s" : "ms"; }
 
 ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milliseconds lease,
-                                        std::string_view expected, std::string_view queued_waiter) const {
+                                        std::string_view expected, const AttemptRequest* request) const {
   const bool cas = !expected.empty();
-  const bool queued = !cas && !queued_waiter.empty();
+  const bool queued = !cas && request && !request->queued_waiter.empty();
   ScriptCall call{&kLegacyHardenedAcquire,
                   {std::string(key)},
                   {cas      ? "cas"
@@ -137,8 +137,9 @@ ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milli
                    owner_.empty() ? std::string() : owner_ + ":", unit(), std::to_string(lease.count()),
                    std::to_string((lease + options_.safety_ttl_grace).count()), std::string(expected)}};
   if (queued) {
-    call.keys.insert(call.keys.end(), {starving_queue(key), starving_deadlines(key), legacy_handoff(key)});
-    call.args.insert(call.args.end(), {std::string(queued_waiter), waiter_timeout_ms_});
+    call.keys.insert(call.keys.end(), {waiter_queue(key), waiter_times(key), legacy_handoff(key)});
+    call.args.insert(call.args.end(),
+                     {std::string(request->queued_waiter), waiter_timeout_ms_, starving_in_arg(*request)});
   }
   return call;
 }
@@ -157,8 +158,8 @@ LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply
 LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& connection, std::string_view key,
                                                                 std::chrono::milliseconds lease,
                                                                 std::string_view expected,
-                                                                std::string_view queued_waiter) {
-  const ScriptCall call = acquire_call(key, lease, expected, queued_waiter);
+                                                                const AttemptRequest* queued) {
+  const ScriptCall call = acquire_call(key, lease, expected, queued);
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
   return read_acquire_reply(*replies.front(), describe(expected.empty() ? "acquire" : "take over", key));
 }
@@ -167,7 +168,7 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
                                            const AttemptRequest& request) {  // learns remaining always
   const std::chrono::milliseconds lease = request.lease;
   AcquireAttempt attempt;
-  ScriptResult result = run_acquire_script(connection, key, lease, {}, request.queued_waiter);
+  ScriptResult result = run_acquire_script(connection, key, lease, {}, &request);
   if (!result.written && result.value) {
     const auto stamp = parse_legacy_value(*result.value, options_.format);
     // A value no stamp reads but with a TTL is a lock of another kind (a token lock, while a fleet
@@ -203,7 +204,7 @@ ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view 
   // The announcement is a PUBLISH on a channel Java peers never read, and a handoff to a starving
   // waiter writes a stamp they read as any held lock: both invisible to them.
   const ScriptCall call{&kLegacyHandOff,
-                        {std::string(key), starving_queue(key), starving_deadlines(key), legacy_handoff(key)},
+                        {std::string(key), waiter_queue(key), waiter_times(key), legacy_handoff(key)},
                         {std::string(value), std::string(release_channel), unit(),
                          options_.format == LegacyFormat::uuid_ms ? "uuid" : ""}};
   return release_by_script(connection, scripts_, call, key);
@@ -213,9 +214,9 @@ void LegacyHardened::leave_queue(Connection& connection, std::string_view key,
                                  std::string_view queued_waiter) noexcept {
   if (queued_waiter.empty()) return;
   try {
-    remove_from_queue(connection, starving_queue(key), starving_deadlines(key), queued_waiter);
+    remove_from_queue(connection, waiter_queue(key), waiter_times(key), queued_waiter);
     // A release may have handed the lock to this waiter just before it gave up ("<waiter> <value>"):
-    // pass it on to the next starving waiter (or free it) rather than leave it blocked.
+    // pass it on to the next waiter (or free it) rather than leave it blocked.
     const ReplyPtr reply = connection.run({"GET", legacy_handoff(key)});
     const redisReply& record = *reply;
     if (record.type != REDIS_REPLY_STRING) return;

@@ -39,7 +39,7 @@ class LegacyHardened final : public LockStrategy {
                                             std::string_view value) const override;
   LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
   void leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept override;
-  bool serves_starving() const noexcept override { return true; }
+  bool queues_waiters() const noexcept override { return true; }
 
  private:
   struct ScriptResult {
@@ -49,17 +49,17 @@ class LegacyHardened final : public LockStrategy {
     std::int64_t pttl_ms = -1;  // not written: the key's PTTL (-1 no TTL, -2 gone)
   };
   // The acquire script: a new stamp if the key is free (`expected` empty) or still holds `expected`;
-  // for a starving waiter (`queued_waiter`), when free and its turn, or handed to it.
+  // for a queued waiter (`request`'s queued_waiter), when free and allowed, or handed to it.
   ScriptCall acquire_call(std::string_view key, std::chrono::milliseconds lease, std::string_view expected,
-                          std::string_view queued_waiter = {}) const;
+                          const AttemptRequest* request = nullptr) const;
   std::string unit() const;  // the acquire script's ARGV[3]: "s" or "ms"
   static ScriptResult read_acquire_reply(const redisReply& reply, std::string_view context);
   ScriptResult run_acquire_script(Connection& connection, std::string_view key, std::chrono::milliseconds lease,
-                                  std::string_view expected, std::string_view queued_waiter = {});
+                                  std::string_view expected, const AttemptRequest* queued = nullptr);
 
   LegacyOptions options_;
   std::string owner_;
-  std::string waiter_timeout_ms_;  // starving waiters' MutexOptions::fair_waiter_timeout
+  std::string waiter_timeout_ms_;  // queued waiters' MutexOptions::fair_waiter_timeout
 };
 
 }  // namespace lockbridge::detail

@@ -20,7 +20,7 @@ AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_vi
   last_token_ = fixed_value_.empty() ? random_token() : fixed_value_;
   const std::string lease_ms = std::to_string(request.lease.count());
   if (!set_nx_get_ || fencing_ || fair_ || !request.queued_waiter.empty())
-    return acquire_by_script(connection, key, lease_ms, request.queued_waiter);
+    return acquire_by_script(connection, key, lease_ms, request);
   return acquire_by_set(connection, key, lease_ms, request.learn_remaining);
 }
 
@@ -46,7 +46,7 @@ AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string
   const std::string context = describe("acquire", key);
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("ERR syntax")) {
     set_nx_get_ = false;  // Redis before 7.0 cannot combine NX and GET
-    return acquire_by_script(connection, key, lease_ms, {});
+    return acquire_by_script(connection, key, lease_ms, AttemptRequest{});
   }
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("WRONGTYPE")) {
     // Rare: one more round trip to say what the key is.
@@ -69,14 +69,15 @@ AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string
 }
 
 AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::string_view key,
-                                                const std::string& lease_ms, std::string_view queued_waiter) {
+                                                const std::string& lease_ms, const AttemptRequest& request) {
   // Fair mode queues every waiter (a single try too: it must not pass the queue); notify mode
-  // queues only a starving waiter, in the starving queue.
-  const bool queued = fair_ || !queued_waiter.empty();
+  // queues a wait from its second attempt on, in the waiter queue.
+  const bool queued = fair_ || !request.queued_waiter.empty();
   ScriptCall call{queued ? &kTokenAcquireFair : &kTokenAcquire, {std::string(key)}, {last_token_, lease_ms}};
   if (queued) {
     call.keys.insert(call.keys.end(), {queue_of(key), deadlines_of(key)});
-    call.args.insert(call.args.end(), {std::string(queued_waiter), waiter_timeout_ms_});
+    call.args.insert(call.args.end(), {std::string(request.queued_waiter), waiter_timeout_ms_});
+    if (!fair_) call.args.push_back(starving_in_arg(request));
   }
   if (fencing_) call.keys.push_back(fence_counter(key));
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
@@ -97,11 +98,11 @@ AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::str
 }
 
 std::string TokenStrategy::queue_of(std::string_view key) const {
-  return fair_ ? fair_queue(key) : starving_queue(key);
+  return fair_ ? fair_queue(key) : waiter_queue(key);
 }
 
 std::string TokenStrategy::deadlines_of(std::string_view key) const {
-  return fair_ ? fair_deadlines(key) : starving_deadlines(key);
+  return fair_ ? fair_deadlines(key) : waiter_times(key);
 }
 
 void TokenStrategy::leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept {
@@ -109,7 +110,7 @@ void TokenStrategy::leave_queue(Connection& connection, std::string_view key, st
   try {
     remove_from_queue(connection, queue_of(key), deadlines_of(key), queued_waiter);
     // A release may have handed the lock to this waiter just before it gave up: pass it on to the
-    // next starving waiter (or free it) rather than leave it blocked until the handoff runs out.
+    // next waiter (or free it) rather than leave it blocked until the handoff runs out.
     if (!fair_) (void)release(connection, key, queued_waiter, release_channel(key));
   } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
   }

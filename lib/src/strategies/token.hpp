@@ -1,5 +1,5 @@
 // token: SET key <128-bit random token> NX PX lease; release and extend are owner-checked Lua.
-// With fencing, in fair mode or for a starving waiter the acquire is a script too (it also draws
+// With fencing, in fair mode or for a queued waiter the acquire is a script too (it also draws
 // the fence or keeps the queue), and a release hands the lock to a starving waiter instead of
 // freeing it, docs/design.md 4.4, 10.4 and 10.5.
 #pragma once
@@ -15,7 +15,7 @@ class TokenStrategy final : public LockStrategy {
   AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
   void leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept override;
   // In notify and poll mode; fair mode queues everyone anyway.
-  bool serves_starving() const noexcept override { return !fair_; }
+  bool queues_waiters() const noexcept override { return !fair_; }
   ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
                          std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
@@ -28,15 +28,15 @@ class TokenStrategy final : public LockStrategy {
   AcquireAttempt acquire_by_set(Connection& connection, std::string_view key, const std::string& lease_ms,
                                 bool learn_remaining);
   AcquireAttempt acquire_by_script(Connection& connection, std::string_view key, const std::string& lease_ms,
-                                   std::string_view queued_waiter);
-  // The queue this strategy's waiters join: fair mode's, else the starving waiters'.
+                                   const AttemptRequest& request);
+  // The queue this strategy's waiters join: fair mode's, else notify mode's.
   std::string queue_of(std::string_view key) const;
   std::string deadlines_of(std::string_view key) const;
 
   const bool fencing_;
   const std::string fixed_value_;  // TokenOptions::fixed_value: one identity instead of a token per attempt
   const bool fair_;
-  const std::string waiter_timeout_ms_;  // fair mode and starving waiters
+  const std::string waiter_timeout_ms_;  // queued waiters
   std::string last_token_;               // of the last attempt, for abandon_attempt
   bool set_nx_get_ = true;               // false once the server refused SET ... NX GET (Redis < 7.0)
 };

@@ -14,14 +14,14 @@ namespace lockbridge::detail {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// A waiter's place in a queue in Redis (fair mode's, or the starving waiters'), left when the
+// A waiter's place in a queue in Redis (fair mode's, or notify mode's), left when the
 // wait ends without the lock (an acquisition takes it out of the queue itself).
 struct QueueSeat {
   ~QueueSeat() {
     if (!waiter.empty() && !taken) contender.leave_queue(waiter);
   }
   // From the next attempt on, the waiter queues under a fresh id: drawn only now, so that a wait
-  // that never queues costs nothing.
+  // that never queues (the uncontended path) costs nothing.
   void take() {
     if (waiter.empty()) waiter = random_token();
   }
@@ -45,22 +45,24 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   const bool fair = options.wait_mode == WaitMode::fair;
   const bool backoff = options.retry.kind == RetryPolicy::Kind::backoff;
   const bool notify = options.wait_mode != WaitMode::poll && plan.channel.has_value();
-  // The starvation rule: from this moment on the waiter queues as starving, and releases hand
-  // the lock to the first starving waiter rather than let a newcomer barge in.
-  const bool may_starve = notify && !fair && plan.serves_starving && options.starvation_after.count() > 0;
-  const auto starving_from = may_starve ? began + options.starvation_after : Clock::time_point::max();
+  // Notify mode's queue (docs/design.md §10.5): from its second attempt on, a waiter queues in
+  // Redis, so that a release wakes the first waiter alone rather than every one, and hands the
+  // lock to it once it starves (it has waited starvation_after, counted from this call).
+  const bool queues = notify && !fair && plan.queues_waiters;
+  const auto starving_from =
+      options.starvation_after.count() > 0 ? began + options.starvation_after : Clock::time_point::max();
   QueueSeat seat{contender, {}};
   if (fair) seat.take();
   ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}));
-  if (notify) listener.listen_if_subscribed();                          // from before the first attempt, at no cost
-  AttemptRequest request{options.lease, false, seat.waiter, deadline};  // first: the uncontended fast path
-  std::optional<Clock::time_point> due;                                 // the policy's next attempt
-  bool heartbeat = false;  // this attempt came early: to keep a queued place, or to join the queue
+  if (notify) listener.listen_if_subscribed();  // from before the first attempt, at no cost
+  // The first attempt is the uncontended fast path.
+  AttemptRequest request{options.lease, false, seat.waiter, deadline};
+  std::optional<Clock::time_point> due;  // the policy's next attempt
+  bool heartbeat = false;                // this attempt came early, to keep a queued place
   for (;;) {
     if (place) place->wait_while_held_here(deadline);
-    if (!seat.queued() && Clock::now() >= starving_from) {
-      seat.take();
-      request.queued_waiter = seat.waiter;
+    if (queues && starving_from != Clock::time_point::max()) {
+      request.starving_in = std::chrono::ceil<std::chrono::milliseconds>(starving_from - Clock::now());
     }
     listener.arm();
     const TargetAttempt result = contender.attempt(request);
@@ -69,6 +71,18 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       return true;
     }
     listener.drop_if_redirected();
+    // A set of keys listens where it is blocked now (another key than before, perhaps).
+    if (notify && result.blocked_on) listener.switch_to(*result.blocked_on);
+    if (queues && !seat.queued()) {
+      // The first attempt failed: queue, subscribed first (a release between the two attempts is
+      // then heard), and try again at once; that attempt joins the queue and learns when the
+      // holder's lease ends. The policy does not count it.
+      seat.take();
+      request.queued_waiter = seat.waiter;
+      request.learn_remaining = true;
+      if (!listener.listening()) listener.listen(deadline);
+      continue;
+    }
     const bool queued = seat.queued();
     const bool asked_remaining = std::exchange(request.learn_remaining, true);
     if (!queued && !asked_remaining && !plan.always_learns_remaining && !result.holder_remaining && backoff) {
@@ -80,28 +94,22 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
     if (!heartbeat) due = schedule.next(Clock::now(), result.holder_remaining);
     if (!due) return false;
     if (queued && listener.listening() && backoff) {
-      // A release hands the lock to the queued waiter whose turn it is, by name: backing off
-      // sooner only spends round trips. Wait for the message, or for the holder's lease to end (a
-      // holder that died announces nothing); the heartbeat below keeps the place alive.
+      // A release wakes the queued waiter whose turn it is, by name: backing off sooner only
+      // spends round trips. Wait for the message, or for the holder's lease to end (a holder that
+      // died announces nothing); the heartbeat below keeps the place alive.
       const auto lease_end =
           result.holder_remaining ? Clock::now() + *result.holder_remaining : Clock::time_point::max();
       due = std::max(*due, std::min(deadline, lease_end));
     }
-    if (notify) {
-      // A set of keys listens where it is blocked now (another key than before, perhaps).
-      if (result.blocked_on) listener.switch_to(*result.blocked_on);
-      // A release between the failed attempt and the subscription went unheard: once the server
-      // confirms the subscription, bring the due attempt forward. The policy still counts it, so
-      // a lock that keeps changing hands cannot make this loop spin past the policy.
-      if (!listener.listening() && listener.listen(*due)) continue;
-    }
-    // A queued waiter asks again in time to keep its place; a waiter about to starve asks when it
-    // does, to join the queue.
-    const auto wake_by =
-        queued ? std::min(*due, Clock::now() + options.fair_waiter_timeout / 3) : std::min(*due, starving_from);
-    // Announcements that name another waiter are handoffs to it: they do not wake this one.
+    // A release between the failed attempt and the subscription went unheard: once the server
+    // confirms the subscription, bring the due attempt forward. The policy still counts it, so a
+    // lock that keeps changing hands cannot make this loop spin past the policy.
+    if (notify && !listener.listening() && listener.listen(*due)) continue;
+    // A queued waiter asks again in time to keep its place.
+    const auto wake_by = queued ? std::min(*due, Clock::now() + options.fair_waiter_timeout / 3) : *due;
+    // Announcements that name another waiter are for it: they do not wake this one.
     const bool heard = listener.wait_until(wake_by, seat.waiter);
-    heartbeat = !heard && Clock::now() < *due && (queued || Clock::now() >= starving_from);
+    heartbeat = !heard && queued && Clock::now() < *due;
   }
 }
 

@@ -34,19 +34,19 @@ struct WaitPlan {
   std::optional<ReleaseChannel> channel;  // where releases are announced; nullopt: nowhere (poll)
   // Every failed attempt reports the holder's remaining lease (no fast first attempt needed).
   bool always_learns_remaining = false;
-  // The target queues starving waiters and hands releases to them (LockTarget::serves_starving).
-  bool serves_starving = false;
+  // The target queues notify mode's waiters (LockTarget::queues_waiters).
+  bool queues_waiters = false;
 };
 
 // Waits in the local line, then attempts until acquired (true) or the retry policy gives up at
 // `deadline` (false). Between attempts it sleeps until the policy's next attempt is due, unless a
 // release is heard first: from a holder in this process (through the line) or, in notify and fair
-// mode, announced by Redis. In notify mode a waiter that has waited starvation_after (counted
-// from the call, its time in the local line included) starts queuing as starving, and releases
-// then hand the lock to the first starving waiter (docs/design.md §10.5). A queued waiter (fair,
-// or starving) also attempts at least three times per fair_waiter_timeout, each attempt keeping
-// its place in the queue alive, and leaves the queue when it gives up. Throws what an attempt
-// throws.
+// mode, announced by Redis. In notify mode a wait queues in Redis from its second attempt on, so
+// that a release wakes the first waiter alone, and once that waiter has waited starvation_after
+// (counted from the call, its time in the local line included) the release hands the lock to it
+// instead of freeing it (docs/design.md §10.5). A queued waiter (fair, or notify) also attempts at
+// least three times per fair_waiter_timeout, each attempt keeping its place in the queue alive,
+// and leaves the queue when it gives up. Throws what an attempt throws.
 bool wait_for_lock(Contender& contender, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace lockbridge::detail
