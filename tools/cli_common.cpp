@@ -78,8 +78,8 @@ void add_lock_options(po::options_description& options) {
       "wait-mode", po::value<std::string>()->default_value("notify"),
       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
       "plus a first-come first-served queue across processes; token strategy)")(
-      "starvation-after", number_value("100"),
-      "notify mode: a waiter that has waited MS ms (0 to 365 days; 0: never) queues, and releases hand the lock "
+      "starvation-after", number_value(std::to_string(MutexOptions{}.starvation_after.count())),
+      "notify mode: a waiter that has waited MS ms (0 to 365 days; 0: never) starves, and releases hand the lock "
       "to it instead of letting newcomers barge (token, legacy hardened)")(
       "watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")(
       "fencing", "token strategy: draw a fencing token with each acquisition")(
