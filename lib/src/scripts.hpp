@@ -268,9 +268,9 @@ return 0
 // ARGV[4] waiter timeout ms, ARGV[5] ms until the waiter starves. Every key is looked at before
 // anything is written: a key of another type anywhere is an error (waiting would never end it). A
 // key that exists blocks, unless a release handed it to this waiter (it holds the waiter's id:
-// kMultiRelease); a queued waiter also waits for a starving waiter queued ahead of it. Blocked: {0, i, pttl} names the first blocking key (1-based) and its
-// PTTL ({0, 1, -2} when only the queue blocks), nothing is written but the waiter's place in the
-// queue. Otherwise each key is SET to the token with the lease: {1}. Atomic like every script, so
+// kMultiRelease); a queued waiter also waits for a starving waiter queued ahead of it. Blocked: {0, i, pttl} names the
+// first blocking key (1-based) and its PTTL ({0, 1, -2} when only the queue blocks), nothing is written but the
+// waiter's place in the queue. Otherwise each key is SET to the token with the lease: {1}. Atomic like every script, so
 // no other client sees a partial set. Redis Cluster: all keys must be in one slot (CROSSSLOT
 // otherwise).
 inline constexpr auto kMultiAcquireText = joined(kFairPrelude, R"lua(

@@ -97,9 +97,7 @@ AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::str
   return attempt;
 }
 
-std::string TokenStrategy::queue_of(std::string_view key) const {
-  return fair_ ? fair_queue(key) : waiter_queue(key);
-}
+std::string TokenStrategy::queue_of(std::string_view key) const { return fair_ ? fair_queue(key) : waiter_queue(key); }
 
 std::string TokenStrategy::deadlines_of(std::string_view key) const {
   return fair_ ? fair_deadlines(key) : waiter_times(key);
