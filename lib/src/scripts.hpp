@@ -91,14 +91,19 @@ local function keep_place(first, waiter, timeout, starving_in)
   redis.call('PEXPIRE', KEYS[first], 2 * timeout)
   redis.call('PEXPIRE', times, 2 * timeout)
 end
+-- Whether `waiter` may take a free lock, by the queue at KEYS[first]: nobody live is queued, or
+-- `waiter` is first, or the first does not starve yet (it races like anyone else).
+local function may_take_free(first, waiter)
+  local head, _, starving = live_head(KEYS[first], KEYS[first + 1])
+  return not head or head == waiter or not starving
+end
 -- Takes `waiter` out of the queue at KEYS[first]: it got the lock.
 local function leave_place(first, waiter)
   redis.call('LREM', KEYS[first], 1, waiter)
   redis.call('HDEL', KEYS[first + 1], waiter)
 end
 -- A queued attempt's view of the lock KEYS[1] and its queue (KEYS[2], KEYS[3]): the lock key's
--- type ('string' or 'none'), and whether a free lock may be taken by `waiter`: nobody live is
--- queued, or `waiter` is first, or the first does not starve yet (it races like anyone else); or
+-- type ('string' or 'none'), and whether a free lock may be taken by `waiter` (may_take_free); or
 -- nil, nil and the error reply when the lock or a queue key holds another type. Runs before
 -- anything is written.
 local function queued_view(waiter)
@@ -108,8 +113,7 @@ local function queued_view(waiter)
   end
   local bad_queue = queue_error(2)
   if bad_queue then return nil, nil, bad_queue end
-  local head, _, starving = live_head(KEYS[2], KEYS[3])
-  return kind, not head or head == waiter or not starving
+  return kind, may_take_free(2, waiter)
 end
 )lua";
 
@@ -295,8 +299,7 @@ local may_take = true
 if me ~= '' then
   local bad_queue = queue_error(n + 1)
   if bad_queue then return bad_queue end
-  local head, _, starving = live_head(KEYS[n + 1], KEYS[n + 2])
-  may_take = not head or head == me or not starving
+  may_take = may_take_free(n + 1, me)
 end
 if not blocking and (handed or may_take) then
   for i = 1, n do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
