@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config            # toolchain
   libhiredis-dev                       # RESP client (hiredis 0.14)
-  libssl-dev                           # libcrypto: Lua scripts' SHA1 (EVALSHA without SCRIPT LOAD)
+  libssl-dev openssl                   # the TLS transport; libcrypto: Lua scripts' SHA1; the test CA
   libboost-program-options-dev         # CLI parsing
   nlohmann-json3-dev                   # JSON output
   libgtest-dev libgmock-dev            # tests

@@ -69,10 +69,10 @@ int run_audit(int argc, char** argv) {
     details.emplace(file, kOwnerOnly);  // lock values (tokens), as convert's
   }
 
-  const RedisTarget target(url_option(vm));
+  const RedisTarget target(vm);
   // Every master of a cluster (SCAN sees one server's keys), only masters: a replica's keys are
   // its master's.
-  const std::vector<Client> masters = Client(target.url()).masters();
+  const std::vector<Client> masters = target.client().masters();
   ScanProgress progress("audit", total_keys(masters));
   audit::Tally tally;
   std::vector<audit::KeySample> batch;

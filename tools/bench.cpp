@@ -12,7 +12,7 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--key K] [--check-key CK]\n"
+    "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--lock-key K] [--check-key CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
     "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--watchdog] [--fencing] [--retry MS]\n"
     "                 [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n"
@@ -36,9 +36,9 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   config.lock = lock_options_from(vm);
   config.lock.acquire_timeout =
       milliseconds_option(vm, "timeout", std::chrono::milliseconds::zero(), kMaxOptionDuration);
-  if (vm.count("key")) config.key = vm["key"].as<std::string>();
+  if (vm.count("lock-key")) config.key = vm["lock-key"].as<std::string>();
   if (vm.count("check-key")) config.check_key = vm["check-key"].as<std::string>();
-  if (vm.count("key") && config.key.empty()) throw Error(Errc::bad_option, "--key must not be empty");
+  if (vm.count("lock-key") && config.key.empty()) throw Error(Errc::bad_option, "--lock-key must not be empty");
   if (vm.count("check-key") && config.check_key.empty()) throw Error(Errc::bad_option, "--check-key must not be empty");
   config.clients = static_cast<int>(count_option(vm, "clients", 1, bench::kMaxClients));
   config.procs = vm.count("procs") > 0;
@@ -75,8 +75,8 @@ int renewal_bench(const po::variables_map& vm) {
   if (vm["lease"].defaulted()) options.lease = std::chrono::milliseconds(3000);
   options.validate();
   const std::chrono::milliseconds duration = duration_option(vm);
-  RedisTarget target(url_option(vm));
-  const auto result = bench::run_renewal_bench(target.url(), options, locks, duration);
+  const RedisTarget target(vm);
+  const auto result = bench::run_renewal_bench(target.server(), options, locks, duration);
   const nlohmann::ordered_json json = bench::to_json(result);
   if (vm.count("json")) {
     std::cout << dump_line(json) << std::endl;
@@ -93,7 +93,7 @@ int run_bench(int argc, char** argv) {
   po::options_description options("bench options");
   add_lock_options(options);
   add_url_option(options);
-  options.add_options()("key", po::value<std::string>(), "the lock key (default: a fresh lockbridge:bench:<random>)")(
+  options.add_options()("lock-key", po::value<std::string>(), "the lock key (default: a fresh lockbridge:bench:<random>)")(
       "check-key", po::value<std::string>(), "the check key (default: KEY:check)")(
       "clients", number_value("1"), "concurrent clients (1 to 256), each with its own connections")(
       "procs", "one process per client instead of one thread")("duration", number_value("5"),
@@ -111,8 +111,8 @@ int run_bench(int argc, char** argv) {
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   if (vm.count("renewals")) return renewal_bench(vm);
   const bench::BenchConfig config = config_from(vm);
-  RedisTarget target(url_option(vm));
-  const bench::BenchResult result = bench::run_bench(config, target.url(), target.embedded_server());
+  RedisTarget target(vm);
+  const bench::BenchResult result = bench::run_bench(config, target.server(), target.embedded_server());
   if (vm.count("json")) {
     std::cout << dump_line(bench::to_json(result)) << std::endl;
   } else {

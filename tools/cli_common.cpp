@@ -44,28 +44,62 @@ int exit_code_for(Errc code) noexcept {
   }
 }
 
-RedisTarget::RedisTarget(const std::optional<std::string>& url_option) {
-  if (url_option) {
-    url_ = *url_option;
+Client RedisServer::client(ClientOptions options) const {
+  options.tls = tls;
+  return Client(url, options);
+}
+
+namespace {
+TlsOptions tls_options_from(const po::variables_map& vm) {
+  TlsOptions tls;
+  tls.enabled = vm.count("tls") > 0;
+  const auto text = [&vm](const char* name) { return vm.count(name) ? vm[name].as<std::string>() : std::string(); };
+  tls.ca_file = text("cacert");
+  tls.ca_dir = text("cacertdir");
+  tls.cert_file = text("cert");
+  tls.key_file = text("key");
+  tls.server_name = text("sni");
+  tls.verify = vm.count("insecure") == 0;
+  return tls;
+}
+}  // namespace
+
+RedisTarget::RedisTarget(const po::variables_map& vm) {
+  server_.tls = tls_options_from(vm);
+  server_.tls.validate();
+  const bool tls_flags = server_.tls.enabled || !server_.tls.ca_file.empty() || !server_.tls.ca_dir.empty() ||
+                         !server_.tls.cert_file.empty() || !server_.tls.server_name.empty() || !server_.tls.verify;
+  if (vm.count("url")) {
+    server_.url = vm["url"].as<std::string>();
   } else if (const char* env = std::getenv("LOCKBRIDGE_URL"); env != nullptr && *env != '\0') {
-    url_ = env;
+    server_.url = env;
+  } else if (tls_flags) {
+    throw Error(Errc::bad_option, "the TLS options need a server: --url rediss://HOST:PORT (or $LOCKBRIDGE_URL); "
+                                  "the embedded redis-server speaks plain TCP");
   } else {
     embedded_ = EmbeddedRedis::start();
-    url_ = embedded_->url();
+    server_.url = embedded_->url();
+  }
+  if (!server_.tls.verify) {
+    std::cerr << "lockbridge: warning: --insecure: the server's certificate is not checked; anyone on the path can "
+                 "read and change the traffic, lock tokens and password included\n";
   }
 }
 
 void add_url_option(po::options_description& options) {
   options.add_options()("url", po::value<std::string>(),
-                        "Redis URL: redis://[user[:password]@]host[:port][/db], unix:///path[?db=N], "
-                        "redis-sentinel://host:port[,host:port...]/master-name or "
-                        "redlock://host:port,host:port,host:port[,...] (an odd number of masters). "
-                        "Default: $LOCKBRIDGE_URL, else a private redis-server started for this command");
-}
-
-std::optional<std::string> url_option(const po::variables_map& vm) {
-  if (vm.count("url")) return vm["url"].as<std::string>();
-  return std::nullopt;
+                        "Redis URL: redis[s]://[user[:password]@]host[:port][/db], unix:///path[?db=N], "
+                        "redis[s]-sentinel://host:port[,host:port...]/master-name, "
+                        "redis[s]-cluster://host:port[,host:port...] or "
+                        "redlock://host:port,host:port,host:port[,...] (an odd number of masters); rediss: TLS. "
+                        "Default: $LOCKBRIDGE_URL, else a private redis-server started for this command")(
+      "tls", "TLS for every connection, also with a redis:// URL")(
+      "cacert", po::value<std::string>(), "TLS: PEM file of the CAs to trust (default: the system's)")(
+      "cacertdir", po::value<std::string>(), "TLS: directory of hashed CA certificates to trust")(
+      "cert", po::value<std::string>(), "TLS: client certificate (PEM), for servers with tls-auth-clients")(
+      "key", po::value<std::string>(), "TLS: the client certificate's private key (PEM, not encrypted)")(
+      "sni", po::value<std::string>(), "TLS: server name to send and to check the certificate against (default: the URL's host)")(
+      "insecure", "TLS: do not check the server's certificate (dangerous; prints a warning)");
 }
 
 void add_lock_options(po::options_description& options) {

@@ -45,23 +45,34 @@ class FileError : public std::runtime_error {
   FileError(const std::string& what, const std::string& path, int error_number);
 };
 
+// A Redis and how to reach it: its URL and the TLS flags. Copied into bench's workers.
+struct RedisServer {
+  std::string url;
+  TlsOptions tls;
+  // A Client of it, with `options` plus the TLS flags.
+  Client client(ClientOptions options = {}) const;
+};
+
 // Where the subcommand's Redis is: --url, else $LOCKBRIDGE_URL, else an embedded redis-server
-// (started here and stopped when this object goes away).
+// (started here and stopped when this object goes away); with the TLS flags (add_url_option).
+// --insecure prints a warning on stderr.
 class RedisTarget {
  public:
-  explicit RedisTarget(const std::optional<std::string>& url_option);
-  const std::string& url() const noexcept { return url_; }
+  explicit RedisTarget(const po::variables_map& vm);
+  const std::string& url() const noexcept { return server_.url; }
+  const RedisServer& server() const noexcept { return server_; }
+  Client client() const { return server_.client(); }
   bool embedded() const noexcept { return embedded_ != nullptr; }
   EmbeddedRedis* embedded_server() noexcept { return embedded_.get(); }
 
  private:
   std::unique_ptr<EmbeddedRedis> embedded_;
-  std::string url_;
+  RedisServer server_;
 };
 
-// --url, shared by every subcommand that talks to Redis.
+// --url and the TLS flags (--tls, --cacert, --cacertdir, --cert, --key, --sni, --insecure, named
+// as redis-cli names them), shared by every subcommand that talks to Redis.
 void add_url_option(po::options_description& options);
-std::optional<std::string> url_option(const po::variables_map& vm);
 
 // --strategy, --preset, --format, --lease, --wait-mode, --retry, --watchdog, --fencing: parsed
 // into MutexOptions.

@@ -95,8 +95,8 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
 // The columns a Client of `url` can run: a redlock:// Client refuses the strategies and features a
 // majority of independent masters cannot give (the Mutex says which, without any I/O). Each one
 // dropped is said on stderr.
-std::vector<NamedStrategy> runnable_on(const std::string& url, std::vector<NamedStrategy> columns) {
-  const Client client(url);
+std::vector<NamedStrategy> runnable_on(const RedisServer& server, std::vector<NamedStrategy> columns) {
+  const Client client = server.client();
   std::vector<NamedStrategy> runnable;
   for (NamedStrategy& column : columns) {
     try {
@@ -193,10 +193,10 @@ int run_compare(int argc, char** argv) {
   std::optional<OutputFile> plot_out;
   if (plot) plot_out.emplace(plot_file);
 
-  RedisTarget target(url_option(vm));
-  const std::vector<NamedStrategy> columns = runnable_on(target.url(), strategies(wait_mode, vm.count("watchdog") > 0));
+  RedisTarget target(vm);
+  const std::vector<NamedStrategy> columns = runnable_on(target.server(), strategies(wait_mode, vm.count("watchdog") > 0));
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
-            << seconds << " s each, on " << Client(target.url()).url().redacted()
+            << seconds << " s each, on " << target.client().url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n";
   std::vector<bench::BenchResult> results;
   std::uint64_t violations = 0;
@@ -211,7 +211,7 @@ int run_compare(int argc, char** argv) {
       config.duration = duration;
       config.procs = clients_as == ClientsAs::processes && workload.clients > 1;
       std::cerr << "  " << workload.name << ": " << strategy.name << "\n";
-      results.push_back(bench::run_bench(config, target.url(), target.embedded_server()));
+      results.push_back(bench::run_bench(config, target.server(), target.embedded_server()));
       violations += results.back().violations;
     }
   }
@@ -232,7 +232,7 @@ int run_compare(int argc, char** argv) {
   print_comparison(std::cout, results, columns);
 
   nlohmann::ordered_json all{{"version", version()},
-                             {"url", Client(target.url()).url().redacted()},
+                             {"url", target.client().url().redacted()},
                              {"embedded_server", target.embedded()},
                              {"duration_s_each", seconds},
                              {"clients_as", kClientsAsNames.name(clients_as, "processes")},

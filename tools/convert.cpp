@@ -185,8 +185,8 @@ int run_convert(int argc, char** argv) {
       "json", "print one JSON summary object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
-  const RedisTarget target(url_option(vm));
-  const Client client(target.url());
+  const RedisTarget target(vm);
+  const Client client = target.client();
   return vm.count("rollback") ? run_rollback(vm, client) : run_convert(vm, client);
 }
 

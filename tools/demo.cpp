@@ -19,8 +19,8 @@ int run_demo(int argc, char** argv) {
   add_url_option(options);
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
-  const RedisTarget target(url_option(vm));
-  const Client client(target.url());
+  const RedisTarget target(vm);
+  const Client client = target.client();
   std::cout << "lockbridge " << version() << " demo on " << client.url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n\n";
   std::cout << std::left << std::setw(36) << "strategy" << std::setw(40) << "value in Redis while held" << std::setw(12)

@@ -34,23 +34,23 @@ int run_hold(int argc, char** argv) {
   po::options_description options("hold options");
   add_lock_options(options);
   add_url_option(options);
-  options.add_options()("key", po::value<std::string>(), "the lock key (positional)")(
+  options.add_options()("lock-key", po::value<std::string>(), "the lock key (positional)")(
       "wait", number_value("0"), "ms to keep trying (0 to 365 days); 0 = a single attempt")(
       "for", number_value("0"), "ms to hold the lock before releasing it (0 to 365 days)")("json", "print JSON lines");
   po::positional_options_description positional;
-  positional.add("key", 1);
+  positional.add("lock-key", 1);
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
-  if (!vm.count("key")) throw po::error("missing KEY");
+  if (!vm.count("lock-key")) throw po::error("missing KEY");
   const bool json = vm.count("json") > 0;
-  const std::string key = vm["key"].as<std::string>();
+  const std::string key = vm["lock-key"].as<std::string>();
   // --wait is the library's acquire timeout, with its range.
   const auto wait = milliseconds_option(vm, "wait", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   const auto hold_for = milliseconds_option(vm, "for", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   const MutexOptions lock_options = lock_options_from(vm);
 
-  const RedisTarget target(url_option(vm));
-  Mutex mutex(Client(target.url()), key, lock_options);
+  const RedisTarget target(vm);
+  Mutex mutex(target.client(), key, lock_options);
 
   nlohmann::ordered_json acquired_line{{"acquired", false}};
   put_key(acquired_line, key);  // any bytes: escaped, with key_base64 when not UTF-8

@@ -46,20 +46,20 @@ nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Cl
 int run_inspect(int argc, char** argv) {
   po::options_description options("inspect options");
   add_url_option(options);
-  options.add_options()("key", po::value<std::string>(), "the key (positional)")(
+  options.add_options()("lock-key", po::value<std::string>(), "the key (positional)")(
       "type-hint", po::value<std::string>()->default_value("none"), "as for audit")("json", "print one JSON object");
   po::positional_options_description positional;
-  positional.add("key", 1);
+  positional.add("lock-key", 1);
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
-  if (!vm.count("key")) throw po::error("missing KEY");
+  if (!vm.count("lock-key")) throw po::error("missing KEY");
   audit::ClassifyOptions classify_options;
   classify_options.hint = choice_option(audit::kTypeHintNames, "type-hint", vm["type-hint"].as<std::string>());
 
-  const RedisTarget target(url_option(vm));
-  const Client client(target.url());
+  const RedisTarget target(vm);
+  const Client client = target.client();
   std::int64_t server_now = 0;
-  const auto samples = audit::read_keys(client, {vm["key"].as<std::string>()}, server_now);
+  const auto samples = audit::read_keys(client, {vm["lock-key"].as<std::string>()}, server_now);
   const std::int64_t local_now = wall_clock_ms();
   const audit::KeySample& sample = samples.front();
   const audit::Classification found = audit::classify(sample, server_now, classify_options);

@@ -21,6 +21,15 @@ void ClientOptions::validate() const {
                                       std::to_string(pool_size));
   }
   detail::require_within("reconnect_backoff", reconnect_backoff, milliseconds::zero());
+  tls.validate();
+}
+
+void TlsOptions::validate() const {
+  if (cert_file.empty() != key_file.empty()) {
+    throw Error(Errc::bad_option, "a TLS client certificate needs its key and a key its certificate (cert_file and "
+                                  "key_file, --cert and --key): only " +
+                                      std::string(cert_file.empty() ? "the key" : "the certificate") + " is given");
+  }
 }
 
 namespace detail {
@@ -66,6 +75,9 @@ Client::Client(std::string_view url, ClientOptions options) : Client(parse_redis
 
 Client::Client(RedisUrl url, ClientOptions options) {
   options.validate();
+  if (url.transport == RedisUrl::Transport::unix_socket && (url.tls || options.tls.enabled)) {
+    throw Error(Errc::bad_option, "TLS over a unix socket: Redis serves TLS on TCP ports only (tls-port)");
+  }
   state_ = std::make_shared<detail::ClientState>(std::move(url), options);
 }
 

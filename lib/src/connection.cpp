@@ -1,83 +1,34 @@
 #include "connection.hpp"
 
-#include <poll.h>
-#include <pthread.h>
-#include <sys/time.h>
-
-#include <csignal>
-
-#include <array>
-#include <cerrno>
 #include <chrono>
 
 #include "lockbridge/error.hpp"
-#include "poll_timeout.hpp"
 
 namespace lockbridge::detail {
 namespace {
 
-timeval to_timeval(std::chrono::milliseconds duration) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
-  return tv;
+Deadline after(std::chrono::milliseconds timeout) {
+  // Timeouts are at most 365 days (option_limits.hpp): no overflow.
+  return std::chrono::steady_clock::now() + timeout;
 }
 
-bool is_timeout(int err, int saved_errno, std::string_view message) {
-  return (err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT)) ||
-         message.find("timed out") != std::string_view::npos ||
-         message.find("temporarily unavailable") != std::string_view::npos;
+Transport open_transport(const RedisUrl& url, const ClientOptions& options, const std::string& where) {
+  try {
+    return Transport(url, options, after(options.connect_timeout));
+  } catch (const TransportError& error) {
+    throw Error(error.code(), "connect to " + where + ": " + error.what());
+  }
 }
-
-// Writing to a connection the server has closed raises SIGPIPE, whose default action kills the
-// process; hiredis 0.14 writes with write(2), which cannot opt out per call. So SIGPIPE is blocked
-// in this thread while we write, and one we caused is consumed before unblocking: the failure
-// then arrives as EPIPE and becomes Errc::io, and the application's signal setup is untouched.
-class SigpipeGuard {
- public:
-  SigpipeGuard() noexcept {
-    sigemptyset(&sigpipe_);
-    sigaddset(&sigpipe_, SIGPIPE);
-    sigset_t previous;
-    pthread_sigmask(SIG_BLOCK, &sigpipe_, &previous);
-    was_blocked_ = sigismember(&previous, SIGPIPE) == 1;  // then a pending one is not ours
-  }
-  ~SigpipeGuard() {
-    if (was_blocked_) return;
-    sigset_t pending;
-    sigpending(&pending);
-    if (sigismember(&pending, SIGPIPE) == 1) {
-      const timespec no_wait{0, 0};
-      sigtimedwait(&sigpipe_, nullptr, &no_wait);
-    }
-    pthread_sigmask(SIG_UNBLOCK, &sigpipe_, nullptr);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-
- private:
-  sigset_t sigpipe_{};
-  bool was_blocked_ = false;
-};
 
 }  // namespace
 
 Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips)
-    : where_(url.redacted()), command_timeout_(options.command_timeout), round_trips_(&round_trips) {
-  // hiredis hands the connect timeout to poll(2) as an int of milliseconds.
-  const timeval connect_tv = to_timeval(std::chrono::milliseconds(poll_timeout(options.connect_timeout)));
-  errno = 0;
-  context_.reset(url.transport == RedisUrl::Transport::unix_socket
-                     ? redisConnectUnixWithTimeout(url.socket_path.c_str(), connect_tv)
-                     : redisConnectWithTimeout(url.host.c_str(), url.port, connect_tv));
-  if (!context_) throw Error(Errc::io, "connect to " + where_ + ": out of memory");
-  if (context_->err != 0) {
-    const int saved_errno = errno;
-    const std::string message = context_->errstr;
-    throw Error(is_timeout(context_->err, saved_errno, message) ? Errc::timeout : Errc::io,
-                "connect to " + where_ + ": " + message);
-  }
-  set_reply_timeout(command_timeout_);
+    : where_(url.redacted()),
+      transport_(open_transport(url, options, where_)),
+      reader_(redisReaderCreate()),
+      command_timeout_(options.command_timeout),
+      round_trips_(&round_trips) {
+  if (!reader_) throw Error(Errc::io, "connect to " + where_ + ": out of memory");
   const auto setup = [this](std::initializer_list<std::string_view> args, const std::string& what) {
     ReplyPtr reply = run(args);
     if (reply->type == REDIS_REPLY_ERROR) {
@@ -93,29 +44,26 @@ Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::a
   if (url.db != 0) setup({"SELECT", std::to_string(url.db)}, "SELECT " + std::to_string(url.db));
 }
 
-void Connection::set_reply_timeout(std::chrono::milliseconds timeout) {
-  if (redisSetTimeout(context_.get(), to_timeval(timeout)) != REDIS_OK) {
-    broken_ = true;
-    throw Error(Errc::io, "on " + where_ + ": cannot set the socket timeout");
-  }
+void Connection::require_usable() const {
+  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
 }
 
 ReplyPtr Connection::run_held(Args args, std::chrono::milliseconds server_wait) {
-  set_reply_timeout(command_timeout_ + server_wait);
-  ReplyPtr reply = run(args);  // a failure breaks the connection: its timeout no longer matters
-  set_reply_timeout(command_timeout_);
-  return reply;
+  require_usable();
+  append(args);
+  flush();
+  return read_reply(command_timeout_ + server_wait);
 }
 
-void Connection::fail(std::string_view doing, bool outcome_unknown) {
-  const int saved_errno = errno;
+void Connection::fail(std::string_view doing, const TransportError& error, bool outcome_unknown) {
   broken_ = true;
-  const std::string message = context_->err != 0 ? context_->errstr : "no reply";
-  const bool timed_out = is_timeout(context_->err, saved_errno, message);
-  const Errc code = timed_out ? Errc::timeout : (context_->err == REDIS_ERR_PROTOCOL ? Errc::protocol : Errc::io);
-  throw Error(code, std::string(doing) + " on " + where_ + ": " +
-                        (timed_out ? "no reply within the command timeout" : message) +
-                        (outcome_unknown ? " (the command may have run: outcome unknown)" : ""));
+  std::string reason = error.what();
+  if (error.code() == Errc::io && !replied_ && !transport_.tls()) {
+    // Redis drops a plain client on its TLS port at once: the first request meets a closed socket.
+    reason += " (if the port expects TLS, use rediss:// or --tls)";
+  }
+  throw Error(error.code(), std::string(doing) + " on " + where_ + ": " + reason +
+                                (outcome_unknown ? " (the command may have run: outcome unknown)" : ""));
 }
 
 void Connection::append(Args args) {
@@ -137,36 +85,70 @@ void Connection::append(Args args) {
     argv[i] = args[i].data();
     lens[i] = args[i].size();
   }
-  if (redisAppendCommandArgv(context_.get(), static_cast<int>(args.size()), argv, lens) != REDIS_OK) {
-    fail("send", false);  // only buffered so far: nothing reached the server
+  char* formatted = nullptr;
+  const int length = redisFormatCommandArgv(&formatted, static_cast<int>(args.size()), argv, lens);
+  if (length < 0 || formatted == nullptr) {
+    broken_ = true;  // nothing reached the server
+    throw Error(Errc::io, "send on " + where_ + ": out of memory");
   }
+  pending_.append(formatted, static_cast<std::size_t>(length));
+  redisFreeCommand(formatted);
 }
 
-ReplyPtr Connection::read_reply() {
+void Connection::flush() {
+  round_trips_->fetch_add(1, std::memory_order_relaxed);
+  try {
+    transport_.write_all(pending_, after(command_timeout_));
+  } catch (const TransportError& error) {
+    fail("send", error, true);  // part of the request may have reached the server
+  }
+  pending_.clear();
+}
+
+ReplyPtr Connection::next_parsed() {
   void* raw = nullptr;
-  errno = 0;
-  const int status = redisGetReply(context_.get(), &raw);
-  ReplyPtr reply(static_cast<redisReply*>(raw));  // wrap before checking the status
-  // The buffered commands are written inside redisGetReply: a failure here may come after the
-  // server ran them.
-  if (status != REDIS_OK || !reply) fail("read reply", true);
+  if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
+    broken_ = true;
+    throw Error(Errc::protocol, "read reply on " + where_ + ": " + std::string(reader_->errstr) +
+                                    " (the command may have run: outcome unknown)");
+  }
+  return ReplyPtr(static_cast<redisReply*>(raw));
+}
+
+ReplyPtr Connection::read_reply(std::chrono::milliseconds timeout) {
+  const Deadline deadline = after(timeout);
+  ReplyPtr reply = next_parsed();
+  while (!reply) {
+    try {
+      const std::string_view bytes = transport_.read_some(deadline);
+      redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
+    } catch (const TransportError& error) {
+      // The request was written: the server may have run it.
+      fail("read reply", error.code() == Errc::timeout ? TransportError(Errc::timeout, "no reply within the command timeout") : error, true);
+    }
+    reply = next_parsed();
+  }
+  return checked(std::move(reply));
+}
+
+ReplyPtr Connection::checked(ReplyPtr reply) {
+  replied_ = true;
+  if (reply->type != REDIS_REPLY_ERROR) return reply;
+  const std::string_view text = as_view(*reply);
   // A server that became a replica (a failover demoted it) refuses every write: the connection is
   // no use for locks any more, so it is dropped and its Endpoint looks for the master again.
-  if (reply->type == REDIS_REPLY_ERROR) {
-    const std::string_view text = as_view(*reply);
-    if (text.starts_with("READONLY")) {
-      broken_ = true;
-      throw Error(Errc::io, "write to " + where_ + " refused: " + std::string(text) +
-                                " (the server is a replica now: a failover demoted it, or the URL names a replica)");
-    }
-    if (!redirect_ && is_redirect(*reply)) redirect_ = parse_redirect(text);
-    if (text.starts_with("TRYAGAIN")) try_again_ = true;
-    if (text.starts_with("CLUSTERDOWN")) {
-      // A master failed and its replica is not promoted yet: like an unreachable server, a state
-      // to retry through (any further replies of a pipeline are dropped with the connection).
-      broken_ = true;
-      throw Error(Errc::io, "command on " + where_ + " refused: " + std::string(text));
-    }
+  if (text.starts_with("READONLY")) {
+    broken_ = true;
+    throw Error(Errc::io, "write to " + where_ + " refused: " + std::string(text) +
+                              " (the server is a replica now: a failover demoted it, or the URL names a replica)");
+  }
+  if (!redirect_ && is_redirect(*reply)) redirect_ = parse_redirect(text);
+  if (text.starts_with("TRYAGAIN")) try_again_ = true;
+  if (text.starts_with("CLUSTERDOWN")) {
+    // A master failed and its replica is not promoted yet: like an unreachable server, a state
+    // to retry through (any further replies of a pipeline are dropped with the connection).
+    broken_ = true;
+    throw Error(Errc::io, "command on " + where_ + " refused: " + std::string(text));
   }
   return reply;
 }
@@ -180,70 +162,53 @@ void Connection::skip_asking_reply() {
 }
 
 ReplyPtr Connection::receive() {
-  if (context_->err != 0) throw Error(Errc::io, "connection to " + where_ + " is broken");
-  const SigpipeGuard guard;
+  require_usable();
   return read_reply();
 }
 
 ReplyPtr Connection::run(Args args) {
-  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  require_usable();
   append_asking();
   append(args);
-  round_trips_->fetch_add(1, std::memory_order_relaxed);
-  const SigpipeGuard guard;
+  flush();
   skip_asking_reply();
   return read_reply();
 }
 
 void Connection::send(Args args) {
-  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  require_usable();
   append(args);
   flush();
 }
 
 void Connection::send_pipeline(std::span<const std::vector<std::string_view>> commands) {
-  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  require_usable();
   for (const auto& command : commands) append(command);
   flush();
 }
 
-void Connection::flush() {
-  round_trips_->fetch_add(1, std::memory_order_relaxed);
-  const SigpipeGuard guard;
-  int done = 0;
-  while (done == 0) {
-    errno = 0;
-    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) fail("send", true);
-  }
-}
-
-bool Connection::closed_by_peer() const noexcept {
-  if (broken_) return true;
-  pollfd socket{context_->fd, POLLIN | POLLRDHUP, 0};
-  return poll(&socket, 1, 0) != 0;  // readable, hung up, in error, or poll itself failed
-}
+bool Connection::closed_by_peer() noexcept { return broken_ || transport_.unusable_when_idle(); }
 
 std::vector<ReplyPtr> Connection::read_available() {
-  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
-  errno = 0;
-  if (redisBufferRead(context_.get()) != REDIS_OK) fail("read", false);
-  std::vector<ReplyPtr> replies;
-  for (;;) {
-    void* raw = nullptr;
-    if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) fail("read", false);
-    if (raw == nullptr) return replies;
-    replies.emplace_back(static_cast<redisReply*>(raw));
+  require_usable();
+  try {
+    const std::string_view bytes = transport_.read_now(after(command_timeout_));
+    redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
+  } catch (const TransportError& error) {
+    fail("read", error, false);
   }
+  std::vector<ReplyPtr> replies;
+  while (ReplyPtr reply = next_parsed()) replies.push_back(std::move(reply));
+  return replies;
 }
 
 std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::string_view>> commands) {
-  if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
+  require_usable();
   for (const auto& command : commands) {
     append_asking();
     append(command);
   }
-  round_trips_->fetch_add(1, std::memory_order_relaxed);
-  const SigpipeGuard guard;
+  flush();
   std::vector<ReplyPtr> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) {

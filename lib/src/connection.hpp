@@ -1,6 +1,8 @@
-// One hiredis connection: connect (with AUTH and SELECT), binary-safe commands, pipelines, and the
-// mapping of hiredis failures onto lockbridge::Error. After any context error the connection is
-// marked broken and must be dropped; the pool makes a new one on next use.
+// One connection to a Redis server: connect (TLS when asked, then AUTH and SELECT), binary-safe
+// commands and pipelines in RESP (hiredis formats the commands and parses the replies; transport/
+// moves the bytes), and the mapping of failures onto lockbridge::Error. After any transport or
+// protocol failure the connection is marked broken and must be dropped; the pool makes a new one
+// on next use.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -23,21 +25,23 @@
 #include "lockbridge/error.hpp"
 #include "lockbridge/url.hpp"
 #include "reply.hpp"
+#include "transport/transport.hpp"
 
 namespace lockbridge::detail {
 
-struct ContextDeleter {
-  void operator()(redisContext* context) const noexcept { redisFree(context); }
+struct ReaderDeleter {
+  void operator()(redisReader* reader) const noexcept { redisReaderFree(reader); }
 };
-using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
+using ReaderPtr = std::unique_ptr<redisReader, ReaderDeleter>;
 
 using Args = std::span<const std::string_view>;
 
 class Connection {
  public:
-  // Connects within options.connect_timeout, authenticates and selects the database. Every request
-  // written (a pipeline counts once) adds one to `round_trips`, which must outlive the connection.
-  // Throws Error: io, timeout, server_reply (e.g. a refused AUTH).
+  // Connects (and shakes hands over TLS) within options.connect_timeout, then authenticates and
+  // selects the database. Every request written (a pipeline counts once) adds one to `round_trips`,
+  // which must outlive the connection. Throws Error: io, timeout, tls, server_reply (e.g. a refused
+  // AUTH).
   Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips);
 
   // One command, one round trip. Error replies are returned, not thrown (see throw_if_error);
@@ -58,7 +62,8 @@ class Connection {
   // For an idle connection (no reply due): whether the socket is readable or hung up, which means
   // the server closed it (a restart, a failover, its idle timeout) or sent what nobody asked for.
   // Either way it is unusable. One poll(2) with no wait; no I/O with the server.
-  bool closed_by_peer() const noexcept;
+  // Over TLS, records without data (session tickets) are read and do not count.
+  bool closed_by_peer() noexcept;
 
   // The Endpoint address generation this connection was made for (endpoint.hpp).
   std::uint64_t generation() const noexcept { return generation_; }
@@ -68,7 +73,7 @@ class Connection {
   // waiting for its reply; read_available() reads what the socket has (call it when poll says
   // readable) and returns every complete reply and message. Both throw io and break the connection
   // when the server is gone.
-  int fd() const noexcept { return context_->fd; }
+  int fd() const noexcept { return transport_.fd(); }
   void send(Args args);
   void send(std::initializer_list<std::string_view> args) { send(Args(args.begin(), args.size())); }
   // Several commands written at once (one round trip), their replies left for receive().
@@ -95,14 +100,20 @@ class Connection {
   void flush();  // writes what append() buffered: one request
   void append_asking();
   void skip_asking_reply();
-  ReplyPtr read_reply();
-  [[noreturn]] void fail(std::string_view doing, bool outcome_unknown);
+  ReplyPtr read_reply(std::chrono::milliseconds timeout);
+  ReplyPtr read_reply() { return read_reply(command_timeout_); }
+  // The next reply the reader has whole, or null. A malformed reply breaks the connection.
+  ReplyPtr next_parsed();
+  ReplyPtr checked(ReplyPtr reply);
+  [[noreturn]] void fail(std::string_view doing, const TransportError& error, bool outcome_unknown);
+  void require_usable() const;
 
-  void set_reply_timeout(std::chrono::milliseconds timeout);
-
-  ContextPtr context_;
   std::string where_;  // the redacted URL, for messages
+  Transport transport_;
+  ReaderPtr reader_;
+  std::string pending_;  // commands appended, not yet written
   std::chrono::milliseconds command_timeout_;
+  bool replied_ = false;  // whether the server ever answered: a plain port that hangs up at once may want TLS
   bool broken_ = false;
   bool asking_ = false;
   std::optional<Redirect> redirect_;

@@ -12,7 +12,7 @@ struct ErrcRow {
   std::string_view name;
   const char* description;
 };
-constexpr std::array<ErrcRow, 9> kErrcRows{{
+constexpr std::array<ErrcRow, 10> kErrcRows{{
     {Errc::io, "io", "connection error"},
     {Errc::timeout, "timeout", "timed out"},
     {Errc::protocol, "protocol", "unexpected reply"},
@@ -22,6 +22,7 @@ constexpr std::array<ErrcRow, 9> kErrcRows{{
     {Errc::lease_lost, "lease_lost", "lock no longer held"},
     {Errc::no_quorum, "no_quorum", "no quorum"},
     {Errc::bad_option, "bad_option", "invalid option or argument"},
+    {Errc::tls, "tls", "TLS error"},
 }};
 
 const ErrcRow* row_of(Errc code) noexcept {

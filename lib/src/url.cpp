@@ -7,7 +7,8 @@
 namespace lockbridge {
 namespace {
 
-constexpr std::string_view kSchemes[] = {"redis", "rediss", "unix", "redis-sentinel", "redlock", "redis-cluster"};
+constexpr std::string_view kSchemes[] = {"redis",         "rediss",          "unix",          "redis-sentinel",
+                                         "redlock",       "redis-cluster",   "rediss-sentinel", "rediss-cluster"};
 
 // Whether `scheme` is one lockbridge knows, so a message may show it.
 bool known_scheme(std::string_view scheme) {
@@ -228,21 +229,35 @@ RedisUrl parse_unix(std::string_view url, std::string_view rest) {
   return out;
 }
 
-}  // namespace
+constexpr std::string_view kExpectedSchemes =
+    "(expected redis://, rediss://, unix://, redis-sentinel://, rediss-sentinel://, redlock://, redis-cluster:// or "
+    "rediss-cluster://)";
 
-RedisUrl parse_redis_url(std::string_view url) {
-  const auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos)
-    bad_url(url, "missing scheme (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
-  const std::string_view scheme = url.substr(0, scheme_end);
-  const std::string_view rest = url.substr(scheme_end + 3);
+RedisUrl parse_scheme(std::string_view url, std::string_view scheme, std::string_view rest) {
   if (scheme == "redis") return parse_tcp(url, rest);
   if (scheme == "unix") return parse_unix(url, rest);
   if (scheme == "redis-sentinel") return parse_multi(url, rest, RedisUrl::Topology::sentinel, scheme);
   if (scheme == "redlock") return parse_multi(url, rest, RedisUrl::Topology::redlock, scheme);
   if (scheme == "redis-cluster") return parse_multi(url, rest, RedisUrl::Topology::cluster, scheme);
-  if (scheme == "rediss") bad_url(url, "TLS (rediss://) is not supported yet");
-  bad_url(url, "unknown scheme (expected redis://, unix://, redis-sentinel://, redlock:// or redis-cluster://)");
+  bad_url(url, "unknown scheme " + std::string(kExpectedSchemes));
+}
+
+}  // namespace
+
+RedisUrl parse_redis_url(std::string_view url) {
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) bad_url(url, "missing scheme " + std::string(kExpectedSchemes));
+  const std::string_view scheme = url.substr(0, scheme_end);
+  const std::string_view rest = url.substr(scheme_end + 3);
+  // rediss, rediss-sentinel, rediss-cluster: the plain scheme's URL, over TLS.
+  const bool tls = scheme == "rediss" || scheme.starts_with("rediss-");
+  const std::string plain = tls ? "redis" + std::string(scheme.substr(6)) : std::string(scheme);
+  if (tls && plain != "redis" && plain != "redis-sentinel" && plain != "redis-cluster") {
+    bad_url(url, "unknown scheme " + std::string(kExpectedSchemes));
+  }
+  RedisUrl out = parse_scheme(url, plain, rest);
+  out.tls = tls;
+  return out;
 }
 
 RedisUrl RedisUrl::server(const Node& node) const {
@@ -253,6 +268,7 @@ RedisUrl RedisUrl::server(const Node& node) const {
   out.user = user;
   out.password = password;
   out.db = db;
+  out.tls = tls;
   return out;
 }
 
@@ -278,19 +294,20 @@ std::string RedisUrl::redacted() const {
     return (v6 ? "[" + node_host + "]" : node_host) + ":" + std::to_string(node_port);
   };
   const std::string db_path = db != 0 ? "/" + std::to_string(db) : "";
-  if (topology == Topology::single) return "redis://" + auth + address(host, port) + db_path;
+  const std::string redis = tls ? "rediss" : "redis";
+  if (topology == Topology::single) return redis + "://" + auth + address(host, port) + db_path;
   std::string list;
   for (const Node& node : nodes) list += (list.empty() ? "" : ",") + address(node.host, node.port);
   switch (topology) {
     case Topology::sentinel:
-      return "redis-sentinel://" + auth + list + "/" + master_name + db_path;
+      return redis + "-sentinel://" + auth + list + "/" + master_name + db_path;
     case Topology::redlock:
       return "redlock://" + auth + list + db_path;
     case Topology::cluster:
     case Topology::single:
       break;
   }
-  return "redis-cluster://" + auth + list;
+  return redis + "-cluster://" + auth + list;
 }
 
 }  // namespace lockbridge

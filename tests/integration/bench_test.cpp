@@ -48,7 +48,7 @@ nlohmann::json only_json_object(const CliRun& run) {
   return run.lines.empty() ? nlohmann::json() : run.lines.front();
 }
 
-std::string protocol_keys(const std::string& key) { return " --key '" + key + "' --check-key '" + key + ":check'"; }
+std::string protocol_keys(const std::string& key) { return " --lock-key '" + key + "' --check-key '" + key + ":check'"; }
 
 TEST(Bench, JsonHasEveryFieldOfTheContract) {
   for (const std::string strategy : {"--strategy token", "--strategy legacy --preset faithful",
@@ -128,7 +128,7 @@ TEST(Bench, BadOptionsExitTwo) {
   EXPECT_EQ(run_cli("bench --ops 0").exit_code, 2);
   EXPECT_EQ(run_cli("bench --duration -1").exit_code, 2);
   EXPECT_EQ(run_cli("bench --fault meteor").exit_code, 2);
-  EXPECT_EQ(run_cli("bench --key k --check-key k").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --lock-key k --check-key k").exit_code, 2);
   EXPECT_EQ(run_cli("bench --fault restart --ops 10").exit_code, 2);  // --url given: cannot restart it
 }
 

@@ -88,7 +88,7 @@ TEST(CliLimits, ASignalCutsALongBenchHoldOrThinkShort) {
     for (const std::string sleep : {"--hold", "--think"}) {
       SCOPED_TRACE(std::string(strsignal(signal)) + " " + sleep);
       const std::string key = unique_key();
-      BackgroundCli bench("bench --json --ops 2 --key '" + key + "' " + sleep + " 3600000");
+      BackgroundCli bench("bench --json --ops 2 --lock-key '" + key + "' " + sleep + " 3600000");
       // The check key exists once the first cycle has entered: the client is holding or thinking.
       ASSERT_TRUE(eventually([&] { return raw({"EXISTS", key + ":check"}).integer == 1; }));
       ::kill(bench.pid(), signal);

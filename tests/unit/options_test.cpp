@@ -194,10 +194,28 @@ TEST(ClientOptions, AcceptsZeroReconnectBackoffAndPoolOfOne) {
 // ---- Client construction ---------------------------------------------------------------------
 
 TEST(Client, RejectsBadUrl) {
-  for (const char* url : {"", "http://127.0.0.1:6379", "redis://127.0.0.1:0", "rediss://127.0.0.1"}) {
+  for (const char* url : {"", "http://127.0.0.1:6379", "redis://127.0.0.1:0", "rediss://127.0.0.1:0", "rediss-redlock://h"}) {
     SCOPED_TRACE(url);
     EXPECT_THAT(bad_option_message([&] { Client client(url); }), HasSubstr("invalid Redis URL"));
   }
+}
+
+TEST(Client, RejectsACertificateWithoutItsKeyAndTheReverse) {
+  ClientOptions options;
+  options.tls.cert_file = "/tmp/client.pem";
+  EXPECT_THAT(bad_option_message([&] { Client client("rediss://127.0.0.1:6380", options); }),
+              HasSubstr("only the certificate is given"));
+  options.tls.cert_file.clear();
+  options.tls.key_file = "/tmp/client.key";
+  EXPECT_THAT(bad_option_message([&] { Client client("rediss://127.0.0.1:6380", options); }),
+              HasSubstr("only the key is given"));
+}
+
+TEST(Client, RejectsTlsOverAUnixSocket) {
+  EXPECT_THAT(bad_option_message([&] {
+                Client client("unix:///tmp/redis.sock", ClientOptions{.tls = lockbridge::TlsOptions{.enabled = true}});
+              }),
+              HasSubstr("TLS over a unix socket"));
 }
 
 TEST(Client, RejectsBadOptions) {
@@ -313,6 +331,7 @@ const std::vector<std::pair<Errc, std::string>>& all_codes() {
       {Errc::lease_lost, "lease_lost"},
       {Errc::no_quorum, "no_quorum"},
       {Errc::bad_option, "bad_option"},
+      {Errc::tls, "tls"},
   };
   return codes;
 }

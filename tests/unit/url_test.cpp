@@ -149,10 +149,35 @@ TEST(RedisUrl, RejectsUnknownScheme) {
   EXPECT_THAT(message, Not(HasSubstr("localhost"))) << "nothing of the URL is quoted";
 }
 
-TEST(RedisUrl, RejectsTlsSchemeAsUnsupported) {
-  const std::string message = rejection("rediss://localhost:6380");
-  EXPECT_THAT(message, HasSubstr("TLS"));
-  EXPECT_THAT(message, HasSubstr("not supported"));
+TEST(RedisUrl, TlsSchemesAreThePlainOnesOverTls) {
+  const RedisUrl single = parse_redis_url("rediss://u:p@localhost:6380/2");
+  EXPECT_TRUE(single.tls);
+  EXPECT_EQ(single.topology, RedisUrl::Topology::single);
+  EXPECT_EQ(single.host, "localhost");
+  EXPECT_EQ(single.port, 6380);
+  EXPECT_EQ(single.db, 2);
+  EXPECT_EQ(single.redacted(), "rediss://u:***@localhost:6380/2");
+  EXPECT_TRUE(single.server(RedisUrl::Node{"10.0.0.1", 7000}).tls) << "a node reached through it keeps TLS";
+
+  const RedisUrl sentinel = parse_redis_url("rediss-sentinel://a:26380,b/mymaster");
+  EXPECT_TRUE(sentinel.tls);
+  EXPECT_EQ(sentinel.topology, RedisUrl::Topology::sentinel);
+  EXPECT_EQ(sentinel.master_name, "mymaster");
+  EXPECT_EQ(sentinel.redacted(), "rediss-sentinel://a:26380,b:26379/mymaster");
+
+  const RedisUrl cluster = parse_redis_url("rediss-cluster://a:7000,b:7001");
+  EXPECT_TRUE(cluster.tls);
+  EXPECT_EQ(cluster.topology, RedisUrl::Topology::cluster);
+  EXPECT_EQ(cluster.redacted(), "rediss-cluster://a:7000,b:7001");
+
+  EXPECT_FALSE(parse_redis_url("redis://localhost").tls);
+}
+
+TEST(RedisUrl, RejectsTlsSchemesThatDoNotExist) {
+  for (const std::string_view url : {"rediss-redlock://a,b,c", "rediss-unix:///tmp/s", "redisss://h"}) {
+    SCOPED_TRACE(url);
+    EXPECT_THAT(rejection(url), HasSubstr("unknown scheme"));
+  }
 }
 
 TEST(RedisUrl, RejectsMissingHost) {

@@ -22,7 +22,7 @@ void BenchConfig::validate() const {
   if ((fault == Fault::pause || fault == Fault::kill) && hold <= std::chrono::milliseconds::zero()) {
     throw Error(Errc::bad_option, "--fault pause and kill need --hold > 0, so that a holder can be caught holding");
   }
-  if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --key");
+  if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --lock-key");
 }
 
 std::string BenchConfig::wait_mode() const { return waiting_label(lock) + (lock.local_queue ? ", local queue" : ""); }

@@ -8,9 +8,9 @@
 
 namespace lockbridge::tools::bench {
 
-RenewalResult run_renewal_bench(const std::string& url, const MutexOptions& options, int locks,
+RenewalResult run_renewal_bench(const RedisServer& server, const MutexOptions& options, int locks,
                                 std::chrono::milliseconds duration) {
-  Client client(url);
+  const Client client = server.client();
   const std::string prefix = "lockbridge:bench:renewals:" + std::to_string(now_ns()) + ":";
   std::vector<Mutex> held;
   held.reserve(static_cast<std::size_t>(locks));

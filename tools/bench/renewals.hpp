@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../cli_common.hpp"
 #include "lockbridge/mutex.hpp"
 
 namespace lockbridge::tools::bench {
@@ -23,7 +24,7 @@ struct RenewalResult {
 
 // `options` must have the watchdog on. A signal (interrupted()) stops taking locks and ends the
 // hold. Throws Error on Redis failures.
-RenewalResult run_renewal_bench(const std::string& url, const MutexOptions& options, int locks,
+RenewalResult run_renewal_bench(const RedisServer& server, const MutexOptions& options, int locks,
                                 std::chrono::milliseconds duration);
 
 nlohmann::ordered_json to_json(const RenewalResult& result);

@@ -49,10 +49,10 @@ bool claim_check_key(const Client& admin, const std::string& check_key) {
   }
 }
 
-std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const std::string& url) {
+std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const RedisServer& server) {
   std::vector<WorkerSpec> specs;
   for (int i = 0; i < config.clients; ++i) {
-    WorkerSpec spec{i,           url,         config.key,   config.check_key,
+    WorkerSpec spec{i,           server,      config.key,   config.check_key,
                     config.lock, config.hold, config.think, i == kRttClient ? config.rtt_pings : 0};
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
     specs.push_back(std::move(spec));
@@ -99,7 +99,7 @@ std::optional<double> per_acquire(double count, std::uint64_t acquisitions) {
 
 }  // namespace
 
-BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis* embedded) {
+BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRedis* embedded) {
   const bool own_key = config.key.empty();
   if (own_key) config.key = fresh_key();
   if (config.check_key.empty()) config.check_key = config.key + ":check";
@@ -111,14 +111,14 @@ BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis*
   }
 
   BenchResult result;
-  const Client admin(url);
+  const Client admin = server.client();
   const bool own_check_key = claim_check_key(admin, config.check_key);
 
   SharedRun run(config.clients, kSamplesPerClient);
   RunControl& control = run.control();
   control.tickets.store(config.ops ? static_cast<std::int64_t>(*config.ops) : INT64_MAX);
   control.end_ns.store(INT64_MAX);
-  const std::vector<WorkerSpec> specs = worker_specs(config, url);
+  const std::vector<WorkerSpec> specs = worker_specs(config, server);
   Fleet fleet(specs, run, config.procs);
   // A signal ends this wait too: a client process that died before it was ready never will be.
   while (control.ready.load() < config.clients && !interrupted())

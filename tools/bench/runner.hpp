@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../cli_common.hpp"
 #include "bench_config.hpp"
 #include "commandstats.hpp"
 #include "embedded_server.hpp"
@@ -34,9 +35,9 @@ struct BenchResult {
   nlohmann::ordered_json fault;           // null without --fault
 };
 
-// `embedded` is the server behind `url` when lockbridge started it (restart needs it), else null.
+// `embedded` is the server behind `server` when lockbridge started it (restart needs it), else null.
 // Throws Error for a bad configuration, an unreachable server, a check key already in use, or a lock
 // key that every acquire refuses as bad input (wrong_type, bad_value: the run stops at the first).
-BenchResult run_bench(BenchConfig config, const std::string& url, EmbeddedRedis* embedded);
+BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRedis* embedded);
 
 }  // namespace lockbridge::tools::bench

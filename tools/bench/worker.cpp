@@ -33,8 +33,8 @@ class Worker {
         run_(run),
         control_(run.control()),
         slot_(run.slot(spec.index)),
-        lock_client_(spec.url, one_connection()),
-        check_client_(spec.url, one_connection()),
+        lock_client_(spec.server.client(one_connection())),
+        check_client_(spec.server.client(one_connection())),
         mutex_(lock_client_, spec.key, spec.lock) {}
 
   // Opens both connections and loads the lock's scripts, so the run measures steady state.

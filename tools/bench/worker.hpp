@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string>
 
+#include "../cli_common.hpp"
 #include "lockbridge/mutex.hpp"
 #include "shared_run.hpp"
 
@@ -12,7 +13,7 @@ namespace lockbridge::tools::bench {
 
 struct WorkerSpec {
   int index = 0;
-  std::string url;
+  RedisServer server;
   std::string key;
   std::string check_key;
   MutexOptions lock;

@@ -5,8 +5,8 @@
 // keep the Client's state alive, so a Client may be destroyed before its locks. A moved-from
 // Client may only be destroyed or assigned to.
 //
-// A write to a connection the server closed never raises SIGPIPE: lockbridge blocks it in the
-// writing thread for the duration of the call and reports Errc::io instead.
+// A write to a connection the server closed never raises SIGPIPE: lockbridge writes with
+// MSG_NOSIGNAL and reports Errc::io instead.
 #pragma once
 
 #include <chrono>
@@ -27,14 +27,33 @@ namespace detail {
 struct ClientState;
 }
 
+// TLS for every connection of a Client: its pool, its release subscriber, its watchdog, and the
+// sentinels, cluster nodes and Redlock masters it reaches. The names follow redis-cli's flags.
+// Verification is on unless turned off: the server's chain must lead to a trusted CA (ca_file /
+// ca_dir, or the system's default store when both are empty), and the certificate must be for the
+// host the URL names (DNS name or IP address), or for server_name when it is set.
+struct TlsOptions {
+  bool enabled = false;     // TLS for a redis:// URL too (redis-cli --tls); rediss:// URLs always use it
+  std::string ca_file{};      // PEM bundle of trusted CAs (--cacert)
+  std::string ca_dir{};       // directory of hashed CA certificates, as c_rehash makes (--cacertdir)
+  std::string cert_file{};    // client certificate chain (PEM), for tls-auth-clients servers (--cert)
+  std::string key_file{};     // its private key (PEM, not encrypted) (--key)
+  std::string server_name{};  // sent as SNI and checked against the certificate (--sni); empty: the URL's host
+  bool verify = true;       // false: no chain and no host check (--insecure): anyone on the path can read and change the traffic
+
+  // Both a certificate and its key, or neither.
+  void validate() const;
+};
+
 struct ClientOptions {
   static constexpr std::size_t kMaxPoolSize = 10000;
-  std::chrono::milliseconds connect_timeout{1000};  // per TCP/unix connect, including AUTH and SELECT; <= 365 days
+  std::chrono::milliseconds connect_timeout{1000};  // per connect and TLS handshake, then AUTH and SELECT; <= 365 days
   std::chrono::milliseconds command_timeout{1000};  // per reply; after it the outcome is unknown; <= 365 days
   std::size_t pool_size = 8;                        // connections kept open (1 to kMaxPoolSize); callers beyond wait
   // After a failed connect, further connects fail fast until this much time (doubling per failure,
   // up to 16x) has passed, so a down server is not hammered by every waiting lock. <= 365 days.
   std::chrono::milliseconds reconnect_backoff{50};
+  TlsOptions tls{};
 
   // Throws Error{Errc::bad_option} when a value is out of range.
   void validate() const;

@@ -22,6 +22,8 @@ enum class Errc {
   lease_lost,    // the lock was no longer ours when we released or extended it
   no_quorum,     // a multi-node operation did not reach a majority
   bad_option,    // invalid URL, option or argument (empty key, zero lease, ...)
+  tls,           // TLS failed: unreadable CA/certificate/key file, untrusted or expired server certificate,
+                 // host name mismatch, no client certificate where the server wants one, a plain port
 };
 
 const std::error_category& error_category() noexcept;

@@ -1,6 +1,7 @@
 // lockbridge: Redis URLs.
 //
 //   redis://[user[:password]@]host[:port][/db]     host may be a name, IPv4 or [IPv6]; port 6379, db 0
+//   rediss://...                                   the same over TLS (ClientOptions::tls says how to verify)
 //   unix:///path/to/socket[?db=N]
 //   redis-sentinel://[user[:password]@]host[:port][,host[:port]...]/master-name[/db]
 //                                                  the sentinels (port 26379); the master is asked of them
@@ -8,6 +9,8 @@
 //                                                  an odd number (3 to 15) of independent masters
 //   redis-cluster://[user[:password]@]host[:port][,host[:port]...]
 //                                                  seed nodes of a Redis Cluster (database 0 only)
+//   rediss-sentinel://..., rediss-cluster://...    the same over TLS: every connection (sentinels,
+//                                                  masters, nodes) uses it
 //
 // In the multi-node forms the credentials and the database are those of the data nodes (the
 // masters); sentinels are asked without them.
@@ -41,6 +44,7 @@ struct RedisUrl {
   Topology topology = Topology::single;
   std::vector<Node> nodes;  // sentinel, redlock and cluster: the nodes named, in order; empty for single
   std::string master_name;  // sentinel only
+  bool tls = false;         // a rediss scheme: every connection of this URL is TLS (tcp only)
 
   // A single-server URL for `node`, with this URL's credentials and database: how a multi-node
   // Client reaches one of its data nodes.

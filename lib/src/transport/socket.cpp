@@ -1,0 +1,171 @@
+#include "socket.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "../poll_timeout.hpp"
+
+namespace lockbridge::detail {
+namespace {
+
+std::string errno_text(int number) { return std::strerror(number); }
+
+[[noreturn]] void throw_errno(const std::string& doing, int number) {
+  throw TransportError(Errc::io, doing + ": " + errno_text(number));
+}
+
+std::chrono::milliseconds left_until(Deadline deadline) {
+  // Rounded up, so a wait never ends just before its deadline and spins once more with 0.
+  const auto left = deadline - std::chrono::steady_clock::now();
+  return std::chrono::ceil<std::chrono::milliseconds>(left);
+}
+
+int open_socket(int family) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("socket", errno);
+  return fd;
+}
+
+void set_flag(int fd, int level, int name) {
+  const int on = 1;
+  // Best effort: a socket without them still works, only slower or later to notice a dead peer.
+  (void)setsockopt(fd, level, name, &on, sizeof on);
+}
+
+struct AddrInfoDeleter {
+  void operator()(addrinfo* info) const noexcept { freeaddrinfo(info); }
+};
+
+}  // namespace
+
+Socket::Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+Socket& Socket::operator=(Socket&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+Socket::~Socket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Socket::wait_for(short events, Deadline deadline, const char* waiting_for) const {
+  for (;;) {
+    const auto left = left_until(deadline);
+    if (left.count() <= 0) throw TransportError(Errc::timeout, std::string("no ") + waiting_for + " in time");
+    pollfd socket{fd_, events, 0};
+    const int ready = ::poll(&socket, 1, poll_timeout(left));
+    if (ready > 0) return;  // ready, or in error: the read or write that follows says which
+    if (ready < 0 && errno != EINTR) throw_errno("poll", errno);
+  }
+}
+
+Socket Socket::connect_tcp(const std::string& host, int port, Deadline deadline) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  // Name resolution is the one wait the deadline cannot cut short (getaddrinfo blocks); an IP
+  // address never waits for it.
+  const int resolved = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (resolved != 0) {
+    throw TransportError(Errc::io, "cannot resolve '" + host + "': " + gai_strerror(resolved));
+  }
+  const std::unique_ptr<addrinfo, AddrInfoDeleter> addresses(found);
+  std::string failures;
+  for (const addrinfo* address = found; address != nullptr; address = address->ai_next) {
+    Socket socket(open_socket(address->ai_family));
+    if (::connect(socket.fd_, address->ai_addr, address->ai_addrlen) != 0) {
+      if (errno != EINPROGRESS) {
+        failures = errno_text(errno);
+        continue;
+      }
+      socket.wait_for(POLLOUT, deadline, "connection within the connect timeout");
+      int error = 0;
+      socklen_t length = sizeof error;
+      if (::getsockopt(socket.fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
+      if (error != 0) {
+        failures = errno_text(error);
+        continue;
+      }
+    }
+    set_flag(socket.fd_, IPPROTO_TCP, TCP_NODELAY);
+    set_flag(socket.fd_, SOL_SOCKET, SO_KEEPALIVE);
+    return socket;
+  }
+  throw TransportError(Errc::io, failures.empty() ? "no address to connect to" : failures);
+}
+
+Socket Socket::connect_unix(const std::string& path, Deadline deadline) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) {
+    throw TransportError(Errc::io, "socket path is longer than " + std::to_string(sizeof address.sun_path - 1) +
+                                       " bytes");
+  }
+  std::memcpy(address.sun_path, path.data(), path.size());
+  Socket socket(open_socket(AF_UNIX));
+  if (::connect(socket.fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    // A unix socket whose backlog is full answers EAGAIN rather than waiting.
+    if (errno != EINPROGRESS && errno != EAGAIN) throw TransportError(Errc::io, errno_text(errno));
+    socket.wait_for(POLLOUT, deadline, "connection within the connect timeout");
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::getsockopt(socket.fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
+    if (error != 0) throw TransportError(Errc::io, errno_text(error));
+  }
+  return socket;
+}
+
+void Socket::write_all(std::string_view bytes, Deadline deadline) {
+  while (!bytes.empty()) {
+    const ssize_t written = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (written > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(written));
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait_for(POLLOUT, deadline, "room to write within the command timeout");
+    } else if (errno != EINTR) {
+      throw_errno("write", errno);
+    }
+  }
+}
+
+std::optional<std::size_t> Socket::read_now(std::span<char> buffer) {
+  for (;;) {
+    const ssize_t got = ::recv(fd_, buffer.data(), buffer.size(), 0);
+    if (got >= 0) return static_cast<std::size_t>(got);
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::nullopt;
+    if (errno != EINTR) throw_errno("read", errno);
+  }
+}
+
+std::size_t Socket::read_some(std::span<char> buffer, Deadline deadline) {
+  for (;;) {
+    if (const auto got = read_now(buffer)) {
+      if (*got == 0) throw TransportError(Errc::io, "the server closed the connection");
+      return *got;
+    }
+    wait_for(POLLIN, deadline, "reply within the command timeout");
+  }
+}
+
+bool Socket::readable_now() const noexcept {
+  pollfd socket{fd_, POLLIN | POLLRDHUP, 0};
+  return ::poll(&socket, 1, 0) != 0;  // readable, hung up, in error, or poll itself failed
+}
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,198 @@
+#include "tls_session.hpp"
+
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include <array>
+
+namespace lockbridge::detail {
+namespace {
+
+constexpr std::size_t kChunk = 16 * 1024;  // one TLS record at most
+
+bool is_ip_address(const std::string& host) {
+  std::array<unsigned char, sizeof(in6_addr)> scratch{};
+  return inet_pton(AF_INET, host.c_str(), scratch.data()) == 1 || inet_pton(AF_INET6, host.c_str(), scratch.data()) == 1;
+}
+
+// A failed verification, in words a person can act on.
+std::string verify_failure(long result, const std::string& name) {
+  switch (result) {
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+      return "host name mismatch: the server's certificate is not for '" + name + "' (--sni names another)";
+    case X509_V_ERR_IP_ADDRESS_MISMATCH:
+      return "host name mismatch: the server's certificate is not for the address " + name;
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+      return "the server's certificate has expired";
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "the server's certificate is not valid yet (check this host's clock)";
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+      return "unknown CA: the server's certificate is not signed by a trusted CA (--cacert names the CA)";
+    default:
+      return std::string("the server's certificate failed verification: ") + X509_verify_cert_error_string(result);
+  }
+}
+
+bool is_resp_start(char byte) { return byte == '-' || byte == '+' || byte == '$' || byte == '*' || byte == ':'; }
+
+}  // namespace
+
+TlsSession::TlsSession(const TlsOptions& options, const std::string& host)
+    : context_(tls_context(options)),
+      name_(options.server_name.empty() ? host : options.server_name),
+      client_certificate_(!options.cert_file.empty()) {
+  ERR_clear_error();
+  ssl_.reset(SSL_new(context_.get()));
+  in_ = BIO_new(BIO_s_mem());
+  out_ = BIO_new(BIO_s_mem());
+  if (!ssl_ || in_ == nullptr || out_ == nullptr) {
+    BIO_free(in_);
+    BIO_free(out_);
+    throw TransportError(Errc::tls, "cannot create a TLS session: " + openssl_reason("out of memory"));
+  }
+  BIO_ctrl(in_, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nullptr);  // empty means "wait for more", not end of stream
+  SSL_set_bio(ssl_.get(), in_, out_);
+  const bool ip = is_ip_address(name_);
+  // SNI carries host names only (RFC 6066); an address is checked against the certificate's IP SANs.
+  if (!ip) SSL_ctrl(ssl_.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, name_.data());
+  if (options.verify) {
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl_.get());
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    const int set = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name_.c_str()) : SSL_set1_host(ssl_.get(), name_.c_str());
+    if (set != 1) throw TransportError(Errc::tls, "cannot check the certificate against '" + name_ + "'");
+  }
+  SSL_set_connect_state(ssl_.get());
+}
+
+void TlsSession::feed(std::span<const char> bytes) {
+  if (!got_any_ && !bytes.empty()) {
+    got_any_ = true;
+    first_byte_ = bytes.front();
+  }
+  BIO_write(in_, bytes.data(), static_cast<int>(bytes.size()));
+}
+
+void TlsSession::flush(Socket& socket, Deadline deadline) {
+  char* data = nullptr;
+  const long pending = BIO_ctrl(out_, BIO_CTRL_INFO, 0, static_cast<void*>(&data));  // BIO_get_mem_data
+  if (pending <= 0) return;
+  socket.write_all(std::string_view(data, static_cast<std::size_t>(pending)), deadline);
+  BIO_ctrl(out_, BIO_CTRL_RESET, 0, nullptr);  // BIO_reset
+}
+
+void TlsSession::fail(bool handshaking) {
+  const long verified = SSL_get_verify_result(ssl_.get());
+  if (handshaking && verified != X509_V_OK) {
+    ERR_clear_error();
+    throw TransportError(Errc::tls, verify_failure(verified, name_));
+  }
+  const unsigned long code = ERR_peek_error();
+  const int reason = ERR_GET_REASON(code);
+  if (got_any_ && is_resp_start(first_byte_) && handshaking) {
+    ERR_clear_error();
+    throw TransportError(Errc::tls, "the server answered in plain text: the port does not speak TLS (use redis:// "
+                                    "without --tls, or the server's tls-port)");
+  }
+  if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
+      (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && !client_certificate_) ||
+      (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE && !client_certificate_)) {
+    ERR_clear_error();
+    throw TransportError(Errc::tls, "the server wants a client certificate (--cert and --key; tls-auth-clients)");
+  }
+  if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
+      reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN) {
+    ERR_clear_error();
+    throw TransportError(Errc::tls, "the server refused the client certificate (is it signed by a CA the server "
+                                    "trusts, tls-ca-cert-file?)");
+  }
+  if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
+    ERR_clear_error();
+    throw TransportError(Errc::tls, "the server does not speak TLS on this port (use redis:// without --tls, or the "
+                                    "server's tls-port)");
+  }
+  throw TransportError(Errc::tls, std::string(handshaking ? "handshake failed: " : "") +
+                                      openssl_reason("the TLS session failed"));
+}
+
+TlsSession::Step TlsSession::after(int result, Socket& socket, Deadline deadline, bool handshaking) {
+  const int error = SSL_get_error(ssl_.get(), result);
+  flush(socket, deadline);  // whatever the call produced: handshake messages, alerts, key updates
+  if (result > 0) return Step::done;
+  switch (error) {
+    case SSL_ERROR_WANT_READ:
+      return Step::want_read;
+    case SSL_ERROR_ZERO_RETURN:
+      throw TransportError(Errc::io, "the server closed the connection");
+    case SSL_ERROR_SYSCALL:
+      if (ERR_peek_error() == 0) throw TransportError(Errc::io, "the server closed the connection");
+      fail(handshaking);
+    default:
+      fail(handshaking);
+  }
+}
+
+void TlsSession::handshake(Socket& socket, Deadline deadline) {
+  std::array<char, kChunk> buffer{};
+  for (;;) {
+    ERR_clear_error();
+    if (after(SSL_do_handshake(ssl_.get()), socket, deadline, true) == Step::done) return;
+    std::size_t got = 0;
+    try {
+      got = socket.read_some(buffer, deadline);
+    } catch (const TransportError& error) {
+      if (error.code() == Errc::timeout) {
+        throw TransportError(Errc::timeout, "no TLS handshake within the connect timeout (is the port a TLS port?)");
+      }
+      throw TransportError(error.code(), std::string(error.what()) +
+                                             " during the TLS handshake (a plain port, or the server refused the "
+                                             "handshake: its log says why)");
+    }
+    feed(std::span<const char>(buffer.data(), got));
+  }
+}
+
+void TlsSession::write_all(Socket& socket, std::string_view plain, Deadline deadline) {
+  while (!plain.empty()) {
+    ERR_clear_error();
+    const int written = SSL_write(ssl_.get(), plain.data(), static_cast<int>(std::min(plain.size(), kChunk * 4)));
+    if (after(written, socket, deadline, false) == Step::done) {
+      plain.remove_prefix(static_cast<std::size_t>(written));
+    } else {
+      // Memory buffers never block a write; a renegotiation would want input first.
+      std::array<char, kChunk> buffer{};
+      const std::size_t got = socket.read_some(buffer, deadline);
+      feed(std::span<const char>(buffer.data(), got));
+    }
+  }
+}
+
+std::size_t TlsSession::read_some(Socket& socket, std::span<char> plain, Deadline deadline) {
+  std::array<char, kChunk> buffer{};
+  for (;;) {
+    ERR_clear_error();
+    const int got = SSL_read(ssl_.get(), plain.data(), static_cast<int>(plain.size()));
+    if (after(got, socket, deadline, false) == Step::done) return static_cast<std::size_t>(got);
+    const std::size_t arrived = socket.read_some(buffer, deadline);
+    feed(std::span<const char>(buffer.data(), arrived));
+  }
+}
+
+std::size_t TlsSession::read_now(Socket& socket, std::span<char> plain, Deadline write_deadline) {
+  std::array<char, kChunk> buffer{};
+  for (;;) {
+    ERR_clear_error();
+    const int got = SSL_read(ssl_.get(), plain.data(), static_cast<int>(plain.size()));
+    if (after(got, socket, write_deadline, false) == Step::done) return static_cast<std::size_t>(got);
+    const auto arrived = socket.read_now(buffer);
+    if (!arrived) return 0;
+    if (*arrived == 0) throw TransportError(Errc::io, "the server closed the connection");
+    feed(std::span<const char>(buffer.data(), *arrived));
+  }
+}
+
+}  // namespace lockbridge::detail

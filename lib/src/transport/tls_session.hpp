@@ -1,0 +1,61 @@
+// One TLS session over a Socket. OpenSSL works on two memory buffers and the Socket moves the
+// bytes, so every wait is the Socket's own poll(2) with its deadline (a handshake cannot outlast
+// the connect timeout, a read the command timeout) and every write is MSG_NOSIGNAL. Failures
+// throw TransportError: tls with a reason a person can act on (unknown CA, host name mismatch,
+// expired certificate, a client certificate wanted, a plain port), io when the peer closed,
+// timeout.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "lockbridge/client.hpp"
+#include "socket.hpp"
+#include "tls_context.hpp"
+
+namespace lockbridge::detail {
+
+class TlsSession {
+ public:
+  // `host` is the name or address connected to: sent as SNI (names only) and checked against the
+  // certificate, unless options.server_name replaces it.
+  TlsSession(const TlsOptions& options, const std::string& host);
+
+  void handshake(Socket& socket, Deadline deadline);
+  void write_all(Socket& socket, std::string_view plain, Deadline deadline);
+  // At least one byte of plaintext, waiting up to `deadline`.
+  std::size_t read_some(Socket& socket, std::span<char> plain, Deadline deadline);
+  // The plaintext that the bytes already arrived make up, without waiting: 0 when none. Throws io
+  // when the peer closed. What OpenSSL must answer meanwhile (a key update) is written by
+  // `write_deadline`.
+  std::size_t read_now(Socket& socket, std::span<char> plain, Deadline write_deadline);
+
+ private:
+  struct SslDeleter {
+    void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
+  };
+  enum class Step { done, want_read };
+  // Runs one OpenSSL call's aftermath: sends what it wrote, then says whether it needs input.
+  Step after(int result, Socket& socket, Deadline deadline, bool handshaking);
+  // Moves what OpenSSL wrote into the socket.
+  void flush(Socket& socket, Deadline deadline);
+  void feed(std::span<const char> bytes);
+  [[noreturn]] void fail(bool handshaking);
+
+  SslContextPtr context_;
+  std::unique_ptr<SSL, SslDeleter> ssl_;
+  BIO* in_ = nullptr;   // owned by ssl_: bytes from the server, for OpenSSL to read
+  BIO* out_ = nullptr;  // owned by ssl_: bytes OpenSSL wrote, for the server
+  std::string name_;    // what the certificate must be for
+  bool client_certificate_ = false;
+  char first_byte_ = 0;  // the first byte the server sent: a RESP reply means a plain port
+  bool got_any_ = false;
+};
+
+}  // namespace lockbridge::detail
