@@ -41,6 +41,33 @@ int tcp_port() {
   return port;
 }
 
+int tls_port() {
+  std::ifstream in(test_dir() + "/tls-port");
+  int port = 0;
+  if (!(in >> port)) throw std::runtime_error("no tls-port file in " + test_dir());
+  return port;
+}
+
+std::string tls_file(std::string_view name) { return test_dir() + "/tls/" + std::string(name); }
+
+std::string tls_url() { return "rediss://127.0.0.1:" + std::to_string(tls_port()); }
+
+TlsOptions test_tls() {
+  TlsOptions tls;
+  tls.ca_file = tls_file("ca.pem");
+  return tls;
+}
+
+bool over_tls() {
+  const char* flag = std::getenv("LOCKBRIDGE_TEST_TLS");
+  return flag != nullptr && *flag != '\0';
+}
+
+std::string cli_server_args() {
+  if (over_tls()) return " --url '" + tls_url() + "' --cacert '" + tls_file("ca.pem") + "'";
+  return " --url '" + unix_url() + "'";
+}
+
 AclUser::AclUser(std::initializer_list<std::string_view> rules) : name_("lbtest-" + random_token().substr(0, 12)) {
   std::vector<std::string> command{"ACL", "SETUSER", name_, "reset", "on", ">acl-test-password", "~*", "&*"};
   command.insert(command.end(), rules.begin(), rules.end());
@@ -74,7 +101,11 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
   }
 }
 
-Client test_client(ClientOptions options) { return Client(unix_url(), options); }
+Client test_client(ClientOptions options) {
+  if (!over_tls()) return Client(unix_url(), options);
+  options.tls = test_tls();
+  return Client(tls_url(), options);
+}
 
 std::string unique_key(std::string_view suffix) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -362,7 +393,7 @@ std::filesystem::path stderr_path() { return std::filesystem::path(test_dir()) /
 CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
   const std::filesystem::path stderr_file = stderr_path();
   const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI +
-                              " " + args + (with_url ? " --url '" + unix_url() + "'" : "") + " 2>'" +
+                              " " + args + (with_url ? cli_server_args() : "") + " 2>'" +
                               stderr_file.string() + "'";
   ProcessOutput finished = finish_process(start_process(command));
   return cli_result(finished.status, std::move(finished.output), stderr_file);
@@ -377,8 +408,8 @@ void expect_incomplete_summary(const CliRun& run, int exit_code, const std::stri
 
 // The shell prints its pid and then runs the CLI in its place (exec), so that pid is the CLI's.
 BackgroundCli::BackgroundCli(const std::string& args) : stderr_file_(stderr_path().string()) {
-  process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args + " --url '" + unix_url() +
-                           "' 2>'" + stderr_file_ + "'");
+  process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args + cli_server_args() +
+                           " 2>'" + stderr_file_ + "'");
   const auto pid_line = next_line();
   if (!pid_line) throw std::runtime_error("the CLI did not start: " + args);
   pid_ = static_cast<pid_t>(std::stol(*pid_line));

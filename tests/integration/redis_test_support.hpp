@@ -31,7 +31,22 @@ std::string test_dir();
 std::string unix_url();
 int tcp_port();
 
+// The fixture server's TLS port, its certificates (tests/fixtures/redis-server.sh: ca.pem,
+// server.pem/.key, client.pem/.key, expired.pem, other-ca.pem) and a rediss:// URL of it.
+int tls_port();
+std::string tls_file(std::string_view name);
+std::string tls_url();
+// Trusting the fixture's CA.
+TlsOptions test_tls();
+
+// With $LOCKBRIDGE_TEST_TLS set (CTest's "TLS." copies of the suites that matter), the tests'
+// clients and CLI runs go over TLS to the fixture's TLS port; otherwise over its unix socket.
+bool over_tls();
+// A Client of the fixture's server: unix socket, or TLS (options.tls trusts the test CA) under
+// over_tls().
 Client test_client(ClientOptions options = {});
+// The CLI arguments that name the same server: --url, and --cacert under over_tls().
+std::string cli_server_args();
 
 // A key no other test uses: "lbtest:<suite>.<test>:<suffix>:<random>".
 std::string unique_key(std::string_view suffix = "");

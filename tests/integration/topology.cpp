@@ -184,6 +184,14 @@ std::unique_ptr<ServerProcess> ServerProcess::start_server(std::vector<std::stri
   return server;
 }
 
+std::unique_ptr<ServerProcess> ServerProcess::start_tls_server(std::vector<std::string> tls) {
+  std::unique_ptr<ServerProcess> server(new ServerProcess(Kind::server, make_temp_dir()));
+  server->extra_ = std::move(tls);
+  server->with_tls_port_ = true;
+  server->start_on_free_port();
+  return server;
+}
+
 std::unique_ptr<ServerProcess> ServerProcess::start_sentinel(const std::string& master_name, int master_port,
                                                              int quorum, milliseconds down_after,
                                                              milliseconds failover_timeout) {
@@ -224,6 +232,7 @@ std::vector<std::string> ServerProcess::arguments() const {
   std::vector<std::string> args{"redis-server", "--port",    std::to_string(port_), "--bind",      "127.0.0.1",
                                 "--save",       "",          "--appendonly",        "no",          "--dir",
                                 dir_,           "--logfile", dir_ + "/log",         "--daemonize", "no"};
+  if (with_tls_port_) args.insert(args.end(), {"--tls-port", std::to_string(tls_port_)});
   args.insert(args.end(), extra_.begin(), extra_.end());
   return args;
 }
@@ -232,6 +241,10 @@ void ServerProcess::start_on_free_port() {
   std::string failure;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     port_ = random_port();
+    if (with_tls_port_) {
+      do tls_port_ = random_port();
+      while (tls_port_ == port_);
+    }
     if (kind_ == Kind::sentinel) {
       // Fresh for each port: a sentinel that failed to bind may have rewritten it already.
       std::ofstream conf(dir_ + "/sentinel.conf", std::ios::trunc);

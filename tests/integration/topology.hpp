@@ -45,6 +45,9 @@ class ServerProcess {
   // then `extra`. Tries random ports in 20000-50000 until one binds (up to 20); blocks until the
   // server answers (at most ~5 s per port). Throws std::runtime_error with the log's end otherwise.
   static std::unique_ptr<ServerProcess> start_server(std::vector<std::string> extra = {});
+  // The same, plus a TLS port (--tls-port, another free port) configured by `tls` (certificate,
+  // key, CA, tls-auth-clients ...). The plain port stays: readiness is asked there.
+  static std::unique_ptr<ServerProcess> start_tls_server(std::vector<std::string> tls);
 
   // redis-sentinel with a generated D/sentinel.conf monitoring `master_name` at
   // 127.0.0.1:`master_port` with `quorum`, `down_after` and `failover_timeout`. Ports and throws
@@ -59,6 +62,7 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   int port() const noexcept { return port_; }
+  int tls_port() const noexcept { return tls_port_; }  // 0 without one
   std::string address() const;  // "127.0.0.1:<port>"
   // The current process id; -1 after kill() until restart().
   pid_t pid() const noexcept { return pid_; }
@@ -106,6 +110,8 @@ class ServerProcess {
   std::vector<std::string> extra_;  // servers: arguments after the fixed ones
   std::string sentinel_body_;       // sentinels: the config after its `port` line
   int port_ = 0;
+  bool with_tls_port_ = false;
+  int tls_port_ = 0;
   mutable pid_t pid_ = -1;
 };
 

@@ -40,7 +40,17 @@ std::string verify_failure(long result, const std::string& name) {
 
 bool is_resp_start(char byte) { return byte == '-' || byte == '+' || byte == '$' || byte == '*' || byte == ':'; }
 
+constexpr std::string_view kWantsCertificate =
+    "the server wants a client certificate (--cert and --key; tls-auth-clients)";
+
 }  // namespace
+
+// Remembered, and the handshake goes on, with the configured certificate or without one (a server
+// with tls-auth-clients optional accepts that).
+int TlsSession::on_certificate_request(SSL* /*ssl*/, void* session) {
+  static_cast<TlsSession*>(session)->certificate_requested_ = true;
+  return 1;
+}
 
 TlsSession::TlsSession(const TlsOptions& options, const std::string& host)
     : context_(tls_context(options)),
@@ -57,6 +67,7 @@ TlsSession::TlsSession(const TlsOptions& options, const std::string& host)
   }
   BIO_ctrl(in_, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nullptr);  // empty means "wait for more", not end of stream
   SSL_set_bio(ssl_.get(), in_, out_);
+  SSL_set_cert_cb(ssl_.get(), on_certificate_request, this);  // never moved: it lives behind a unique_ptr
   const bool ip = is_ip_address(name_);
   // SNI carries host names only (RFC 6066); an address is checked against the certificate's IP SANs.
   if (!ip) SSL_ctrl(ssl_.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, name_.data());
@@ -81,7 +92,11 @@ void TlsSession::flush(Socket& socket, Deadline deadline) {
   char* data = nullptr;
   const long pending = BIO_ctrl(out_, BIO_CTRL_INFO, 0, static_cast<void*>(&data));  // BIO_get_mem_data
   if (pending <= 0) return;
-  socket.write_all(std::string_view(data, static_cast<std::size_t>(pending)), deadline);
+  try {
+    socket.write_all(std::string_view(data, static_cast<std::size_t>(pending)), deadline);
+  } catch (const TransportError& error) {
+    socket_failed(error);
+  }
   BIO_ctrl(out_, BIO_CTRL_RESET, 0, nullptr);  // BIO_reset
 }
 
@@ -102,7 +117,7 @@ void TlsSession::fail(bool handshaking) {
       (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && !client_certificate_) ||
       (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE && !client_certificate_)) {
     ERR_clear_error();
-    throw TransportError(Errc::tls, "the server wants a client certificate (--cert and --key; tls-auth-clients)");
+    throw TransportError(Errc::tls, std::string(kWantsCertificate));
   }
   if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
       reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN) {
@@ -119,6 +134,13 @@ void TlsSession::fail(bool handshaking) {
                                       openssl_reason("the TLS session failed"));
 }
 
+void TlsSession::socket_failed(const TransportError& error) {
+  if (error.code() == Errc::io && certificate_requested_ && !client_certificate_ && !got_data_) {
+    throw TransportError(Errc::tls, std::string(kWantsCertificate) + " (" + error.what() + ")");
+  }
+  throw error;
+}
+
 TlsSession::Step TlsSession::after(int result, Socket& socket, Deadline deadline, bool handshaking) {
   const int error = SSL_get_error(ssl_.get(), result);
   flush(socket, deadline);  // whatever the call produced: handshake messages, alerts, key updates
@@ -127,9 +149,9 @@ TlsSession::Step TlsSession::after(int result, Socket& socket, Deadline deadline
     case SSL_ERROR_WANT_READ:
       return Step::want_read;
     case SSL_ERROR_ZERO_RETURN:
-      throw TransportError(Errc::io, "the server closed the connection");
+      socket_failed(TransportError(Errc::io, "the server closed the connection"));
     case SSL_ERROR_SYSCALL:
-      if (ERR_peek_error() == 0) throw TransportError(Errc::io, "the server closed the connection");
+      if (ERR_peek_error() == 0) socket_failed(TransportError(Errc::io, "the server closed the connection"));
       fail(handshaking);
     default:
       fail(handshaking);
@@ -148,6 +170,7 @@ void TlsSession::handshake(Socket& socket, Deadline deadline) {
       if (error.code() == Errc::timeout) {
         throw TransportError(Errc::timeout, "no TLS handshake within the connect timeout (is the port a TLS port?)");
       }
+      if (certificate_requested_) socket_failed(error);
       throw TransportError(error.code(), std::string(error.what()) +
                                              " during the TLS handshake (a plain port, or the server refused the "
                                              "handshake: its log says why)");
@@ -164,21 +187,29 @@ void TlsSession::write_all(Socket& socket, std::string_view plain, Deadline dead
       plain.remove_prefix(static_cast<std::size_t>(written));
     } else {
       // Memory buffers never block a write; a renegotiation would want input first.
-      std::array<char, kChunk> buffer{};
-      const std::size_t got = socket.read_some(buffer, deadline);
-      feed(std::span<const char>(buffer.data(), got));
+      receive(socket, deadline);
     }
   }
 }
 
-std::size_t TlsSession::read_some(Socket& socket, std::span<char> plain, Deadline deadline) {
+void TlsSession::receive(Socket& socket, Deadline deadline) {
   std::array<char, kChunk> buffer{};
+  try {
+    feed(std::span<const char>(buffer.data(), socket.read_some(buffer, deadline)));
+  } catch (const TransportError& error) {
+    socket_failed(error);
+  }
+}
+
+std::size_t TlsSession::read_some(Socket& socket, std::span<char> plain, Deadline deadline) {
   for (;;) {
     ERR_clear_error();
     const int got = SSL_read(ssl_.get(), plain.data(), static_cast<int>(plain.size()));
-    if (after(got, socket, deadline, false) == Step::done) return static_cast<std::size_t>(got);
-    const std::size_t arrived = socket.read_some(buffer, deadline);
-    feed(std::span<const char>(buffer.data(), arrived));
+    if (after(got, socket, deadline, false) == Step::done) {
+      got_data_ = true;
+      return static_cast<std::size_t>(got);
+    }
+    receive(socket, deadline);
   }
 }
 
@@ -187,10 +218,18 @@ std::size_t TlsSession::read_now(Socket& socket, std::span<char> plain, Deadline
   for (;;) {
     ERR_clear_error();
     const int got = SSL_read(ssl_.get(), plain.data(), static_cast<int>(plain.size()));
-    if (after(got, socket, write_deadline, false) == Step::done) return static_cast<std::size_t>(got);
-    const auto arrived = socket.read_now(buffer);
+    if (after(got, socket, write_deadline, false) == Step::done) {
+      got_data_ = true;
+      return static_cast<std::size_t>(got);
+    }
+    std::optional<std::size_t> arrived;
+    try {
+      arrived = socket.read_now(buffer);
+    } catch (const TransportError& error) {
+      socket_failed(error);
+    }
     if (!arrived) return 0;
-    if (*arrived == 0) throw TransportError(Errc::io, "the server closed the connection");
+    if (*arrived == 0) socket_failed(TransportError(Errc::io, "the server closed the connection"));
     feed(std::span<const char>(buffer.data(), *arrived));
   }
 }

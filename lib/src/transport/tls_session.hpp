@@ -46,7 +46,15 @@ class TlsSession {
   // Moves what OpenSSL wrote into the socket.
   void flush(Socket& socket, Deadline deadline);
   void feed(std::span<const char> bytes);
+  // Waits for bytes from the server, up to `deadline`, and gives them to OpenSSL.
+  void receive(Socket& socket, Deadline deadline);
   [[noreturn]] void fail(bool handshaking);
+  // An io failure of the socket, said better when the likely cause is known: a server that asked
+  // for a client certificate, got none, and hung up (TLS 1.3 tells the client after its handshake
+  // is done, often as a reset that overtakes the alert).
+  [[noreturn]] void socket_failed(const TransportError& error);
+  // OpenSSL's call when the server asks for a client certificate (SSL_set_cert_cb).
+  static int on_certificate_request(SSL* ssl, void* session);
 
   SslContextPtr context_;
   std::unique_ptr<SSL, SslDeleter> ssl_;
@@ -54,6 +62,8 @@ class TlsSession {
   BIO* out_ = nullptr;  // owned by ssl_: bytes OpenSSL wrote, for the server
   std::string name_;    // what the certificate must be for
   bool client_certificate_ = false;
+  bool certificate_requested_ = false;  // the server asked for a client certificate
+  bool got_data_ = false;               // a read returned data: the server accepted the session
   char first_byte_ = 0;  // the first byte the server sent: a RESP reply means a plain port
   bool got_any_ = false;
 };

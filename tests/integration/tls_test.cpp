@@ -1,0 +1,280 @@
+// TLS: rediss:// against the fixture server's TLS port (tls-auth-clients optional) and against
+// servers of the tests' own (a client certificate required, an expired server certificate), and
+// every way a TLS connection can fail: each a clear Errc with a message that says what to fix,
+// never a hang, and nothing changed in Redis. The lock suites themselves run over TLS as the
+// "TLS." copies (tests/CMakeLists.txt); TlsCopies checks that they really do.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "lockbridge/mutex.hpp"
+#include "redis_test_support.hpp"
+#include "silent_server.hpp"
+#include "topology.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+ClientOptions trusting(TlsOptions tls = test_tls()) {
+  ClientOptions options;
+  options.tls = std::move(tls);
+  options.connect_timeout = std::chrono::milliseconds(2000);
+  options.command_timeout = std::chrono::milliseconds(2000);
+  return options;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The server's port the client connected to, as the server saw it (CLIENT INFO's laddr).
+std::string local_address(const Client& client) {
+  const std::string info = client.command({"CLIENT", "INFO"}).str;
+  const auto start = info.find("laddr=");
+  return start == std::string::npos ? std::string() : info.substr(start + 6, info.find(' ', start) - start - 6);
+}
+
+// Locks and unlocks `key` through `client`, both strategies: the whole lock protocol (scripts
+// included) works over the connection.
+void lock_cycle(const Client& client, const std::string& key) {
+  for (const MutexOptions& options : {token_options(), hardened_options()}) {
+    Mutex mutex(client, key, options);
+    ASSERT_TRUE(mutex.try_lock());
+    EXPECT_TRUE(raw({"EXISTS", key}).integer == 1);
+    mutex.unlock();
+    EXPECT_FALSE(mutex.last_error());
+    EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+  }
+}
+
+std::vector<std::string> server_tls(const std::string& certificate, const std::string& auth_clients) {
+  return {"--tls-cert-file",    tls_file(certificate), "--tls-key-file",     tls_file("server.key"),
+          "--tls-ca-cert-file", tls_file("ca.pem"),    "--tls-auth-clients", auth_clients};
+}
+
+// ---- the TLS copies of the suites -------------------------------------------------------------
+
+TEST(TlsCopies, TestClientsConnectWhereTheRunSays) {
+  const Client client = test_client();
+  if (over_tls()) {
+    EXPECT_TRUE(client.url().tls);
+    EXPECT_EQ(local_address(client), "127.0.0.1:" + std::to_string(tls_port()));
+  } else {
+    EXPECT_FALSE(client.url().tls);
+    EXPECT_THAT(local_address(client), HasSubstr("redis.sock"));
+  }
+}
+
+// ---- connecting -------------------------------------------------------------------------------
+
+TEST(Tls, LocksOverRedissTrustingTheCa) {
+  const Client client(tls_url(), trusting());
+  EXPECT_EQ(local_address(client), "127.0.0.1:" + std::to_string(tls_port()));
+  lock_cycle(client, unique_key());
+}
+
+TEST(Tls, TheTlsOptionTurnsTlsOnForARedisUrl) {
+  TlsOptions tls = test_tls();
+  tls.enabled = true;
+  const Client client("redis://127.0.0.1:" + std::to_string(tls_port()), trusting(tls));
+  lock_cycle(client, unique_key());
+}
+
+TEST(Tls, AHostNameOnTheCertificateIsAcceptedAndAnotherRefused) {
+  const std::string port = std::to_string(tls_port());
+  Client("rediss://localhost:" + port, trusting()).ping();  // DNS:localhost
+  Client("rediss://[::1]:" + port, trusting()).ping();      // IP:::1 (the fixture binds ::1 where it can)
+
+  TlsOptions other_name = test_tls();
+  other_name.server_name = "redis.example.com";
+  const Error error = expect_error([&] { Client(tls_url(), trusting(other_name)).ping(); });
+  EXPECT_EQ(error.errc(), Errc::tls);
+  EXPECT_THAT(error.what(), HasSubstr("host name mismatch"));
+  EXPECT_THAT(error.what(), HasSubstr("redis.example.com"));
+}
+
+TEST(Tls, PooledConnectionsAreReusedAfterTheirSessionTickets) {
+  // TLS 1.3 servers send session tickets after the handshake: an idle pooled connection is
+  // readable then, yet not closed. It must be reused, not dropped as closed by the server.
+  ClientOptions options = trusting();
+  options.pool_size = 1;
+  const Client client(tls_url(), options);
+  const std::int64_t first = client.command({"CLIENT", "ID"}).integer;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the tickets have arrived by now
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(client.command({"CLIENT", "ID"}).integer, first);
+}
+
+TEST(Tls, ACommandOfAMegabyteCrossesManyRecords) {
+  const Client client(tls_url(), trusting());
+  const std::string key = unique_key();
+  const std::string value(1 << 20, 'x');
+  client.command({"SET", key, value, "PX", "60000"});
+  EXPECT_EQ(client.command({"GET", key}).str, value);
+  raw({"DEL", key});
+}
+
+// ---- mutual TLS -------------------------------------------------------------------------------
+
+TEST(Tls, MutualTlsNeedsTheClientCertificate) {
+  const auto server = ServerProcess::start_tls_server(server_tls("server.pem", "yes"));
+  const std::string url = "rediss://127.0.0.1:" + std::to_string(server->tls_port());
+
+  const Error refused = expect_error([&] { Client(url, trusting()).ping(); });
+  EXPECT_EQ(refused.errc(), Errc::tls);
+  EXPECT_THAT(refused.what(), HasSubstr("wants a client certificate"));
+
+  TlsOptions with_certificate = test_tls();
+  with_certificate.cert_file = tls_file("client.pem");
+  with_certificate.key_file = tls_file("client.key");
+  const Client client(url, trusting(with_certificate));
+  Mutex mutex(client, "lbtest:mtls", token_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
+}
+
+// ---- what fails, and how ----------------------------------------------------------------------
+
+TEST(Tls, AnUnknownCaIsRefused) {
+  TlsOptions other_ca;
+  other_ca.ca_file = tls_file("other-ca.pem");
+  for (const TlsOptions& tls : {other_ca, TlsOptions{}}) {  // another CA; the system's store
+    const std::string key = unique_key();
+    Mutex mutex(Client(tls_url(), trusting(tls)), key, token_options());
+    const Error error = expect_error([&] { (void)mutex.try_lock(); });
+    EXPECT_EQ(error.errc(), Errc::tls);
+    EXPECT_THAT(error.what(), HasSubstr("unknown CA"));
+    EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << "nothing was sent";
+  }
+}
+
+TEST(Tls, InsecureSkipsVerification) {
+  TlsOptions insecure;
+  insecure.ca_file = tls_file("other-ca.pem");
+  insecure.verify = false;
+  lock_cycle(Client(tls_url(), trusting(insecure)), unique_key());
+}
+
+TEST(Tls, AnExpiredServerCertificateIsRefused) {
+  const auto server = ServerProcess::start_tls_server(server_tls("expired.pem", "no"));
+  const Error error =
+      expect_error([&] { Client("rediss://127.0.0.1:" + std::to_string(server->tls_port()), trusting()).ping(); });
+  EXPECT_EQ(error.errc(), Errc::tls);
+  EXPECT_THAT(error.what(), HasSubstr("expired"));
+}
+
+TEST(Tls, APlainClientOnTheTlsPortIsToldToUseTls) {
+  const std::string key = unique_key();
+  Mutex mutex(Client("redis://127.0.0.1:" + std::to_string(tls_port()), trusting(TlsOptions{})), key,
+              token_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::io);
+  EXPECT_THAT(error.what(), HasSubstr("rediss://"));
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(Tls, ATlsClientOnAPlainPortIsToldItIsNotTls) {
+  // Redis reads the TLS hello as an inline command: it waits for a newline (a timeout here), or
+  // finds one among the hello's random bytes and answers an error in plain text.
+  const std::string key = unique_key();
+  ClientOptions options = trusting();
+  options.connect_timeout = std::chrono::milliseconds(300);
+  Mutex mutex(Client("rediss://127.0.0.1:" + std::to_string(tcp_port()), options), key, token_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_THAT(error.errc(), ::testing::AnyOf(Errc::timeout, Errc::tls)) << error.what();
+  EXPECT_THAT(error.what(), ::testing::AnyOf(HasSubstr("is the port a TLS port"), HasSubstr("does not speak TLS")));
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(Tls, AServerThatNeverShakesHandsIsAConnectTimeout) {
+  const SilentServer server;
+  ClientOptions options = trusting();
+  options.connect_timeout = std::chrono::milliseconds(200);
+  const Error error = expect_error([&] { Client("rediss://" + server.address(), options).ping(); });
+  EXPECT_EQ(error.errc(), Errc::timeout);
+  EXPECT_THAT(error.what(), HasSubstr("no TLS handshake within the connect timeout"));
+}
+
+TEST(Tls, UnreadableOrMismatchedFilesAreNamedAndTheirContentNeverShown) {
+  TlsOptions missing = test_tls();
+  missing.ca_file = test_dir() + "/no-such-ca.pem";
+  Error error = expect_error([&] { Client(tls_url(), trusting(missing)).ping(); });
+  EXPECT_EQ(error.errc(), Errc::tls);
+  EXPECT_THAT(error.what(), HasSubstr("no-such-ca.pem"));
+
+  TlsOptions mismatched = test_tls();
+  mismatched.cert_file = tls_file("client.pem");
+  mismatched.key_file = tls_file("server.key");
+  error = expect_error([&] { Client(tls_url(), trusting(mismatched)).ping(); });
+  EXPECT_EQ(error.errc(), Errc::tls);
+  EXPECT_THAT(error.what(), HasSubstr("mismatch"));
+  EXPECT_THAT(error.what(), HasSubstr("server.key"));
+
+  TlsOptions key_as_certificate = test_tls();
+  key_as_certificate.cert_file = tls_file("client.key");
+  key_as_certificate.key_file = tls_file("client.key");
+  error = expect_error([&] { Client(tls_url(), trusting(key_as_certificate)).ping(); });
+  EXPECT_EQ(error.errc(), Errc::tls);
+  const std::string key_text = file_text(tls_file("client.key"));
+  ASSERT_FALSE(key_text.empty());
+  EXPECT_THAT(error.what(), Not(HasSubstr("PRIVATE KEY")));
+  EXPECT_THAT(error.what(), Not(HasSubstr(key_text.substr(40, 20))));
+}
+
+TEST(Tls, APasswordInTheUrlNeverAppearsInAnError) {
+  TlsOptions other_ca;
+  other_ca.ca_file = tls_file("other-ca.pem");
+  const Error error =
+      expect_error([&] { Client("rediss://user:s3cr3t-pw@127.0.0.1:" + std::to_string(tls_port()), trusting(other_ca)).ping(); });
+  EXPECT_THAT(error.what(), Not(HasSubstr("s3cr3t-pw")));
+  EXPECT_THAT(error.what(), HasSubstr("rediss://user:***@"));
+}
+
+// ---- the CLI ----------------------------------------------------------------------------------
+
+TEST(TlsCli, HoldTakesTheLockOverMutualTls) {
+  const auto server = ServerProcess::start_tls_server(server_tls("server.pem", "yes"));
+  const std::string url = " --url rediss://127.0.0.1:" + std::to_string(server->tls_port()) + " --cacert " +
+                          tls_file("ca.pem");
+  const CliRun held =
+      run_cli("hold lbtest:cli-mtls --for 0 --json" + url + " --cert " + tls_file("client.pem") + " --key " +
+                  tls_file("client.key"),
+              false);
+  EXPECT_EQ(held.exit_code, 0) << held;
+  ASSERT_FALSE(held.lines.empty()) << held;
+  EXPECT_EQ(held.lines.front()["acquired"], true) << held;
+
+  const CliRun refused = run_cli("hold lbtest:cli-mtls --for 0" + url, false);
+  EXPECT_EQ(refused.exit_code, 3) << refused;
+  EXPECT_THAT(refused.errors, HasSubstr("wants a client certificate"));
+  EXPECT_THAT(refused.errors, HasSubstr("[tls]"));
+}
+
+TEST(TlsCli, InsecureWarnsOnStderr) {
+  const CliRun run = run_cli("hold " + unique_key() + " --for 0 --insecure --url " + tls_url(), false);
+  EXPECT_EQ(run.exit_code, 0) << run;
+  EXPECT_THAT(run.errors, HasSubstr("warning: --insecure"));
+}
+
+TEST(TlsCli, TlsFlagsWithoutAServerAreBadUsage) {
+  const CliRun run = run_cli("hold " + unique_key() + " --for 0 --tls", false);
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, HasSubstr("--url rediss://"));
+}
+
+TEST(TlsCli, ACertificateWithoutItsKeyIsBadUsage) {
+  const CliRun run =
+      run_cli("hold " + unique_key() + " --for 0 --url " + tls_url() + " --cert " + tls_file("client.pem"), false);
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, HasSubstr("--key"));
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
