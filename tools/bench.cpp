@@ -12,7 +12,8 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--lock-key K] [--check-key CK]\n"
+    "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--lock-key K] [--check-key "
+    "CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
     "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--watchdog] [--fencing] [--retry MS]\n"
     "                 [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n"
@@ -93,7 +94,8 @@ int run_bench(int argc, char** argv) {
   po::options_description options("bench options");
   add_lock_options(options);
   add_url_option(options);
-  options.add_options()("lock-key", po::value<std::string>(), "the lock key (default: a fresh lockbridge:bench:<random>)")(
+  options.add_options()("lock-key", po::value<std::string>(),
+                        "the lock key (default: a fresh lockbridge:bench:<random>)")(
       "check-key", po::value<std::string>(), "the check key (default: KEY:check)")(
       "clients", number_value("1"), "concurrent clients (1 to 256), each with its own connections")(
       "procs", "one process per client instead of one thread")("duration", number_value("5"),

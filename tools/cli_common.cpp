@@ -74,8 +74,9 @@ RedisTarget::RedisTarget(const po::variables_map& vm) {
   } else if (const char* env = std::getenv("LOCKBRIDGE_URL"); env != nullptr && *env != '\0') {
     server_.url = env;
   } else if (tls_flags) {
-    throw Error(Errc::bad_option, "the TLS options need a server: --url rediss://HOST:PORT (or $LOCKBRIDGE_URL); "
-                                  "the embedded redis-server speaks plain TCP");
+    throw Error(Errc::bad_option,
+                "the TLS options need a server: --url rediss://HOST:PORT (or $LOCKBRIDGE_URL); "
+                "the embedded redis-server speaks plain TCP");
   } else {
     embedded_ = EmbeddedRedis::start();
     server_.url = embedded_->url();
@@ -98,7 +99,8 @@ void add_url_option(po::options_description& options) {
       "cacertdir", po::value<std::string>(), "TLS: directory of hashed CA certificates to trust")(
       "cert", po::value<std::string>(), "TLS: client certificate (PEM), for servers with tls-auth-clients")(
       "key", po::value<std::string>(), "TLS: the client certificate's private key (PEM, not encrypted)")(
-      "sni", po::value<std::string>(), "TLS: server name to send and to check the certificate against (default: the URL's host)")(
+      "sni", po::value<std::string>(),
+      "TLS: server name to send and to check the certificate against (default: the URL's host)")(
       "insecure", "TLS: do not check the server's certificate (dangerous; prints a warning)");
 }
 

@@ -194,7 +194,8 @@ int run_compare(int argc, char** argv) {
   if (plot) plot_out.emplace(plot_file);
 
   RedisTarget target(vm);
-  const std::vector<NamedStrategy> columns = runnable_on(target.server(), strategies(wait_mode, vm.count("watchdog") > 0));
+  const std::vector<NamedStrategy> columns =
+      runnable_on(target.server(), strategies(wait_mode, vm.count("watchdog") > 0));
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
             << seconds << " s each, on " << target.client().url().redacted()
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n";

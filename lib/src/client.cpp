@@ -26,9 +26,10 @@ void ClientOptions::validate() const {
 
 void TlsOptions::validate() const {
   if (cert_file.empty() != key_file.empty()) {
-    throw Error(Errc::bad_option, "a TLS client certificate needs its key and a key its certificate (cert_file and "
-                                  "key_file, --cert and --key): only " +
-                                      std::string(cert_file.empty() ? "the key" : "the certificate") + " is given");
+    throw Error(Errc::bad_option,
+                "a TLS client certificate needs its key and a key its certificate (cert_file and "
+                "key_file, --cert and --key): only " +
+                    std::string(cert_file.empty() ? "the key" : "the certificate") + " is given");
   }
 }
 

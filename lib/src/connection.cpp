@@ -124,7 +124,9 @@ ReplyPtr Connection::read_reply(std::chrono::milliseconds timeout) {
       redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
     } catch (const TransportError& error) {
       // The request was written: the server may have run it.
-      fail("read reply", error.code() == Errc::timeout ? TransportError(Errc::timeout, "no reply within the command timeout") : error, true);
+      fail("read reply",
+           error.code() == Errc::timeout ? TransportError(Errc::timeout, "no reply within the command timeout") : error,
+           true);
     }
     reply = next_parsed();
   }

@@ -7,8 +7,8 @@
 namespace lockbridge {
 namespace {
 
-constexpr std::string_view kSchemes[] = {"redis",         "rediss",          "unix",          "redis-sentinel",
-                                         "redlock",       "redis-cluster",   "rediss-sentinel", "rediss-cluster"};
+constexpr std::string_view kSchemes[] = {
+    "redis", "rediss", "unix", "redis-sentinel", "redlock", "redis-cluster", "rediss-sentinel", "rediss-cluster"};
 
 // Whether `scheme` is one lockbridge knows, so a message may show it.
 bool known_scheme(std::string_view scheme) {

@@ -48,7 +48,9 @@ nlohmann::json only_json_object(const CliRun& run) {
   return run.lines.empty() ? nlohmann::json() : run.lines.front();
 }
 
-std::string protocol_keys(const std::string& key) { return " --lock-key '" + key + "' --check-key '" + key + ":check'"; }
+std::string protocol_keys(const std::string& key) {
+  return " --lock-key '" + key + "' --check-key '" + key + ":check'";
+}
 
 TEST(Bench, JsonHasEveryFieldOfTheContract) {
   for (const std::string strategy : {"--strategy token", "--strategy legacy --preset faithful",

@@ -393,8 +393,7 @@ std::filesystem::path stderr_path() { return std::filesystem::path(test_dir()) /
 CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {
   const std::filesystem::path stderr_file = stderr_path();
   const std::string command = "env " + std::string(with_url ? "" : "-u LOCKBRIDGE_URL ") + env + " " + LOCKBRIDGE_CLI +
-                              " " + args + (with_url ? cli_server_args() : "") + " 2>'" +
-                              stderr_file.string() + "'";
+                              " " + args + (with_url ? cli_server_args() : "") + " 2>'" + stderr_file.string() + "'";
   ProcessOutput finished = finish_process(start_process(command));
   return cli_result(finished.status, std::move(finished.output), stderr_file);
 }
@@ -408,8 +407,8 @@ void expect_incomplete_summary(const CliRun& run, int exit_code, const std::stri
 
 // The shell prints its pid and then runs the CLI in its place (exec), so that pid is the CLI's.
 BackgroundCli::BackgroundCli(const std::string& args) : stderr_file_(stderr_path().string()) {
-  process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args + cli_server_args() +
-                           " 2>'" + stderr_file_ + "'");
+  process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args + cli_server_args() + " 2>'" +
+                           stderr_file_ + "'");
   const auto pid_line = next_line();
   if (!pid_line) throw std::runtime_error("the CLI did not start: " + args);
   pid_ = static_cast<pid_t>(std::stol(*pid_line));

@@ -63,7 +63,7 @@ class ServerProcess {
 
   int port() const noexcept { return port_; }
   int tls_port() const noexcept { return tls_port_; }  // 0 without one
-  std::string address() const;  // "127.0.0.1:<port>"
+  std::string address() const;                         // "127.0.0.1:<port>"
   // The current process id; -1 after kill() until restart().
   pid_t pid() const noexcept { return pid_; }
   const std::string& dir() const noexcept { return dir_; }

@@ -194,7 +194,8 @@ TEST(ClientOptions, AcceptsZeroReconnectBackoffAndPoolOfOne) {
 // ---- Client construction ---------------------------------------------------------------------
 
 TEST(Client, RejectsBadUrl) {
-  for (const char* url : {"", "http://127.0.0.1:6379", "redis://127.0.0.1:0", "rediss://127.0.0.1:0", "rediss-redlock://h"}) {
+  for (const char* url :
+       {"", "http://127.0.0.1:6379", "redis://127.0.0.1:0", "rediss://127.0.0.1:0", "rediss-redlock://h"}) {
     SCOPED_TRACE(url);
     EXPECT_THAT(bad_option_message([&] { Client client(url); }), HasSubstr("invalid Redis URL"));
   }

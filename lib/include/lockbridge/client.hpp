@@ -33,13 +33,14 @@ struct ClientState;
 // ca_dir, or the system's default store when both are empty), and the certificate must be for the
 // host the URL names (DNS name or IP address), or for server_name when it is set.
 struct TlsOptions {
-  bool enabled = false;     // TLS for a redis:// URL too (redis-cli --tls); rediss:// URLs always use it
+  bool enabled = false;       // TLS for a redis:// URL too (redis-cli --tls); rediss:// URLs always use it
   std::string ca_file{};      // PEM bundle of trusted CAs (--cacert)
   std::string ca_dir{};       // directory of hashed CA certificates, as c_rehash makes (--cacertdir)
   std::string cert_file{};    // client certificate chain (PEM), for tls-auth-clients servers (--cert)
   std::string key_file{};     // its private key (PEM, not encrypted) (--key)
   std::string server_name{};  // sent as SNI and checked against the certificate (--sni); empty: the URL's host
-  bool verify = true;       // false: no chain and no host check (--insecure): anyone on the path can read and change the traffic
+  bool verify =
+      true;  // false: no chain and no host check (--insecure): anyone on the path can read and change the traffic
 
   // Both a certificate and its key, or neither.
   void validate() const;

@@ -114,8 +114,8 @@ Socket Socket::connect_unix(const std::string& path, Deadline deadline) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (path.size() >= sizeof address.sun_path) {
-    throw TransportError(Errc::io, "socket path is longer than " + std::to_string(sizeof address.sun_path - 1) +
-                                       " bytes");
+    throw TransportError(Errc::io,
+                         "socket path is longer than " + std::to_string(sizeof address.sun_path - 1) + " bytes");
   }
   std::memcpy(address.sun_path, path.data(), path.size());
   Socket socket(open_socket(AF_UNIX));

@@ -1,6 +1,10 @@
 #include "tls_context.hpp"
 
 #include <openssl/err.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <map>
@@ -18,7 +22,10 @@ constexpr auto kContextLifetime = std::chrono::minutes(1);
 int no_passphrase(char* /*buffer*/, int /*size*/, int /*rwflag*/, void* /*user*/) { return 0; }
 
 [[noreturn]] void file_failure(const std::string& what, const std::string& path) {
-  throw TransportError(Errc::tls, "cannot use " + what + " '" + path + "': " + openssl_reason("unreadable"));
+  // The file system's reason first (a missing file, permissions): OpenSSL's would be vaguer.
+  const std::string reason = ::access(path.c_str(), R_OK) != 0 ? std::strerror(errno) : openssl_reason("unusable");
+  ERR_clear_error();
+  throw TransportError(Errc::tls, "cannot use " + what + " '" + path + "': " + reason);
 }
 
 SslContextPtr build(const TlsOptions& options) {
@@ -32,7 +39,8 @@ SslContextPtr build(const TlsOptions& options) {
     const char* file = options.ca_file.empty() ? nullptr : options.ca_file.c_str();
     const char* dir = options.ca_dir.empty() ? nullptr : options.ca_dir.c_str();
     if (SSL_CTX_load_verify_locations(ctx, file, dir) != 1) {
-      file_failure(file != nullptr ? "the CA file" : "the CA directory", file != nullptr ? options.ca_file : options.ca_dir);
+      file_failure(file != nullptr ? "the CA file" : "the CA directory",
+                   file != nullptr ? options.ca_file : options.ca_dir);
     }
   } else if (options.verify && SSL_CTX_set_default_verify_paths(ctx) != 1) {
     throw TransportError(Errc::tls, "cannot load the system's trusted CAs: " + openssl_reason("unknown reason"));
@@ -60,8 +68,8 @@ struct CachedContext {
 
 std::string cache_key(const TlsOptions& options) {
   const char separator = '\0';  // cannot occur in a path
-  return options.ca_file + separator + options.ca_dir + separator + options.cert_file + separator +
-         options.key_file + separator + (options.verify ? "v" : "-");
+  return options.ca_file + separator + options.ca_dir + separator + options.cert_file + separator + options.key_file +
+         separator + (options.verify ? "v" : "-");
 }
 
 }  // namespace

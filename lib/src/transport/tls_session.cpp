@@ -13,14 +13,15 @@ constexpr std::size_t kChunk = 16 * 1024;  // one TLS record at most
 
 bool is_ip_address(const std::string& host) {
   std::array<unsigned char, sizeof(in6_addr)> scratch{};
-  return inet_pton(AF_INET, host.c_str(), scratch.data()) == 1 || inet_pton(AF_INET6, host.c_str(), scratch.data()) == 1;
+  return inet_pton(AF_INET, host.c_str(), scratch.data()) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), scratch.data()) == 1;
 }
 
 // A failed verification, in words a person can act on.
 std::string verify_failure(long result, const std::string& name) {
   switch (result) {
     case X509_V_ERR_HOSTNAME_MISMATCH:
-      return "host name mismatch: the server's certificate is not for '" + name + "' (--sni names another)";
+      return "host name mismatch: the server's certificate is not for '" + name + "'";
     case X509_V_ERR_IP_ADDRESS_MISMATCH:
       return "host name mismatch: the server's certificate is not for the address " + name;
     case X509_V_ERR_CERT_HAS_EXPIRED:
@@ -110,8 +111,9 @@ void TlsSession::fail(bool handshaking) {
   const int reason = ERR_GET_REASON(code);
   if (got_any_ && is_resp_start(first_byte_) && handshaking) {
     ERR_clear_error();
-    throw TransportError(Errc::tls, "the server answered in plain text: the port does not speak TLS (use redis:// "
-                                    "without --tls, or the server's tls-port)");
+    throw TransportError(Errc::tls,
+                         "the server answered in plain text: the port does not speak TLS (use redis:// "
+                         "without --tls, or the server's tls-port)");
   }
   if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
       (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && !client_certificate_) ||
@@ -122,16 +124,18 @@ void TlsSession::fail(bool handshaking) {
   if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
       reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN) {
     ERR_clear_error();
-    throw TransportError(Errc::tls, "the server refused the client certificate (is it signed by a CA the server "
-                                    "trusts, tls-ca-cert-file?)");
+    throw TransportError(Errc::tls,
+                         "the server refused the client certificate (is it signed by a CA the server "
+                         "trusts, tls-ca-cert-file?)");
   }
   if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
     ERR_clear_error();
-    throw TransportError(Errc::tls, "the server does not speak TLS on this port (use redis:// without --tls, or the "
-                                    "server's tls-port)");
+    throw TransportError(Errc::tls,
+                         "the server does not speak TLS on this port (use redis:// without --tls, or the "
+                         "server's tls-port)");
   }
-  throw TransportError(Errc::tls, std::string(handshaking ? "handshake failed: " : "") +
-                                      openssl_reason("the TLS session failed"));
+  throw TransportError(Errc::tls,
+                       std::string(handshaking ? "handshake failed: " : "") + openssl_reason("the TLS session failed"));
 }
 
 void TlsSession::socket_failed(const TransportError& error) {
@@ -201,14 +205,17 @@ void TlsSession::receive(Socket& socket, Deadline deadline) {
   }
 }
 
+std::optional<std::size_t> TlsSession::decrypt(Socket& socket, std::span<char> plain, Deadline write_deadline) {
+  ERR_clear_error();
+  const int got = SSL_read(ssl_.get(), plain.data(), static_cast<int>(plain.size()));
+  if (after(got, socket, write_deadline, false) == Step::want_read) return std::nullopt;
+  got_data_ = true;
+  return static_cast<std::size_t>(got);
+}
+
 std::size_t TlsSession::read_some(Socket& socket, std::span<char> plain, Deadline deadline) {
   for (;;) {
-    ERR_clear_error();
-    const int got = SSL_read(ssl_.get(), plain.data(), static_cast<int>(plain.size()));
-    if (after(got, socket, deadline, false) == Step::done) {
-      got_data_ = true;
-      return static_cast<std::size_t>(got);
-    }
+    if (const auto got = decrypt(socket, plain, deadline)) return *got;
     receive(socket, deadline);
   }
 }
@@ -216,12 +223,7 @@ std::size_t TlsSession::read_some(Socket& socket, std::span<char> plain, Deadlin
 std::size_t TlsSession::read_now(Socket& socket, std::span<char> plain, Deadline write_deadline) {
   std::array<char, kChunk> buffer{};
   for (;;) {
-    ERR_clear_error();
-    const int got = SSL_read(ssl_.get(), plain.data(), static_cast<int>(plain.size()));
-    if (after(got, socket, write_deadline, false) == Step::done) {
-      got_data_ = true;
-      return static_cast<std::size_t>(got);
-    }
+    if (const auto got = decrypt(socket, plain, write_deadline)) return *got;
     std::optional<std::size_t> arrived;
     try {
       arrived = socket.read_now(buffer);

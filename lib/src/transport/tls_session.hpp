@@ -46,6 +46,8 @@ class TlsSession {
   // Moves what OpenSSL wrote into the socket.
   void flush(Socket& socket, Deadline deadline);
   void feed(std::span<const char> bytes);
+  // One SSL_read: plaintext, or nullopt when OpenSSL needs more bytes from the server first.
+  std::optional<std::size_t> decrypt(Socket& socket, std::span<char> plain, Deadline write_deadline);
   // Waits for bytes from the server, up to `deadline`, and gives them to OpenSSL.
   void receive(Socket& socket, Deadline deadline);
   [[noreturn]] void fail(bool handshaking);
@@ -64,7 +66,7 @@ class TlsSession {
   bool client_certificate_ = false;
   bool certificate_requested_ = false;  // the server asked for a client certificate
   bool got_data_ = false;               // a read returned data: the server accepted the session
-  char first_byte_ = 0;  // the first byte the server sent: a RESP reply means a plain port
+  char first_byte_ = 0;                 // the first byte the server sent: a RESP reply means a plain port
   bool got_any_ = false;
 };
 

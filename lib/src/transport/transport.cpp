@@ -5,7 +5,7 @@ namespace {
 
 Socket connect_socket(const RedisUrl& url, Deadline deadline) {
   return url.transport == RedisUrl::Transport::unix_socket ? Socket::connect_unix(url.socket_path, deadline)
-                                                            : Socket::connect_tcp(url.host, url.port, deadline);
+                                                           : Socket::connect_tcp(url.host, url.port, deadline);
 }
 
 }  // namespace
