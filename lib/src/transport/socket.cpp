@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -65,12 +66,13 @@ Socket::~Socket() {
 
 void Socket::wait_for(short events, Deadline deadline, const char* waiting_for) const {
   for (;;) {
-    const auto left = left_until(deadline);
-    if (left.count() <= 0) throw TransportError(Errc::timeout, std::string("no ") + waiting_for + " in time");
+    // Once the deadline has passed, one look without waiting: what is ready still counts.
+    const auto left = std::max(left_until(deadline), std::chrono::milliseconds::zero());
     pollfd socket{fd_, events, 0};
     const int ready = ::poll(&socket, 1, poll_timeout(left));
     if (ready > 0) return;  // ready, or in error: the read or write that follows says which
     if (ready < 0 && errno != EINTR) throw_errno("poll", errno);
+    if (ready == 0 && left.count() == 0) throw TransportError(Errc::timeout, std::string("no ") + waiting_for);
   }
 }
 
@@ -155,11 +157,13 @@ std::optional<std::size_t> Socket::read_now(std::span<char> buffer) {
 
 std::size_t Socket::read_some(std::span<char> buffer, Deadline deadline) {
   for (;;) {
+    // Waited for first: a reply is read right after its request went out, when it cannot have
+    // arrived yet, so a read first would only add a failed recv(2) to every round trip.
+    wait_for(POLLIN, deadline, "reply within the command timeout");
     if (const auto got = read_now(buffer)) {
       if (*got == 0) throw TransportError(Errc::io, "the server closed the connection");
       return *got;
     }
-    wait_for(POLLIN, deadline, "reply within the command timeout");
   }
 }
 
