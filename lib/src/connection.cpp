@@ -123,10 +123,7 @@ ReplyPtr Connection::read_reply(std::chrono::milliseconds timeout) {
       const std::string_view bytes = transport_.read_some(deadline);
       redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
     } catch (const TransportError& error) {
-      // The request was written: the server may have run it.
-      fail("read reply",
-           error.code() == Errc::timeout ? TransportError(Errc::timeout, "no reply within the command timeout") : error,
-           true);
+      fail("read reply", error, true);  // the request was written: the server may have run it
     }
     reply = next_parsed();
   }

@@ -91,19 +91,9 @@ Socket Socket::connect_tcp(const std::string& host, int port, Deadline deadline)
   std::string failures;
   for (const addrinfo* address = found; address != nullptr; address = address->ai_next) {
     Socket socket(open_socket(address->ai_family));
-    if (::connect(socket.fd_, address->ai_addr, address->ai_addrlen) != 0) {
-      if (errno != EINPROGRESS) {
-        failures = errno_text(errno);
-        continue;
-      }
-      socket.wait_for(POLLOUT, deadline, "connection within the connect timeout");
-      int error = 0;
-      socklen_t length = sizeof error;
-      if (::getsockopt(socket.fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
-      if (error != 0) {
-        failures = errno_text(error);
-        continue;
-      }
+    if (const int error = socket.connect_to(address->ai_addr, address->ai_addrlen, deadline); error != 0) {
+      failures = errno_text(error);
+      continue;
     }
     set_flag(socket.fd_, IPPROTO_TCP, TCP_NODELAY);
     set_flag(socket.fd_, SOL_SOCKET, SO_KEEPALIVE);
@@ -121,16 +111,22 @@ Socket Socket::connect_unix(const std::string& path, Deadline deadline) {
   }
   std::memcpy(address.sun_path, path.data(), path.size());
   Socket socket(open_socket(AF_UNIX));
-  if (::connect(socket.fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    // A unix socket whose backlog is full answers EAGAIN rather than waiting.
-    if (errno != EINPROGRESS && errno != EAGAIN) throw TransportError(Errc::io, errno_text(errno));
-    socket.wait_for(POLLOUT, deadline, "connection within the connect timeout");
-    int error = 0;
-    socklen_t length = sizeof error;
-    if (::getsockopt(socket.fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
-    if (error != 0) throw TransportError(Errc::io, errno_text(error));
-  }
+  const int error = socket.connect_to(reinterpret_cast<const sockaddr*>(&address), sizeof address, deadline);
+  if (error != 0) throw TransportError(Errc::io, errno_text(error));
   return socket;
+}
+
+int Socket::connect_to(const sockaddr* address, socklen_t length, Deadline deadline) {
+  if (::connect(fd_, address, length) == 0) return 0;
+  // In progress; a unix socket whose backlog is full answers EAGAIN rather than waiting (over TCP,
+  // EAGAIN means no local port is free: a failure).
+  const bool unix_backlog = errno == EAGAIN && address->sa_family == AF_UNIX;
+  if (errno != EINPROGRESS && !unix_backlog) return errno;
+  wait_for(POLLOUT, deadline, "connection within the connect timeout");
+  int error = 0;
+  socklen_t size = sizeof error;
+  if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &size) != 0) error = errno;
+  return error;
 }
 
 void Socket::write_all(std::string_view bytes, Deadline deadline) {
@@ -161,7 +157,7 @@ std::size_t Socket::read_some(std::span<char> buffer, Deadline deadline) {
     // arrived yet, so a read first would only add a failed recv(2) to every round trip.
     wait_for(POLLIN, deadline, "reply within the command timeout");
     if (const auto got = read_now(buffer)) {
-      if (*got == 0) throw TransportError(Errc::io, "the server closed the connection");
+      if (*got == 0) throw closed_by_server();
       return *got;
     }
   }

@@ -3,6 +3,8 @@
 // SIGPIPE. Failures throw TransportError (io, timeout).
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -40,6 +42,8 @@ class Socket {
 
  private:
   explicit Socket(int fd) noexcept : fd_(fd) {}
+  // connect(2), waited for up to `deadline` (timeout thrown); the errno of a refusal, or 0.
+  int connect_to(const sockaddr* address, socklen_t length, Deadline deadline);
   // Waits until `events` are ready on the socket; throws timeout at `deadline`.
   void wait_for(short events, Deadline deadline, const char* waiting_for) const;
 

@@ -153,9 +153,9 @@ TlsSession::Step TlsSession::after(int result, Socket& socket, Deadline deadline
     case SSL_ERROR_WANT_READ:
       return Step::want_read;
     case SSL_ERROR_ZERO_RETURN:
-      socket_failed(TransportError(Errc::io, "the server closed the connection"));
+      socket_failed(closed_by_server());
     case SSL_ERROR_SYSCALL:
-      if (ERR_peek_error() == 0) socket_failed(TransportError(Errc::io, "the server closed the connection"));
+      if (ERR_peek_error() == 0) socket_failed(closed_by_server());
       fail(handshaking);
     default:
       fail(handshaking);
@@ -163,23 +163,20 @@ TlsSession::Step TlsSession::after(int result, Socket& socket, Deadline deadline
 }
 
 void TlsSession::handshake(Socket& socket, Deadline deadline) {
-  std::array<char, kChunk> buffer{};
   for (;;) {
     ERR_clear_error();
     if (after(SSL_do_handshake(ssl_.get()), socket, deadline, true) == Step::done) return;
-    std::size_t got = 0;
     try {
-      got = socket.read_some(buffer, deadline);
+      receive(socket, deadline);
     } catch (const TransportError& error) {
       if (error.code() == Errc::timeout) {
         throw TransportError(Errc::timeout, "no TLS handshake within the connect timeout (is the port a TLS port?)");
       }
-      if (certificate_requested_) socket_failed(error);
-      throw TransportError(error.code(), std::string(error.what()) +
-                                             " during the TLS handshake (a plain port, or the server refused the "
-                                             "handshake: its log says why)");
+      if (error.code() != Errc::io) throw;  // receive() found the likely cause (socket_failed)
+      throw TransportError(Errc::io, std::string(error.what()) +
+                                         " during the TLS handshake (a plain port, or the server refused the "
+                                         "handshake: its log says why)");
     }
-    feed(std::span<const char>(buffer.data(), got));
   }
 }
 
@@ -231,7 +228,7 @@ std::size_t TlsSession::read_now(Socket& socket, std::span<char> plain, Deadline
       socket_failed(error);
     }
     if (!arrived) return 0;
-    if (*arrived == 0) socket_failed(TransportError(Errc::io, "the server closed the connection"));
+    if (*arrived == 0) socket_failed(closed_by_server());
     feed(std::span<const char>(buffer.data(), *arrived));
   }
 }

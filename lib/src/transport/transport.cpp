@@ -33,7 +33,7 @@ std::string_view Transport::read_some(Deadline deadline) {
 std::string_view Transport::read_now(Deadline write_deadline) {
   if (tls_) return {buffer_->data(), tls_->read_now(socket_, *buffer_, write_deadline)};
   const auto got = socket_.read_now(*buffer_);
-  if (got && *got == 0) throw TransportError(Errc::io, "the server closed the connection");
+  if (got && *got == 0) throw closed_by_server();
   return {buffer_->data(), got.value_or(0)};
 }
 

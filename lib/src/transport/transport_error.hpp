@@ -21,4 +21,7 @@ class TransportError : public std::runtime_error {
   Errc code_;
 };
 
+// The peer ended the connection (EOF, or TLS's close_notify).
+inline TransportError closed_by_server() { return TransportError(Errc::io, "the server closed the connection"); }
+
 }  // namespace lockbridge::detail
