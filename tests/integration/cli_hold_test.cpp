@@ -79,7 +79,9 @@ TEST(CliHold, PrintsTheFenceAndAWatchdogKeepsTheLockPastItsLease) {
   ASSERT_EQ(first.exit_code, 0) << first;
   ASSERT_TRUE(first.lines.at(0).contains("fence")) << first;
   // Held three leases long: without the watchdog the release would find the key gone (exit 1).
-  const CliRun second = run_cli("hold '" + key + "' --json --fencing --watchdog --lease 200 --for 600");
+  // A lease of a second leaves each renewal (every third of it) room for a slow sanitizer build
+  // under load: with 200 ms, one renewal late by 130 ms lost the lock under ASan.
+  const CliRun second = run_cli("hold '" + key + "' --json --fencing --watchdog --lease 1000 --for 3000");
   ASSERT_EQ(second.exit_code, 0) << second;
   EXPECT_GT(second.lines.at(0)["fence"].get<std::uint64_t>(), first.lines.at(0)["fence"].get<std::uint64_t>());
   EXPECT_EQ(second.lines.at(1)["released"], true) << second;
