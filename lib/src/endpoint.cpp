@@ -100,6 +100,7 @@ RedisUrl Endpoint::resolve_master(std::chrono::steady_clock::time_point deadline
     RedisUrl sentinel_url;  // sentinels are asked without the data nodes' credentials and database
     sentinel_url.host = sentinel.host;
     sentinel_url.port = sentinel.port;
+    sentinel_url.tls = url_.tls;  // rediss-sentinel://: the sentinels over TLS as well as the data nodes
     try {
       Connection connection(sentinel_url, options_, round_trips_);
       const ReplyPtr reply = connection.run({"SENTINEL", "get-master-addr-by-name", url_.master_name});

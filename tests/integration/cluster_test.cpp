@@ -105,7 +105,7 @@ std::string key_on_another_master(const ClusterTopology& cluster, int master) {
 class Cluster : public ::testing::Test {
  protected:
   ClusterTopology cluster_{3};
-  const Client client_{cluster_.url()};
+  const Client client_{cluster_.url(), topology_client()};
 };
 
 TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
@@ -131,6 +131,13 @@ TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
     EXPECT_EQ(cluster_.nodes[owner]->command({"EXISTS", key}), "0");
   }
   EXPECT_EQ(owners.size(), 3U) << "sixty random keys should have reached every master";
+  // Every master was reached on the port the topology gives clients: its TLS port in the TLS
+  // copy (the slot map learnt over TLS names TLS ports), and never on its plain one there.
+  EXPECT_EQ(client_.url().tls, topology_tls());
+  for (const auto& node : cluster_.nodes) {
+    EXPECT_GE(connections_on_port(*node, node->client_port()), 1) << node->address();
+    if (node->client_port() != node->port()) EXPECT_EQ(connections_on_port(*node, node->port()), 0) << node->address();
+  }
 }
 
 TEST_F(Cluster, CompanionKeysShareTheLocksSlotSoFencingAndFairModeWork) {
@@ -150,7 +157,7 @@ TEST_F(Cluster, CompanionKeysShareTheLocksSlotSoFencingAndFairModeWork) {
   fair.wait_mode = WaitMode::fair;
   fair.acquire_timeout = seconds(10);
   Mutex holder(client_, key, fair);
-  Mutex waiter(Client(cluster_.url()), key, fair);
+  Mutex waiter(Client(cluster_.url(), topology_client()), key, fair);
   ASSERT_TRUE(holder.try_lock());
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
   EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout);
@@ -217,8 +224,8 @@ TEST_P(ClusterNotify, AReleaseWakesAWaiterWithASixtySecondPollInterval) {
   ClusterTopology cluster(3);
   const std::string key = unique_key();
   const MutexOptions options = minute_poll_waiter(one_attempt_options(GetParam()));
-  Mutex holder(Client(cluster.url()), key, options);
-  const Client waiter_client(cluster.url());
+  Mutex holder(Client(cluster.url(), topology_client()), key, options);
+  const Client waiter_client(cluster.url(), topology_client());
   Mutex waiter(waiter_client, key, options);
   ASSERT_TRUE(holder.try_lock());
   const auto before = waiter_client.stats().round_trips;
@@ -243,11 +250,11 @@ TEST(ClusterNotifyAfterAMove, AWaiterWithAStaleMapSubscribesOnTheSlotsNewMaster)
   const std::string key = unique_key();
   const int slot = cluster.slot_of(key);
   const MutexOptions options = minute_poll_waiter(one_attempt_options());
-  const Client waiter_client(cluster.url());
+  const Client waiter_client(cluster.url(), topology_client());
   Mutex waiter(waiter_client, key, options);
   EXPECT_FALSE(waiter.inspect().exists);  // the waiter's Client has read the map
   cluster.move_slot(slot, (cluster.owner_of_slot(slot) + 1) % 3);
-  Mutex holder(Client(cluster.url()), key, options);
+  Mutex holder(Client(cluster.url(), topology_client()), key, options);
   ASSERT_TRUE(holder.try_lock());
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
   ServerProcess& owner = *cluster.nodes[cluster.owner_of_slot(slot)];
@@ -270,9 +277,9 @@ TEST(ClusterNotifyAfterAMove, AWaiterWhoseSlotMovesWhileItWaitsSubscribesOnTheNe
   const int home = cluster.owner_of_slot(slot);
   MutexOptions options = minute_poll_waiter(one_attempt_options());
   options.lease = seconds(30);
-  Mutex holder(Client(cluster.url()), key, options);
+  Mutex holder(Client(cluster.url(), topology_client()), key, options);
   ASSERT_TRUE(holder.try_lock());
-  Mutex waiter(Client(cluster.url()), key, options);
+  Mutex waiter(Client(cluster.url(), topology_client()), key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
   const std::string channel = detail::release_channel(key);
   ASSERT_TRUE(eventually([&] { return has_one_shard_subscriber(*cluster.nodes[home], channel); }));
@@ -359,7 +366,7 @@ TEST_P(ClusterFailover, LockingResumesOnThePromotedReplica) {
     }
   }
   if (faithful) return;
-  Mutex rival(Client(cluster.url()), held_key, variant_options(GetParam()));
+  Mutex rival(Client(cluster.url(), topology_client()), held_key, variant_options(GetParam()));
   expect_held_only_by(*holder, rival);  // the acknowledged lock survived the failover
 }
 
@@ -491,7 +498,7 @@ TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
     client_.command({"SET", key, std::to_string(expiry), "PX", "600000"});
   }
   ASSERT_EQ(owners.size(), 3U);
-  const std::string url = " --url '" + cluster_.url() + "'";
+  const std::string url = cli_topology_args(cluster_.url());
   CliRun audit = run_cli("audit --json --match 'lbtest:cluster:*'" + url, false);
   ASSERT_EQ(audit.lines.size(), 1U) << audit;
   EXPECT_EQ(audit.lines[0]["by_class"]["legacy_ms"], 30) << audit;
@@ -509,13 +516,13 @@ TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
 }
 
 TEST_F(Cluster, BenchAndCompareAcceptTheUrl) {
-  const CliRun bench = run_cli("bench --url '" + cluster_.url() + "' --clients 4 --ops 200 --json", false);
+  const CliRun bench = run_cli("bench" + cli_topology_args(cluster_.url()) + " --clients 4 --ops 200 --json", false);
   ASSERT_EQ(bench.exit_code, 0) << bench;
   EXPECT_EQ(bench.lines.at(0)["violations"], 0) << bench;
   EXPECT_EQ(bench.lines.at(0)["errors"], 0) << bench;
   const std::string json = test_dir() + "/cluster-compare-" + unique_key() + ".json";
   const CliRun compare =
-      run_cli("compare --url '" + cluster_.url() + "' --duration 0.1 --no-plot --json '" + json + "'", false);
+      run_cli("compare" + cli_topology_args(cluster_.url()) + " --duration 0.1 --no-plot --json '" + json + "'", false);
   EXPECT_EQ(compare.exit_code, 0) << compare;
   EXPECT_THAT(compare.output, HasSubstr("redisson"));
   std::remove(json.c_str());

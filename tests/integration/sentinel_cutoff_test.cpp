@@ -38,7 +38,7 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
   // the Sentinels see no broken link), and a second, spurious failover back to it would undo the
   // setting: down-after is 3 s here, not 1 s, so a loaded machine does not make one.
   SentinelTopology topology("lbmaster", std::chrono::seconds(3));
-  const int old_port = topology.master->port();
+  const int old_port = topology.master->client_port();
   // The replica keeps replicating from the old master until the promotion.
   topology.replica->command({"CONFIG", "SET", "masterauth", kPassword});
   topology.master->command({"CONFIG", "SET", "requirepass", kPassword});
@@ -46,7 +46,7 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
                             quick_failing_client());
   drop_sentinel_connections(cut_off_side);
   const int new_port = topology.wait_for_failover(old_port);
-  ASSERT_EQ(new_port, topology.replica->port());
+  ASSERT_EQ(new_port, topology.replica->client_port());
   // The old master does not know: it still says master, and takes a lock.
   ASSERT_EQ(cut_off_side.command({"ROLE"}).elements.at(0).str, "master");
 

@@ -27,7 +27,13 @@ TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
   ASSERT_TRUE(mutex.try_lock());
   EXPECT_EQ(topology.master->command({"GET", key}), mutex.value());
   ASSERT_TRUE(eventually([&] { return topology.replica->command({"GET", key}) == mutex.value(); }));
-  Mutex other(Client(topology.url()), key, one_attempt_options());
+  // The master was reached on its TLS port in the TLS copy (the Sentinels, asked over TLS, name
+  // it), never on its plain one there.
+  EXPECT_EQ(client.url().tls, topology_tls());
+  const ServerProcess& master = *topology.master;
+  EXPECT_GE(connections_on_port(master, master.client_port()), 1);
+  if (master.client_port() != master.port()) EXPECT_EQ(connections_on_port(master, master.port()), 0);
+  Mutex other(Client(topology.url(), topology_client()), key, one_attempt_options());
   EXPECT_FALSE(other.try_lock());
   mutex.unlock();
   EXPECT_FALSE(mutex.last_error());
@@ -62,7 +68,7 @@ TEST_P(SentinelFailover, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   ASSERT_TRUE(mutex.try_lock());
   mutex.unlock();
 
-  const int old_port = topology.master->port();
+  const int old_port = topology.master->client_port();
   topology.master->kill();
   int failures = 0;
   bool acquired = false;
@@ -79,7 +85,7 @@ TEST_P(SentinelFailover, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   }
   ASSERT_TRUE(acquired) << failures << " failed attempts";
   const int new_port = topology.wait_for_failover(old_port);
-  EXPECT_EQ(new_port, topology.replica->port());
+  EXPECT_EQ(new_port, topology.replica->client_port());
   EXPECT_EQ(topology.replica->command({"EXISTS", key}), "1");  // on the promoted replica, as ours:
   EXPECT_TRUE(mutex.inspect().held_by_me);
   mutex.unlock();
@@ -87,7 +93,7 @@ TEST_P(SentinelFailover, LockingResumesOnThePromotedReplicaAfterTheMasterDies) {
   EXPECT_EQ(topology.replica->command({"EXISTS", key}), "0");
   if (!acknowledges) return;
 
-  Mutex rival(Client(topology.url()), held_key, variant_options(GetParam()));
+  Mutex rival(Client(topology.url(), topology_client()), held_key, variant_options(GetParam()));
   expect_held_only_by(*holder, rival);  // the acknowledged lock survived the failover
 }
 
@@ -118,11 +124,11 @@ TEST(Sentinel, ALockThePromotedReplicaNeverReceivedIsLost) {
   EXPECT_EQ(topology.master->command({"EXISTS", acknowledged_key}), "0");
   ASSERT_TRUE(first.try_lock());
   ASSERT_TRUE(first.fence().has_value());
-  const int old_port = topology.master->port();
+  const int old_port = topology.master->client_port();
   topology.master->kill();
   topology.replica->resume();  // only now: it finds its master gone, not the lock to resync
 
-  ASSERT_EQ(topology.wait_for_failover(old_port), topology.replica->port());
+  ASSERT_EQ(topology.wait_for_failover(old_port), topology.replica->client_port());
   EXPECT_EQ(topology.replica->command({"EXISTS", key}), "0");
   expect_lost_to_a_second_holder(first, second, [&] { return topology.replica->command({"GET", key}); });
 }
@@ -199,14 +205,14 @@ TEST(Sentinel, AWriteRefusedAsReadonlyIsAnIoError) {
 
 TEST(Sentinel, BenchAndCompareAcceptTheUrlAndSeeNoViolation) {
   SentinelTopology topology;
-  const CliRun run = run_cli("bench --url '" + topology.url() + "' --clients 4 --ops 200 --json", /*with_url=*/false);
+  const CliRun run = run_cli("bench" + cli_topology_args(topology.url()) + " --clients 4 --ops 200 --json", /*with_url=*/false);
   ASSERT_EQ(run.exit_code, 0) << run;
   ASSERT_EQ(run.lines.size(), 1U) << run;
   EXPECT_EQ(run.lines[0]["violations"], 0) << run;
   EXPECT_EQ(run.lines[0]["errors"], 0) << run;
   const std::string json = test_dir() + "/sentinel-compare-" + unique_key() + ".json";
   const CliRun compare =
-      run_cli("compare --url '" + topology.url() + "' --duration 0.1 --no-plot --json '" + json + "'", false);
+      run_cli("compare" + cli_topology_args(topology.url()) + " --duration 0.1 --no-plot --json '" + json + "'", false);
   EXPECT_EQ(compare.exit_code, 0) << compare;  // 0: no violation in any column
   EXPECT_THAT(compare.output, HasSubstr("redisson"));
   std::remove(json.c_str());

@@ -27,8 +27,22 @@
 
 namespace lockbridge::testing {
 
-ClientOptions quick_failing_client() {
+bool topology_tls() { return over_tls(); }
+
+ClientOptions topology_client() {
   ClientOptions options;
+  if (topology_tls()) options.tls = test_tls();
+  return options;
+}
+
+std::string cli_topology_args(const std::string& url) {
+  std::string args = " --url '" + url + "'";
+  if (topology_tls()) args += " --cacert '" + tls_file("ca.pem") + "'";
+  return args;
+}
+
+ClientOptions quick_failing_client() {
+  ClientOptions options = topology_client();
   options.connect_timeout = std::chrono::milliseconds(500);
   options.command_timeout = std::chrono::milliseconds(500);
   return options;
@@ -43,6 +57,20 @@ constexpr int kPortAttempts = 20;
 constexpr milliseconds kReadyTimeout{5000};
 constexpr milliseconds kPollInterval{10};
 constexpr milliseconds kTopologyTimeout{20000};
+
+// The TLS settings of a topology's servers, name and value: the fixture's certificates, and TLS
+// for what servers say to each other. Their own connections to each other present the client
+// certificate: the other end (tls-auth-clients optional) checks any certificate it is shown, and
+// the server's is for servers only (extendedKeyUsage serverAuth).
+std::vector<std::pair<std::string, std::string>> topology_tls_settings() {
+  return {{"tls-cert-file", tls_file("server.pem")},
+          {"tls-key-file", tls_file("server.key")},
+          {"tls-client-cert-file", tls_file("client.pem")},
+          {"tls-client-key-file", tls_file("client.key")},
+          {"tls-ca-cert-file", tls_file("ca.pem")},
+          {"tls-auth-clients", "optional"},
+          {"tls-replication", "yes"}};
+}
 
 struct ContextDeleter {
   void operator()(redisContext* context) const { redisFree(context); }
@@ -192,10 +220,20 @@ std::unique_ptr<ServerProcess> ServerProcess::start_tls_server(std::vector<std::
   return server;
 }
 
+std::unique_ptr<ServerProcess> ServerProcess::start_topology_server(std::vector<std::string> extra) {
+  if (!topology_tls()) return start_server(std::move(extra));
+  if (std::find(extra.begin(), extra.end(), "--cluster-enabled") != extra.end()) {
+    extra.insert(extra.end(), {"--tls-cluster", "yes"});  // the bus, and MIGRATE between nodes
+  }
+  for (const auto& [name, value] : topology_tls_settings()) extra.insert(extra.end(), {"--" + name, value});
+  return start_tls_server(std::move(extra));
+}
+
 std::unique_ptr<ServerProcess> ServerProcess::start_sentinel(const std::string& master_name, int master_port,
                                                              int quorum, milliseconds down_after,
-                                                             milliseconds failover_timeout) {
+                                                             milliseconds failover_timeout, bool tls) {
   std::unique_ptr<ServerProcess> sentinel(new ServerProcess(Kind::sentinel, make_temp_dir()));
+  sentinel->with_tls_port_ = tls;
   const std::string& dir = sentinel->dir_;
   // Sentinel rewrites this file (its id, the replicas and sentinels it found), hence one
   // directory per sentinel. Failover speed comes from the two timeouts: the election timeout is
@@ -221,11 +259,17 @@ std::unique_ptr<ServerProcess> ServerProcess::start_sentinel(const std::string& 
       "\n"
       "sentinel parallel-syncs " +
       master_name + " 1\n";
+  if (tls) {
+    // tls-replication: TLS to the servers it watches, and the port it announces to other Sentinels.
+    for (const auto& [name, value] : topology_tls_settings()) sentinel->sentinel_body_ += name + " " + value + "\n";
+  }
   sentinel->start_on_free_port();
   return sentinel;
 }
 
 std::string ServerProcess::address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+std::string ServerProcess::client_address() const { return "127.0.0.1:" + std::to_string(client_port()); }
 
 std::vector<std::string> ServerProcess::arguments() const {
   if (kind_ == Kind::sentinel) return {"redis-sentinel", dir_ + "/sentinel.conf"};
@@ -248,7 +292,9 @@ void ServerProcess::start_on_free_port() {
     if (kind_ == Kind::sentinel) {
       // Fresh for each port: a sentinel that failed to bind may have rewritten it already.
       std::ofstream conf(dir_ + "/sentinel.conf", std::ios::trunc);
-      conf << "port " << port_ << "\n" << sentinel_body_;
+      conf << "port " << port_ << "\n";
+      if (with_tls_port_) conf << "tls-port " << tls_port_ << "\n";
+      conf << sentinel_body_;
       if (!conf.flush()) throw std::runtime_error("cannot write " + dir_ + "/sentinel.conf");
     }
     if (launch_and_wait(&failure)) return;
@@ -406,6 +452,16 @@ void cut_off_replica(ServerProcess& master, ServerProcess& replica) {
       [&] { return master.log_tail(); });
 }
 
+int connections_on_port(const ServerProcess& server, int port) {
+  const std::string address = "laddr=127.0.0.1:" + std::to_string(port) + " ";
+  std::istringstream lines(server.command({"CLIENT", "LIST"}));
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(address) != std::string::npos && line.find(" cmd=client|list ") == std::string::npos) ++count;
+  }
+  return count;
+}
+
 bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel) {
   return node.command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1";
 }
@@ -415,10 +471,11 @@ bool has_one_shard_subscriber(const ServerProcess& node, const std::string& chan
 SentinelTopology::SentinelTopology(std::string name, milliseconds down_after) : master_name(std::move(name)) {
   // A master waits repl-diskless-sync-delay (5 s) for more replicas before a full sync; the
   // replica becomes a master on failover, so neither waits.
-  master = ServerProcess::start_server({"--repl-diskless-sync-delay", "0"});
-  replica = ServerProcess::start_server(
-      {"--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1", std::to_string(master->port())});
-  const std::string replica_entry = "port=" + std::to_string(replica->port()) + ",state=online";
+  master = ServerProcess::start_topology_server({"--repl-diskless-sync-delay", "0"});
+  replica = ServerProcess::start_topology_server(
+      {"--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1", std::to_string(master->client_port())});
+  // A replica announces the port it replicates on: its TLS port under tls-replication.
+  const std::string replica_entry = "port=" + std::to_string(replica->client_port()) + ",state=online";
   wait_until(
       [&] {
         return master->command({"INFO", "replication"}).find(replica_entry) != std::string::npos;
@@ -427,10 +484,11 @@ SentinelTopology::SentinelTopology(std::string name, milliseconds down_after) : 
       [&] { return master->log_tail() + "\n" + replica->log_tail(); });
 
   for (int i = 0; i < 3; ++i)
-    sentinels.push_back(ServerProcess::start_sentinel(master_name, master->port(), 2, down_after));
+    sentinels.push_back(ServerProcess::start_sentinel(master_name, master->client_port(), 2, down_after,
+                                                      milliseconds(3000), topology_tls()));
 
-  const std::string master_address = "127.0.0.1 " + std::to_string(master->port());
-  const std::string replica_port = std::to_string(replica->port());
+  const std::string master_address = "127.0.0.1 " + std::to_string(master->client_port());
+  const std::string replica_port = std::to_string(replica->client_port());
   for (const auto& sentinel : sentinels) {
     wait_until(
         [&] {
@@ -452,8 +510,8 @@ SentinelTopology::SentinelTopology(std::string name, milliseconds down_after) : 
 }
 
 std::string SentinelTopology::url() const {
-  std::string url = "redis-sentinel://";
-  for (size_t i = 0; i < sentinels.size(); ++i) url += (i > 0 ? "," : "") + sentinels[i]->address();
+  std::string url = topology_tls() ? "rediss-sentinel://" : "redis-sentinel://";
+  for (size_t i = 0; i < sentinels.size(); ++i) url += (i > 0 ? "," : "") + sentinels[i]->client_address();
   return url + "/" + master_name;
 }
 
@@ -474,7 +532,7 @@ int SentinelTopology::current_master_port() const {
 
 ServerProcess* SentinelTopology::server_on(int port) const {
   for (ServerProcess* server : {master.get(), replica.get()}) {
-    if (server != nullptr && server->port() == port) return server;
+    if (server != nullptr && server->client_port() == port) return server;
   }
   return nullptr;
 }
@@ -571,12 +629,21 @@ ClusterTopology::ClusterTopology(int masters, int replicas_per_master) {
   const int count = masters * (1 + replicas_per_master);
   for (int i = 0; i < count; ++i) {
     // The bus port is port + 10000 (at most 60000): a bind failure there is retried like any other.
-    nodes.push_back(ServerProcess::start_server({"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                                 "--cluster-node-timeout", "1000", "--repl-diskless-sync-delay", "0"}));
+    // Under TLS the bus port is the TLS port + 10000 (tls-cluster), still at most 60000.
+    nodes.push_back(ServerProcess::start_topology_server({"--cluster-enabled", "yes", "--cluster-config-file",
+                                                          "nodes.conf", "--cluster-node-timeout", "1000",
+                                                          "--repl-diskless-sync-delay", "0"}));
     node_ids.push_back(nodes.back()->command({"CLUSTER", "MYID"}));
   }
-  std::string command = "timeout 60 redis-cli --cluster create";
-  for (const auto& node : nodes) command += " " + node->address();
+  // Under TLS redis-cli must meet the nodes at their TLS ports: it derives each bus port from the
+  // port it was given.
+  std::string command = "timeout 60 redis-cli";
+  if (topology_tls()) {
+    command += " --tls --cacert '" + tls_file("ca.pem") + "' --cert '" + tls_file("client.pem") + "' --key '" +
+               tls_file("client.key") + "'";
+  }
+  command += " --cluster create";
+  for (const auto& node : nodes) command += " " + node->client_address();
   command += " --cluster-replicas " + std::to_string(replicas_per_master) + " --cluster-yes 2>&1";
   const ProcessOutput created = finish_process(start_process(command));
   if (!WIFEXITED(created.status) || WEXITSTATUS(created.status) != 0) {
@@ -595,8 +662,8 @@ ClusterTopology::ClusterTopology(int masters, int replicas_per_master) {
 }
 
 std::string ClusterTopology::url() const {
-  std::string url = "redis-cluster://";
-  for (size_t i = 0; i < nodes.size(); ++i) url += (i > 0 ? "," : "") + nodes[i]->address();
+  std::string url = topology_tls() ? "rediss-cluster://" : "redis-cluster://";
+  for (size_t i = 0; i < nodes.size(); ++i) url += (i > 0 ? "," : "") + nodes[i]->client_address();
   return url;
 }
 
@@ -663,10 +730,10 @@ int ClusterTopology::slot_of(std::string_view key) const {
 }
 
 int ClusterTopology::replica_of(int master_index) const {
-  const std::string master_port = std::to_string(nodes.at(master_index)->port());
+  const std::string master_port = std::to_string(nodes.at(master_index)->client_port());
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!nodes[i]->running()) continue;
-    // "slave 127.0.0.1 <master port> connected <offset>"
+    // "slave 127.0.0.1 <master port> connected <offset>" (its TLS port under tls-replication)
     const std::vector<std::string> role = nodes[i]->command_list({"ROLE"});
     if (role.size() >= 3 && role[0] == "slave" && role[2] == master_port) return static_cast<int>(i);
   }
@@ -690,7 +757,9 @@ void ClusterTopology::move_slot(int slot, int to_index) {
   for (;;) {
     std::vector<std::string> keys = source.command_list({"CLUSTER", "GETKEYSINSLOT", slot_text, "10"});
     if (keys.empty()) break;
-    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(target.port()), "", "0", "5000", "KEYS"};
+    // Under tls-cluster a node MIGRATEs over TLS: to the target's TLS port.
+    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(target.client_port()), "", "0", "5000",
+                                     "KEYS"};
     migrate.insert(migrate.end(), keys.begin(), keys.end());
     const std::string reply = source.command(migrate, milliseconds(10000));
     if (reply != "OK" && reply != "NOKEY") throw std::runtime_error(source.address() + " MIGRATE answered " + reply);

@@ -22,9 +22,19 @@
 
 namespace lockbridge::testing {
 
-// Client options for tests that kill servers: a dead node costs half a second per connect or
-// reply, not the default second, so a failover test stays short.
+// Under over_tls() (CTest's "TLS." copies) the topologies below run over TLS: every server gets a
+// TLS port beside its plain one, and the servers talk TLS to each other (replication, the cluster
+// bus, Sentinel's links), with the fixture's certificates. url() then names the TLS ports, and the
+// plain ports stay for the tests' own checks (command()). Without it, everything is plain TCP.
+bool topology_tls();
+
+// Client options for a topology's url(): trusting the fixture's CA when the topology runs over TLS.
+ClientOptions topology_client();
+// The same, for tests that kill servers: a dead node costs half a second per connect or reply,
+// not the default second, so a failover test stays short.
 ClientOptions quick_failing_client();
+// The CLI arguments for a topology's url(): --url, and --cacert when it runs over TLS.
+std::string cli_topology_args(const std::string& url);
 
 // Polls `condition` every 10 ms until it holds; throws std::runtime_error naming `what` (and
 // adding `details()`) after `timeout`. A condition that throws std::runtime_error counts as not
@@ -48,14 +58,19 @@ class ServerProcess {
   // The same, plus a TLS port (--tls-port, another free port) configured by `tls` (certificate,
   // key, CA, tls-auth-clients ...). The plain port stays: readiness is asked there.
   static std::unique_ptr<ServerProcess> start_tls_server(std::vector<std::string> tls);
+  // start_server(), or under topology_tls() start_tls_server() with `extra` and the topologies' TLS
+  // settings (certificates, tls-replication; tls-cluster too when `extra` enables cluster mode).
+  static std::unique_ptr<ServerProcess> start_topology_server(std::vector<std::string> extra = {});
 
   // redis-sentinel with a generated D/sentinel.conf monitoring `master_name` at
   // 127.0.0.1:`master_port` with `quorum`, `down_after` and `failover_timeout`. Ports and throws
-  // as start_server(). The master need not be up yet.
+  // as start_server(). The master need not be up yet. With `tls`, it also listens on a TLS port
+  // and talks TLS to the servers it watches and to the other Sentinels (`master_port` is then the
+  // master's TLS port).
   static std::unique_ptr<ServerProcess> start_sentinel(
       const std::string& master_name, int master_port, int quorum,
       std::chrono::milliseconds down_after = std::chrono::milliseconds(1000),
-      std::chrono::milliseconds failover_timeout = std::chrono::milliseconds(3000));
+      std::chrono::milliseconds failover_timeout = std::chrono::milliseconds(3000), bool tls = false);
 
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
@@ -64,6 +79,10 @@ class ServerProcess {
   int port() const noexcept { return port_; }
   int tls_port() const noexcept { return tls_port_; }  // 0 without one
   std::string address() const;                         // "127.0.0.1:<port>"
+  // The port lockbridge is given, and the one servers name to each other (replication, CLUSTER
+  // NODES to TLS clients, Sentinel): the TLS port when there is one, else port().
+  int client_port() const noexcept { return with_tls_port_ ? tls_port_ : port_; }
+  std::string client_address() const;  // "127.0.0.1:<client_port>"
   // The current process id; -1 after kill() until restart().
   pid_t pid() const noexcept { return pid_; }
   const std::string& dir() const noexcept { return dir_; }
@@ -108,7 +127,7 @@ class ServerProcess {
   Kind kind_;
   std::string dir_;
   std::vector<std::string> extra_;  // servers: arguments after the fixed ones
-  std::string sentinel_body_;       // sentinels: the config after its `port` line
+  std::string sentinel_body_;       // sentinels: the config after its `port` (and `tls-port`) line
   int port_ = 0;
   bool with_tls_port_ = false;
   int tls_port_ = 0;
@@ -127,6 +146,10 @@ void cut_off_replica(ServerProcess& master, ServerProcess& replica);
 // waiter's Client subscribed there.
 bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel);
 
+// How many connections `server` has open on its `port` (CLIENT LIST's laddr), not counting the
+// one that asks: whether clients reached it on its TLS port or its plain one.
+int connections_on_port(const ServerProcess& server, int port);
+
 // 1 master + 1 replica + 3 Sentinels (quorum 2), on loopback. The constructor returns once the
 // replica is in sync (the master's INFO replication shows it online) and every Sentinel knows the
 // master, the replica (link up) and the other two Sentinels; it throws std::runtime_error after
@@ -141,16 +164,17 @@ struct SentinelTopology {
   std::unique_ptr<ServerProcess> master, replica;
   std::vector<std::unique_ptr<ServerProcess>> sentinels;
 
-  // "redis-sentinel://127.0.0.1:a,127.0.0.1:b,127.0.0.1:c/<master_name>"
+  // "redis-sentinel://127.0.0.1:a,127.0.0.1:b,127.0.0.1:c/<master_name>" (rediss-sentinel:// and
+  // the TLS ports under topology_tls())
   std::string url() const;
   // The port the Sentinels now name as master (SENTINEL get-master-addr-by-name), asked of the
-  // first that answers. Throws std::runtime_error if none answers.
+  // first that answers: a client_port(). Throws std::runtime_error if none answers.
   int current_master_port() const;
-  // Blocks until the Sentinels name a master other than `old_port`, that server's ROLE says
+  // Blocks until the Sentinels name a master other than `old_port` (a client_port()), that server's ROLE says
   // master, and every running Sentinel names it and flags it plain "master" (up, no failover in
   // progress); returns its port. Throws std::runtime_error after `timeout`, with the Sentinels' logs.
   int wait_for_failover(int old_port, std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
-  // The server (master or replica) listening on `port`, or nullptr.
+  // The server (master or replica) whose client_port() is `port`, or nullptr.
   ServerProcess* server_on(int port) const;
 };
 
@@ -179,7 +203,9 @@ struct ClusterTopology {
   std::vector<std::string> node_ids;  // CLUSTER MYID of nodes[i]
 
   // "redis-cluster://127.0.0.1:a,127.0.0.1:b,..." (every node, in `nodes` order; redis-cli chose
-  // which became replicas: ask ROLE)
+  // which became replicas: ask ROLE). Under topology_tls(), rediss-cluster:// and the TLS ports: a
+  // node answers a TLS client with its peers' TLS ports (CLUSTER NODES, MOVED), a plain one with
+  // their plain ports, so owner_of_slot() and the like keep working on port().
   std::string url() const;
 
   // Moves `slot` from its owner to nodes[to_index] as `redis-cli --cluster reshard` does:
