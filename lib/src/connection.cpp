@@ -141,8 +141,7 @@ ReplyPtr Connection::checked(ReplyPtr reply) {
     throw Error(Errc::io, "write to " + where_ + " refused: " + std::string(text) +
                               " (the server is a replica now: a failover demoted it, or the URL names a replica)");
   }
-  if (!redirect_ && is_redirect(*reply)) redirect_ = parse_redirect(text);
-  if (text.starts_with("TRYAGAIN")) try_again_ = true;
+  if (hook_ != nullptr) hook_->on_error_reply(text);
   if (text.starts_with("CLUSTERDOWN")) {
     // A master failed and its replica is not promoted yet: like an unreachable server, a state
     // to retry through (any further replies of a pipeline are dropped with the connection).
@@ -152,12 +151,14 @@ ReplyPtr Connection::checked(ReplyPtr reply) {
   return reply;
 }
 
-void Connection::append_asking() {
-  if (asking_) append(std::initializer_list<std::string_view>{"ASKING"});
+void Connection::append_preamble() {
+  if (hook_ == nullptr) return;
+  const std::string_view preamble = hook_->preamble();
+  if (!preamble.empty()) append(Args(&preamble, 1));
 }
 
-void Connection::skip_asking_reply() {
-  if (asking_) (void)read_reply();  // +OK, or an error the command's own reply repeats
+void Connection::skip_preamble_reply() {
+  if (hook_ != nullptr && !hook_->preamble().empty()) (void)read_reply();
 }
 
 ReplyPtr Connection::receive() {
@@ -167,10 +168,10 @@ ReplyPtr Connection::receive() {
 
 ReplyPtr Connection::run(Args args) {
   require_usable();
-  append_asking();
+  append_preamble();
   append(args);
   flush();
-  skip_asking_reply();
+  skip_preamble_reply();
   return read_reply();
 }
 
@@ -204,14 +205,14 @@ std::vector<ReplyPtr> Connection::read_available() {
 std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::string_view>> commands) {
   require_usable();
   for (const auto& command : commands) {
-    append_asking();
+    append_preamble();
     append(command);
   }
   flush();
   std::vector<ReplyPtr> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) {
-    skip_asking_reply();
+    skip_preamble_reply();
     replies.push_back(read_reply());
   }
   return replies;

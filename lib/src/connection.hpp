@@ -20,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "cluster/redirect.hpp"
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/url.hpp"
@@ -35,6 +34,21 @@ struct ReaderDeleter {
 using ReaderPtr = std::unique_ptr<redisReader, ReaderDeleter>;
 
 using Args = std::span<const std::string_view>;
+
+// Lets the caller of one operation take part in each of its commands, without Connection knowing
+// why: Redis Cluster's routing (cluster/redirect_watch.hpp) sends ASKING before each command after
+// an ASK redirect, and notes the MOVED, ASK and TRYAGAIN errors that replies carry.
+class CommandHook {
+ public:
+  // A one-word command to send before each command of run() and pipeline() (its reply is read and
+  // dropped: an error it carries is repeated by the command's own reply), or empty for none.
+  virtual std::string_view preamble() const noexcept = 0;
+  // Every error reply read, by its text (without the leading '-'), before it is returned or thrown.
+  virtual void on_error_reply(std::string_view text) = 0;
+
+ protected:
+  ~CommandHook() = default;
+};
 
 class Connection {
  public:
@@ -78,15 +92,9 @@ class Connection {
   void send(std::initializer_list<std::string_view> args) { send(Args(args.begin(), args.size())); }
   // Several commands written at once (one round trip), their replies left for receive().
   void send_pipeline(std::span<const std::vector<std::string_view>> commands);
-  // Redis Cluster: while set, run() and pipeline() send ASKING before each command (and drop its
-  // reply), so a slot being migrated is served by the node an ASK redirect named.
-  void set_asking(bool asking) noexcept { asking_ = asking; }
-  // The first MOVED or ASK redirect a reply carried since the last call (the reply itself is
-  // returned as the error it is).
-  std::optional<Redirect> take_redirect() noexcept { return std::exchange(redirect_, std::nullopt); }
-  // Whether a reply since the last call was TRYAGAIN (a multi-key command on a slot being
-  // migrated, with its keys split between the two nodes): the command did not run.
-  bool take_try_again() noexcept { return std::exchange(try_again_, false); }
+  // The hook that takes part in every command from now on (null: none). Not owned: it must stay
+  // alive until it is replaced or the connection is gone.
+  void set_hook(CommandHook* hook) noexcept { hook_ = hook; }
 
   // A request sent on it will not be waited for: the connection must not be reused.
   void discard() noexcept { broken_ = true; }
@@ -98,8 +106,8 @@ class Connection {
  private:
   void append(Args args);
   void flush();  // writes what append() buffered: one request
-  void append_asking();
-  void skip_asking_reply();
+  void append_preamble();
+  void skip_preamble_reply();
   ReplyPtr read_reply(std::chrono::milliseconds timeout);
   ReplyPtr read_reply() { return read_reply(command_timeout_); }
   // The next reply the reader has whole, or null. A malformed reply breaks the connection.
@@ -115,9 +123,7 @@ class Connection {
   std::chrono::milliseconds command_timeout_;
   bool replied_ = false;  // whether the server ever answered: a plain port that hangs up at once may want TLS
   bool broken_ = false;
-  bool asking_ = false;
-  std::optional<Redirect> redirect_;
-  bool try_again_ = false;
+  CommandHook* hook_ = nullptr;
   std::uint64_t generation_ = 0;
   std::atomic<std::uint64_t>* round_trips_;
 };

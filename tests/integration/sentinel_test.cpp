@@ -205,7 +205,8 @@ TEST(Sentinel, AWriteRefusedAsReadonlyIsAnIoError) {
 
 TEST(Sentinel, BenchAndCompareAcceptTheUrlAndSeeNoViolation) {
   SentinelTopology topology;
-  const CliRun run = run_cli("bench" + cli_topology_args(topology.url()) + " --clients 4 --ops 200 --json", /*with_url=*/false);
+  const CliRun run =
+      run_cli("bench" + cli_topology_args(topology.url()) + " --clients 4 --ops 200 --json", /*with_url=*/false);
   ASSERT_EQ(run.exit_code, 0) << run;
   ASSERT_EQ(run.lines.size(), 1U) << run;
   EXPECT_EQ(run.lines[0]["violations"], 0) << run;

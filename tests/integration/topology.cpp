@@ -630,9 +630,9 @@ ClusterTopology::ClusterTopology(int masters, int replicas_per_master) {
   for (int i = 0; i < count; ++i) {
     // The bus port is port + 10000 (at most 60000): a bind failure there is retried like any other.
     // Under TLS the bus port is the TLS port + 10000 (tls-cluster), still at most 60000.
-    nodes.push_back(ServerProcess::start_topology_server({"--cluster-enabled", "yes", "--cluster-config-file",
-                                                          "nodes.conf", "--cluster-node-timeout", "1000",
-                                                          "--repl-diskless-sync-delay", "0"}));
+    nodes.push_back(
+        ServerProcess::start_topology_server({"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                              "--cluster-node-timeout", "1000", "--repl-diskless-sync-delay", "0"}));
     node_ids.push_back(nodes.back()->command({"CLUSTER", "MYID"}));
   }
   // Under TLS redis-cli must meet the nodes at their TLS ports: it derives each bus port from the
@@ -758,8 +758,8 @@ void ClusterTopology::move_slot(int slot, int to_index) {
     std::vector<std::string> keys = source.command_list({"CLUSTER", "GETKEYSINSLOT", slot_text, "10"});
     if (keys.empty()) break;
     // Under tls-cluster a node MIGRATEs over TLS: to the target's TLS port.
-    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(target.client_port()), "", "0", "5000",
-                                     "KEYS"};
+    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(target.client_port()), "", "0",
+                                     "5000",    "KEYS"};
     migrate.insert(migrate.end(), keys.begin(), keys.end());
     const std::string reply = source.command(migrate, milliseconds(10000));
     if (reply != "OK" && reply != "NOKEY") throw std::runtime_error(source.address() + " MIGRATE answered " + reply);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cluster/cluster_nodes.hpp"
+#include "cluster/redirect_watch.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {
@@ -148,21 +149,18 @@ void ClusterRouter::route(std::uint16_t slot, const Operation& operation, Clock:
     }
     Connection& used = **connection;
     forget_unreachable(target);
-    used.set_asking(asking.has_value());
+    const RedirectWatch watch(used, asking.has_value());
     std::optional<Redirect> redirect;
     try {
       operation(used);
-      used.set_asking(false);
       // The operation succeeded; a redirect it read past (a pipelined reply it could do without)
       // still teaches the map. The operation is not repeated.
-      redirect = used.take_redirect();
+      redirect = watch.redirect();
       if (redirect && redirect->kind == Redirect::Kind::moved) learn_moved(*redirect, target);
       return;
     } catch (const Error& error) {
-      used.set_asking(false);
-      redirect = used.take_redirect();
-      const bool try_again = used.take_try_again();
-      if (!redirect && try_again && redirects < kMaxRedirects) {
+      redirect = watch.redirect();
+      if (!redirect && watch.try_again() && redirects < kMaxRedirects) {
         // The slot's keys are moving in batches: wait for this batch (10, 20, 40 ... ms), then
         // ask the slot's owner again; never past the caller's deadline.
         const auto now = Clock::now();
