@@ -243,6 +243,7 @@ TEST(Tls, APasswordInTheUrlNeverAppearsInAnError) {
 
 TEST(TlsCli, HoldTakesTheLockOverMutualTls) {
   const auto server = ServerProcess::start_tls_server(server_tls("server.pem", "yes"));
+  ASSERT_EQ(server->command({"CONFIG", "GET", "port"}), "port 0");  // TLS only, as managed services run
   const std::string url =
       " --url rediss://127.0.0.1:" + std::to_string(server->tls_port()) + " --cacert " + tls_file("ca.pem");
   const CliRun held = run_cli("hold lbtest:cli-mtls --for 0 --json" + url + " --cert " + tls_file("client.pem") +

@@ -128,6 +128,40 @@ std::string flatten(const redisReply& reply) {
   }
 }
 
+std::string flatten(const Reply& reply) {
+  switch (reply.kind) {
+    case Reply::Kind::integer:
+      return std::to_string(reply.integer);
+    case Reply::Kind::nil:
+      return "(nil)";
+    case Reply::Kind::array: {
+      std::string joined;
+      for (size_t i = 0; i < reply.elements.size(); ++i) joined += (i > 0 ? " " : "") + flatten(reply.elements[i]);
+      return joined;
+    }
+    default:
+      return reply.str;  // string, status, error
+  }
+}
+
+// call() for a TLS-only server, through lockbridge's own TLS (hiredis 0.14 has none): the
+// fixture's client certificate is presented, and the server's is not verified (a test may give it
+// an expired one; the answer's process id tells whose server it is).
+Reply call_over_tls(int port, const std::vector<std::string>& args, milliseconds timeout) {
+  ClientOptions options;
+  options.connect_timeout = timeout;
+  options.command_timeout = timeout;
+  options.tls.cert_file = tls_file("client.pem");
+  options.tls.key_file = tls_file("client.key");
+  options.tls.verify = false;
+  try {
+    const std::vector<std::vector<std::string>> one{args};
+    return Client("rediss://127.0.0.1:" + std::to_string(port), options).pipeline(one).at(0);
+  } catch (const Error& error) {
+    throw std::runtime_error(error.what());
+  }
+}
+
 std::string make_temp_dir() {
   const char* base = std::getenv("LOCKBRIDGE_TEST_DIR");
   std::filesystem::path parent = (base != nullptr && *base != '\0') ? base : "/tmp";
@@ -216,6 +250,7 @@ std::unique_ptr<ServerProcess> ServerProcess::start_tls_server(std::vector<std::
   std::unique_ptr<ServerProcess> server(new ServerProcess(Kind::server, make_temp_dir()));
   server->extra_ = std::move(tls);
   server->with_tls_port_ = true;
+  server->tls_only_ = true;
   server->start_on_free_port();
   return server;
 }
@@ -273,9 +308,10 @@ std::string ServerProcess::client_address() const { return "127.0.0.1:" + std::t
 
 std::vector<std::string> ServerProcess::arguments() const {
   if (kind_ == Kind::sentinel) return {"redis-sentinel", dir_ + "/sentinel.conf"};
-  std::vector<std::string> args{"redis-server", "--port",    std::to_string(port_), "--bind",      "127.0.0.1",
-                                "--save",       "",          "--appendonly",        "no",          "--dir",
-                                dir_,           "--logfile", dir_ + "/log",         "--daemonize", "no"};
+  const std::string plain_port = tls_only_ ? "0" : std::to_string(port_);  // 0: no plain port
+  std::vector<std::string> args{"redis-server", "--port",    plain_port,     "--bind",      "127.0.0.1",
+                                "--save",       "",          "--appendonly", "no",          "--dir",
+                                dir_,           "--logfile", dir_ + "/log",  "--daemonize", "no"};
   if (with_tls_port_) args.insert(args.end(), {"--tls-port", std::to_string(tls_port_)});
   args.insert(args.end(), extra_.begin(), extra_.end());
   return args;
@@ -285,7 +321,9 @@ void ServerProcess::start_on_free_port() {
   std::string failure;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     port_ = random_port();
-    if (with_tls_port_) {
+    if (tls_only_) {
+      tls_port_ = port_;
+    } else if (with_tls_port_) {
       do tls_port_ = random_port();
       while (tls_port_ == port_);
     }
@@ -416,10 +454,18 @@ std::string ServerProcess::command(std::initializer_list<std::string_view> args)
 }
 
 std::string ServerProcess::command(const std::vector<std::string>& args, milliseconds timeout) const {
+  if (tls_only_) return flatten(call_over_tls(port_, args, timeout));
   return flatten(*call(port_, args, timeout));
 }
 
 std::vector<std::string> ServerProcess::command_list(const std::vector<std::string>& args) const {
+  if (tls_only_) {
+    const Reply reply = call_over_tls(port_, args, milliseconds(2000));
+    if (reply.kind == Reply::Kind::error) throw std::runtime_error(address() + ": " + reply.str);
+    std::vector<std::string> elements;
+    for (const Reply& element : reply.elements) elements.push_back(flatten(element));
+    return elements;
+  }
   const ReplyPtr reply = call(port_, args, milliseconds(2000));
   if (reply->type == REDIS_REPLY_ERROR) throw std::runtime_error(address() + ": " + flatten(*reply));
   std::vector<std::string> elements;

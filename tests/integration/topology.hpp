@@ -55,8 +55,9 @@ class ServerProcess {
   // then `extra`. Tries random ports in 20000-50000 until one binds (up to 20); blocks until the
   // server answers (at most ~5 s per port). Throws std::runtime_error with the log's end otherwise.
   static std::unique_ptr<ServerProcess> start_server(std::vector<std::string> extra = {});
-  // The same, plus a TLS port (--tls-port, another free port) configured by `tls` (certificate,
-  // key, CA, tls-auth-clients ...). The plain port stays: readiness is asked there.
+  // A TLS-only server (--port 0, --tls-port P), configured by `tls` (certificate, key, CA,
+  // tls-auth-clients ...), as managed services run them. Its port() and tls_port() are P; command()
+  // goes over TLS there, presenting the fixture's client certificate, not verifying the server's.
   static std::unique_ptr<ServerProcess> start_tls_server(std::vector<std::string> tls);
   // start_server(), or under topology_tls() start_tls_server() with `extra` and the topologies' TLS
   // settings (certificates, tls-replication; tls-cluster too when `extra` enables cluster mode).
@@ -81,8 +82,8 @@ class ServerProcess {
   std::string address() const;                         // "127.0.0.1:<port>"
   // The port lockbridge is given, and the one servers name to each other (replication, CLUSTER
   // NODES to TLS clients, Sentinel): the TLS port when there is one, else port().
-  int client_port() const noexcept { return with_tls_port_ ? tls_port_ : port_; }
-  std::string client_address() const;  // "127.0.0.1:<client_port>"
+  int client_port() const noexcept { return with_tls_port_ ? tls_port_ : port_; }  // port() when TLS-only
+  std::string client_address() const;                                              // "127.0.0.1:<client_port>"
   // The current process id; -1 after kill() until restart().
   pid_t pid() const noexcept { return pid_; }
   const std::string& dir() const noexcept { return dir_; }
@@ -130,6 +131,7 @@ class ServerProcess {
   std::string sentinel_body_;       // sentinels: the config after its `port` (and `tls-port`) line
   int port_ = 0;
   bool with_tls_port_ = false;
+  bool tls_only_ = false;  // start_tls_server(): no plain port; port_ is the TLS port
   int tls_port_ = 0;
   mutable pid_t pid_ = -1;
 };
