@@ -236,6 +236,22 @@ if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
 return 1
 )lua"};
 
+// The start of a release that may hand the lock on (kCompareAndHandOff, kLegacyHandOff), ahead
+// of kFairPrelude. KEYS[1] lock, KEYS[2] waiter queue; ARGV[1] the value we wrote, ARGV[2] the
+// release channel ('' for none). Not ours: 0. Nobody queued (the uncontended case): nobody to hand
+// the lock to, so it is deleted and the deletion announced to nobody in particular: 1. Otherwise
+// the script goes on. It comes before the prelude because Lua builds the prelude's functions on
+// every call that reaches them: a quarter of an uncontended release's cost on the server
+// (EVALSHA 4.8 us against 3.5 us, Redis 7.0).
+inline constexpr char kReleaseUnlessQueued[] = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[1])
+  if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
+  return 1
+end
+)lua";
+
 // Owner-checked release of a token lock in poll and notify mode, serving the queue of notify
 // mode's waiters (docs/design.md §10.5). KEYS[1] lock, KEYS[2] waiter queue, KEYS[3] its times;
 // ARGV[1] the value we wrote, ARGV[2] the release channel ('' for none). When the first live
@@ -246,8 +262,7 @@ return 1
 // key is deleted, and the announcement names the first live waiter, so that one alone wakes to
 // race newcomers for it (not every waiter: no herd), or names nobody ('') when nobody is queued.
 // 2 handed over, 1 deleted, 0 the key holds someone else's value or nothing.
-inline constexpr auto kCompareAndHandOffText = joined(kFairPrelude, R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+inline constexpr auto kCompareAndHandOffText = joined(kReleaseUnlessQueued, kFairPrelude, R"lua(
 local head, ttl, starving = next_in_line(2)
 if starving then
   redis.call('SET', KEYS[1], head, 'PX', ttl)
@@ -389,8 +404,7 @@ inline constexpr Script kLegacyHardenedAcquire = script_of("legacy_hardened_acqu
 // early, as it would any lock: the claim then finds a value it was not handed and queues again.
 // Otherwise the key is deleted and, as in kCompareAndHandOff, the announcement names the first
 // live waiter ('' when none). 2 handed over, 1 deleted, 0 not ours.
-inline constexpr auto kLegacyHandOffText = joined(kFairPrelude, R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+inline constexpr auto kLegacyHandOffText = joined(kReleaseUnlessQueued, kFairPrelude, R"lua(
 local heir, ttl, starving = next_in_line(2)
 if starving then
   local stamp = now() + ttl + 1
