@@ -94,10 +94,13 @@ TEST(Tls, AHostNameOnTheCertificateIsAcceptedAndAnotherRefused) {
 
   TlsOptions other_name = test_tls();
   other_name.server_name = "redis.example.com";
-  const Error error = expect_error([&] { Client(tls_url(), trusting(other_name)).ping(); });
+  const std::string key = unique_key();
+  Mutex mutex(Client(tls_url(), trusting(other_name)), key, token_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::tls);
   EXPECT_THAT(error.what(), HasSubstr("host name mismatch"));
   EXPECT_THAT(error.what(), HasSubstr("redis.example.com"));
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << "nothing was sent";
 }
 
 TEST(Tls, PooledConnectionsAreReusedAfterTheirSessionTickets) {
@@ -126,9 +129,11 @@ TEST(Tls, MutualTlsNeedsTheClientCertificate) {
   const auto server = ServerProcess::start_tls_server(server_tls("server.pem", "yes"));
   const std::string url = "rediss://127.0.0.1:" + std::to_string(server->tls_port());
 
-  const Error refused = expect_error([&] { Client(url, trusting()).ping(); });
+  Mutex without(Client(url, trusting()), "lbtest:mtls", token_options());
+  const Error refused = expect_error([&] { (void)without.try_lock(); });
   EXPECT_EQ(refused.errc(), Errc::tls);
   EXPECT_THAT(refused.what(), HasSubstr("wants a client certificate"));
+  EXPECT_EQ(server->command({"EXISTS", "lbtest:mtls"}), "0") << "nothing was sent";
 
   TlsOptions with_certificate = test_tls();
   with_certificate.cert_file = tls_file("client.pem");
@@ -164,10 +169,12 @@ TEST(Tls, InsecureSkipsVerification) {
 
 TEST(Tls, AnExpiredServerCertificateIsRefused) {
   const auto server = ServerProcess::start_tls_server(server_tls("expired.pem", "no"));
-  const Error error =
-      expect_error([&] { Client("rediss://127.0.0.1:" + std::to_string(server->tls_port()), trusting()).ping(); });
+  Mutex mutex(Client("rediss://127.0.0.1:" + std::to_string(server->tls_port()), trusting()), "lbtest:expired",
+              token_options());
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::tls);
   EXPECT_THAT(error.what(), HasSubstr("expired"));
+  EXPECT_EQ(server->command({"EXISTS", "lbtest:expired"}), "0") << "nothing was sent";
 }
 
 TEST(Tls, APlainClientOnTheTlsPortIsToldToUseTls) {
