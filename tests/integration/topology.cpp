@@ -247,10 +247,14 @@ std::unique_ptr<ServerProcess> ServerProcess::start_server(std::vector<std::stri
 }
 
 std::unique_ptr<ServerProcess> ServerProcess::start_tls_server(std::vector<std::string> tls) {
+  return start_with_tls_port(std::move(tls), /*tls_only=*/true);
+}
+
+std::unique_ptr<ServerProcess> ServerProcess::start_with_tls_port(std::vector<std::string> extra, bool tls_only) {
   std::unique_ptr<ServerProcess> server(new ServerProcess(Kind::server, make_temp_dir()));
-  server->extra_ = std::move(tls);
+  server->extra_ = std::move(extra);
   server->with_tls_port_ = true;
-  server->tls_only_ = true;
+  server->tls_only_ = tls_only;
   server->start_on_free_port();
   return server;
 }
@@ -261,7 +265,7 @@ std::unique_ptr<ServerProcess> ServerProcess::start_topology_server(std::vector<
     extra.insert(extra.end(), {"--tls-cluster", "yes"});  // the bus, and MIGRATE between nodes
   }
   for (const auto& [name, value] : topology_tls_settings()) extra.insert(extra.end(), {"--" + name, value});
-  return start_tls_server(std::move(extra));
+  return start_with_tls_port(std::move(extra), /*tls_only=*/false);  // the plain port stays for the tests' checks
 }
 
 std::unique_ptr<ServerProcess> ServerProcess::start_sentinel(const std::string& master_name, int master_port,

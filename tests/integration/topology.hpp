@@ -59,8 +59,9 @@ class ServerProcess {
   // tls-auth-clients ...), as managed services run them. Its port() and tls_port() are P; command()
   // goes over TLS there, presenting the fixture's client certificate, not verifying the server's.
   static std::unique_ptr<ServerProcess> start_tls_server(std::vector<std::string> tls);
-  // start_server(), or under topology_tls() start_tls_server() with `extra` and the topologies' TLS
-  // settings (certificates, tls-replication; tls-cluster too when `extra` enables cluster mode).
+  // start_server(), or under topology_tls() a server with a TLS port beside its plain one (which
+  // command() keeps using), `extra` and the topologies' TLS settings (certificates,
+  // tls-replication; tls-cluster too when `extra` enables cluster mode).
   static std::unique_ptr<ServerProcess> start_topology_server(std::vector<std::string> extra = {});
 
   // redis-sentinel with a generated D/sentinel.conf monitoring `master_name` at
@@ -119,6 +120,8 @@ class ServerProcess {
  private:
   enum class Kind { server, sentinel };
   ServerProcess(Kind kind, std::string dir);
+  // A server with a TLS port: beside its plain one, or instead of it.
+  static std::unique_ptr<ServerProcess> start_with_tls_port(std::vector<std::string> extra, bool tls_only);
   // Tries random ports until the process comes up on one.
   void start_on_free_port();
   // Forks and execs on port_; false if it exited (a bind failure) or did not answer in time.
