@@ -136,7 +136,9 @@ TEST_F(Cluster, EachLockLivesOnTheMasterOfItsSlot) {
   EXPECT_EQ(client_.url().tls, topology_tls());
   for (const auto& node : cluster_.nodes) {
     EXPECT_GE(connections_on_port(*node, node->client_port()), 1) << node->address();
-    if (node->client_port() != node->port()) EXPECT_EQ(connections_on_port(*node, node->port()), 0) << node->address();
+    if (node->client_port() != node->port()) {
+      EXPECT_EQ(connections_on_port(*node, node->port()), 0) << node->address();
+    }
   }
 }
 

@@ -32,7 +32,9 @@ TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
   EXPECT_EQ(client.url().tls, topology_tls());
   const ServerProcess& master = *topology.master;
   EXPECT_GE(connections_on_port(master, master.client_port()), 1);
-  if (master.client_port() != master.port()) EXPECT_EQ(connections_on_port(master, master.port()), 0);
+  if (master.client_port() != master.port()) {
+    EXPECT_EQ(connections_on_port(master, master.port()), 0);
+  }
   Mutex other(Client(topology.url(), topology_client()), key, one_attempt_options());
   EXPECT_FALSE(other.try_lock());
   mutex.unlock();
