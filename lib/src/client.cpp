@@ -55,10 +55,11 @@ std::shared_ptr<Endpoint> make_endpoint(RedisUrl server, const ClientOptions& op
 
 ClientState::ClientState(RedisUrl given, const ClientOptions& options)
     : url(std::move(given)),
+      observer(options.observer),
       endpoint(make_endpoint(primary_server(url), options, round_trips)),
       pool(endpoint),
       notifier(endpoint),
-      keeper(endpoint, scripts) {
+      keeper(endpoint, scripts, observer ? &events : nullptr, observer) {
   if (url.topology == RedisUrl::Topology::cluster) {
     cluster = std::make_unique<ClusterRouter>(url, options, round_trips);
     keeper.route_through(cluster.get());
@@ -103,7 +104,7 @@ const ClientOptions& Client::options() const noexcept { return state_->pool.opti
 
 ClientStats Client::stats() const noexcept {
   return ClientStats{state_->round_trips.load(std::memory_order_relaxed), state_->keeper.renewals(),
-                     state_->keeper.renewal_round_trips()};
+                     state_->keeper.renewal_round_trips(), state_->events.dropped()};
 }
 
 namespace {

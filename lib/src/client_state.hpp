@@ -12,6 +12,7 @@
 #include "connection_pool.hpp"
 #include "endpoint.hpp"
 #include "lease/lease_keeper.hpp"
+#include "observe/event_queue.hpp"
 #include "script_runner.hpp"
 #include "waiting/release_notifier.hpp"
 
@@ -24,7 +25,11 @@ struct ClientState {
   // Requests written by every connection of this Client (pool and subscriber), connection setup
   // included. Declared first: the pools and the notifier count into it.
   std::atomic<std::uint64_t> round_trips{0};
-  const RedisUrl url;  // as the Client was given it
+  const RedisUrl url;                        // as the Client was given it
+  const std::shared_ptr<Observer> observer;  // ClientOptions::observer
+  // The observer thread: every lock's events, the watchdog's too. Destroyed after the keeper and
+  // the locks (which hold this state), so it delivers everything they posted.
+  EventQueue events;
   // Where pool, notifier and keeper connect: the server, the sentinels' master, or (redlock) the
   // first master, which also answers Client::command(). Unused with Redis Cluster.
   const std::shared_ptr<Endpoint> endpoint;

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockbridge/observer.hpp"
 #include "lockbridge/url.hpp"
 
 namespace lockbridge {
@@ -55,6 +56,9 @@ struct ClientOptions {
   // up to 16x) has passed, so a down server is not hammered by every waiting lock. <= 365 days.
   std::chrono::milliseconds reconnect_backoff{50};
   TlsOptions tls{};
+  // Told what every lock of this Client does (lockbridge/observer.hpp), unless the lock has an
+  // observer of its own (MutexOptions::observer). Null: nothing is observed, at no cost.
+  std::shared_ptr<Observer> observer{};
 
   // Throws Error{Errc::bad_option} when a value is out of range.
   void validate() const;
@@ -70,6 +74,8 @@ struct ClientStats {
   // carried them (also counted in round_trips).
   std::uint64_t renewals = 0;
   std::uint64_t renewal_round_trips = 0;
+  // Observer events dropped because Observer::kMaxPendingEvents were waiting for a slow observer.
+  std::uint64_t observer_events_dropped = 0;
 };
 
 // A reply to Client::command, copied out of hiredis.

@@ -7,6 +7,7 @@
 #include "lockbridge/legacy_value.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "lockbridge/mutex.hpp"
+#include "lockbridge/observer.hpp"
 #include "lockbridge/stripes.hpp"
 #include "lockbridge/url.hpp"
 #include "lockbridge/version.hpp"

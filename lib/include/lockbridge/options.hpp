@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 
 #include "lockbridge/legacy_value.hpp"
 #include "lockbridge/name_table.hpp"
+#include "lockbridge/observer.hpp"
 #include "lockbridge/waiting.hpp"
 
 namespace lockbridge {
@@ -128,6 +130,9 @@ struct MutexOptions {
   LegacyOptions legacy;
   TokenOptions token;
   RedissonOptions redisson;
+  // Told what this lock does instead of the Client's observer (ClientOptions::observer); null: the
+  // Client's. Events go through the Client's observer thread either way (lockbridge/observer.hpp).
+  std::shared_ptr<Observer> observer;
 
   // jedis-lock 1.0.0's defaults: legacy faithful, epoch ms, lease 60 s, timeout 10 s, attempts
   // every 100 ms counted as jedis-lock counts them, polling (its peers never announce releases).

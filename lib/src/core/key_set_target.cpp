@@ -127,4 +127,10 @@ LockInfo KeySetTarget::inspect(std::string_view /*mine*/) {
   throw Error(Errc::bad_option, describe("inspect") + ": a set of keys has no inspect yet");
 }
 
+std::string KeySetTarget::event_key() const {
+  std::string joined;
+  for (const std::string& key : keys_) joined += (joined.empty() ? "" : " ") + key;
+  return joined;
+}
+
 }  // namespace lockbridge::detail

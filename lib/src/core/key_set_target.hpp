@@ -23,6 +23,7 @@ class KeySetTarget final : public LockTarget {
 
   std::string describe(std::string_view operation) const override;
   const std::string& key() const noexcept override { return keys_.front(); }
+  std::string event_key() const override;  // the keys, space-separated
   const std::vector<std::string>& keys() const noexcept { return keys_; }
   std::string identity() const override { return lock_identity(state_->url, keys_); }
   std::optional<ReleaseChannel> channel() const override { return ReleaseChannel{channels_.front()}; }

@@ -11,7 +11,11 @@ LockCore::LockCore(std::shared_ptr<ClientState> state, std::unique_ptr<LockTarge
       target_(std::move(target)),
       options_(std::move(options)),
       front_(front),
-      line_(options_.local_queue ? LocalLine::for_lock(target_->identity()) : nullptr) {}
+      line_(options_.local_queue ? LocalLine::for_lock(target_->identity()) : nullptr) {
+  if (auto observer = options_.observer ? options_.observer : state_->observer) {
+    events_ = LockEvents(std::move(observer), state_->events, target_->event_key(), strategy_label(options_));
+  }
+}
 
 LockCore::~LockCore() { release(/*all=*/true); }
 
@@ -32,15 +36,44 @@ bool LockCore::hold_again() {
   return true;
 }
 
+template <class Acquire>
+bool LockCore::observed_acquire(Acquire&& acquire) {
+  if (!events_.observed()) return acquire();
+  const auto started = Clock::now();
+  attempts_ = 0;
+  bool acquired = false;
+  try {
+    acquired = acquire();
+  } catch (const Error& error) {
+    tell_not_acquired(started, error.code());
+    throw;
+  }
+  if (acquired) {
+    tell_acquired(started);
+  } else {
+    tell_not_acquired(started, {});
+  }
+  return acquired;
+}
+
 bool LockCore::try_once() {
-  return hold_again() || attempt(AttemptRequest{options_.lease, false, {}, Clock::now()}).acquired;
+  if (hold_again()) return true;
+  return observed_acquire([&] { return attempt(AttemptRequest{options_.lease, false, {}, Clock::now()}).acquired; });
 }
 
 bool LockCore::acquire_until(Clock::time_point deadline) {
   if (hold_again()) return true;
   const WaitPlan plan{
       options_, *state_, line_, target_->channel(), target_->always_learns_remaining(), target_->queues_waiters()};
-  return wait_for_lock(*this, plan, deadline);
+  return observed_acquire([&] { return wait_for_lock(*this, plan, deadline); });
+}
+
+void LockCore::tell_acquired(Clock::time_point started) const noexcept {
+  events_.acquired(held_since_ - started, attempts_, lease_ ? lease_->fence : std::nullopt);
+}
+
+void LockCore::tell_not_acquired(Clock::time_point started, std::error_code error) const noexcept {
+  events_.not_acquired(Clock::now() - started, attempts_, error);
 }
 
 void LockCore::lock() {
@@ -51,6 +84,7 @@ void LockCore::lock() {
 
 TargetAttempt LockCore::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
+  ++attempts_;
   TargetAttempt result = target_->attempt(request);
   if (result.acquired) begin_hold(result, started);
   return result;
@@ -62,12 +96,15 @@ void LockCore::begin_hold(const TargetAttempt& attempt, Clock::time_point starte
   if (line_) line_hold_ = line_->held_here(attempt.valid_until);
   // A loss the renewal thread finds also ends the hold in the local line, so a thread of this
   // process waiting there contends now rather than at the end of the lease it was told of.
-  auto on_lost = [line = line_, hold = line_hold_, handler = on_lease_lost_](const Error& why) {
+  held_since_ = Clock::now();
+  auto on_lost = [line = line_, hold = line_hold_, handler = on_lease_lost_, events = events_, since = held_since_](
+                     const Error& why, LeaseLossReason reason) {
     if (line) line->released_here(hold);
+    if (events.observed()) events.lease_lost(reason, Clock::now() - since, why.what());
     if (handler) handler(why);
   };
   lease_ = std::make_shared<Lease>(target_->renewer(), target_->key(), attempt.value, attempt.valid_until,
-                                   attempt.fence, renewal, std::move(on_lost));
+                                   attempt.fence, renewal, std::move(on_lost), events_.observed());
   hold_count_ = 1;
   state_->keeper.keep(lease_);
 }
@@ -97,6 +134,7 @@ void LockCore::release(bool all) noexcept {
     report(Error(Errc::io, target_->describe("release") + ": " + error.what()));
   }
   if (line_) line_->released_here(line_hold_);
+  if (events_.observed()) events_.released(Clock::now() - held_since_, last_error_);
 }
 
 void LockCore::abandon() noexcept {
@@ -120,12 +158,13 @@ bool LockCore::extend(std::chrono::milliseconds lease) {
   }
   switch (extension.kind) {
     case TargetExtension::Kind::released:  // replica_ack's shortfall: the hold is over, and the caller is told
-      lease_->lost(*extension.error);
+      lease_->lost(*extension.error, LeaseLossReason::replication);
       end_hold();
       throw *extension.error;
     case TargetExtension::Kind::lost:
       last_error_ = make_error_code(Errc::lease_lost);
-      lease_->lost(Error(Errc::lease_lost, target_->describe("extend") + ": " + extension.why));
+      lease_->lost(Error(Errc::lease_lost, target_->describe("extend") + ": " + extension.why),
+                   events_.observed() ? why_lost_on_extend() : LeaseLossReason::taken);
       end_hold();
       return false;
     case TargetExtension::Kind::extended:
@@ -134,6 +173,14 @@ bool LockCore::extend(std::chrono::milliseconds lease) {
   last_error_.clear();
   if (line_) line_->extended_here(line_hold_, extension.valid_until);
   return true;
+}
+
+LeaseLossReason LockCore::why_lost_on_extend() const noexcept {
+  try {
+    return target_->inspect({}).exists ? LeaseLossReason::taken : LeaseLossReason::deleted;
+  } catch (...) {  // unreachable now: "taken" is the safer guess (someone else may hold it)
+    return LeaseLossReason::taken;
+  }
 }
 
 LockInfo LockCore::inspect() const { return target_->inspect(holds() ? lease_->snapshot().value : std::string()); }

@@ -15,6 +15,7 @@
 
 #include "../client_state.hpp"
 #include "../lease/lease.hpp"
+#include "../observe/lock_events.hpp"
 #include "../waiting/local_line.hpp"
 #include "../waiting/wait_loop.hpp"
 #include "lock_target.hpp"
@@ -73,6 +74,15 @@ class LockCore final : public Contender {
   // lock() while holding: one more hold when reentrant; otherwise refused before any I/O.
   bool hold_again();
   void begin_hold(const TargetAttempt& attempt, Clock::time_point started);
+  // Observed locks: the outcome of an acquiring call that began at `started`, its attempts
+  // counted in attempts_.
+  void tell_acquired(Clock::time_point started) const noexcept;
+  void tell_not_acquired(Clock::time_point started, std::error_code error) const noexcept;
+  // Observed locks: why extend() found the lease gone (one more read: deleted or taken).
+  LeaseLossReason why_lost_on_extend() const noexcept;
+  // Runs an acquiring call (`acquire` returns whether it got the lock) and tells the observer.
+  template <class Acquire>
+  bool observed_acquire(Acquire&& acquire);
   void end_hold() noexcept;  // the hold is over without a release of ours
   void report(const Error& error) noexcept;
 
@@ -87,6 +97,9 @@ class LockCore final : public Contender {
   std::error_code last_error_;
   std::function<void(const Error&)> on_release_error_;
   std::function<void(const Error&)> on_lease_lost_;
+  LockEvents events_;               // observes nothing without an observer
+  int attempts_ = 0;                // attempts in Redis by the current acquiring call
+  Clock::time_point held_since_{};  // the current hold's acquisition
 };
 
 }  // namespace lockbridge::detail

@@ -63,6 +63,8 @@ class LockTarget {
   virtual std::string describe(std::string_view operation) const = 0;
   // The key a lease is kept under (the first of a set), for messages and the renewal thread.
   virtual const std::string& key() const noexcept = 0;
+  // How events name the lock (lockbridge::LockEvent::key): its key, or a key set's keys.
+  virtual std::string event_key() const { return key(); }
   // This server (or these masters) and these keys, whatever the Client's URL spelling: the name of
   // the process-local line that threads waiting for the same lock share.
   virtual std::string identity() const = 0;

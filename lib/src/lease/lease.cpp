@@ -6,11 +6,12 @@ namespace lockbridge::detail {
 
 Lease::Lease(std::shared_ptr<const LockStrategy> strategy_, std::string key_, std::string value,
              Clock::time_point valid_until, std::optional<std::uint64_t> fence_, std::optional<Renewal> renewal_,
-             std::function<void(const Error&)> on_lost)
+             LossNotice on_lost, bool observed_)
     : strategy(std::move(strategy_)),
       key(std::move(key_)),
       fence(fence_),
       renewal(renewal_),
+      observed(observed_),
       on_lost_(std::move(on_lost)),
       value_(std::move(value)),
       valid_until_(valid_until) {}
@@ -71,7 +72,7 @@ void Lease::released() {
   stop_.request_stop();
 }
 
-bool Lease::lost(const Error& why) noexcept {
+bool Lease::lost(const Error& why, LeaseLossReason reason) noexcept {
   {
     std::lock_guard lock(mutex_);
     if (state_ != State::held) return false;
@@ -82,7 +83,7 @@ bool Lease::lost(const Error& why) noexcept {
   stop_.request_stop();
   if (on_lost_) {
     try {
-      on_lost_(why);
+      on_lost_(why, reason);
     } catch (...) {  // a throwing handler must not take the renewal thread down
     }
   }

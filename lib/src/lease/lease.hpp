@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "lockbridge/error.hpp"
+#include "lockbridge/observer.hpp"
 
 namespace lockbridge::detail {
 
@@ -31,13 +32,19 @@ class Lease {
     Clock::time_point hold_deadline;  // renewals never carry the lease past this (max_hold)
   };
 
+  // How the holder is told of a loss: the error its handler gets, and why (for the observer).
+  using LossNotice = std::function<void(const Error&, LeaseLossReason)>;
+
+  // `observed`: an Observer wants the reason of a loss, which may cost the watchdog one more read
+  // (was the key deleted or taken?).
   Lease(std::shared_ptr<const LockStrategy> strategy, std::string key, std::string value, Clock::time_point valid_until,
-        std::optional<std::uint64_t> fence, std::optional<Renewal> renewal, std::function<void(const Error&)> on_lost);
+        std::optional<std::uint64_t> fence, std::optional<Renewal> renewal, LossNotice on_lost, bool observed);
 
   const std::shared_ptr<const LockStrategy> strategy;
   const std::string key;
   const std::optional<std::uint64_t> fence;
   const std::optional<Renewal> renewal;
+  const bool observed;
 
   // Whoever talks to Redis about this lease (the owner's extend and release, the watchdog's
   // renewal) claims its I/O for the round trip, so a renewal never races an extend or a release
@@ -74,12 +81,12 @@ class Lease {
   void released();
   // The lease is gone behind the holder's back, or ran out: tells the holder once (the callback,
   // then the stop token). Returns false if it was already released or lost. Never throws.
-  bool lost(const Error& why) noexcept;
+  bool lost(const Error& why, LeaseLossReason reason) noexcept;
 
   std::stop_token stop_token() const noexcept { return stop_.get_token(); }
 
  private:
-  const std::function<void(const Error&)> on_lost_;
+  const LossNotice on_lost_;
   std::stop_source stop_;  // requested when the lease is released or lost
 
   void release_io() noexcept;

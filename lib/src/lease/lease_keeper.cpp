@@ -28,10 +28,19 @@ Error ran_out(const Lease& lease, bool max_hold_reached) {
   }
   return Error(Errc::lease_lost, describe("lease of", lease.key) + ": " + why);
 }
+
+LeaseLossReason ran_out_reason(const Lease& lease, bool max_hold_reached) {
+  return !lease.renewal || max_hold_reached ? LeaseLossReason::expired : LeaseLossReason::connection;
+}
 }  // namespace
 
-LeaseKeeper::LeaseKeeper(std::shared_ptr<Endpoint> endpoint, ScriptCache& scripts)
-    : endpoint_(std::move(endpoint)), options_(endpoint_->options()), scripts_(scripts) {}
+LeaseKeeper::LeaseKeeper(std::shared_ptr<Endpoint> endpoint, ScriptCache& scripts, EventQueue* events,
+                         std::shared_ptr<Observer> observer)
+    : endpoint_(std::move(endpoint)),
+      options_(endpoint_->options()),
+      scripts_(scripts),
+      events_(events),
+      observer_(std::move(observer)) {}
 
 LeaseKeeper::~LeaseKeeper() {
   {
@@ -110,7 +119,10 @@ void LeaseKeeper::run() noexcept {
       continue;
     }
     lock.unlock();
-    for (const Entry& entry : expired) entry.lease->lost(ran_out(*entry.lease, entry.max_hold_reached));
+    for (const Entry& entry : expired) {
+      entry.lease->lost(ran_out(*entry.lease, entry.max_hold_reached),
+                        ran_out_reason(*entry.lease, entry.max_hold_reached));
+    }
     for (std::size_t first = 0; first < due.size(); first += kBatch) {
       std::vector<Entry> batch(
           std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(first)),
@@ -182,7 +194,13 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
     return;
   }
 
-  std::vector<std::pair<std::shared_ptr<Lease>, Error>> lost;
+  struct Loss {
+    std::shared_ptr<Lease> lease;
+    Error why;
+    LeaseLossReason reason;
+  };
+  std::vector<Loss> lost;
+  std::size_t renewed = 0;
   for (std::size_t i = 0; i < sent.size(); ++i) {
     Entry& entry = sent[i];
     Lease& lease = *entry.lease;
@@ -196,25 +214,49 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
       if (value) {
         lease.renewed(std::move(*value), now + asked[i]);
         renewals_.fetch_add(1, std::memory_order_relaxed);
+        ++renewed;
         entry.next_renewal = now + asked[i] / 3;
         requeue(std::move(entry));
       } else {
-        lost.emplace_back(std::move(entry.lease),
-                          Error(Errc::lease_lost, describe("renew", lease.key) +
-                                                      ": the key no longer holds our value (deleted, expired or "
-                                                      "taken over)"));
+        const LeaseLossReason reason = lease.observed ? why_not_ours(lease.key) : LeaseLossReason::taken;
+        lost.push_back(Loss{std::move(entry.lease),
+                            Error(Errc::lease_lost, describe("renew", lease.key) +
+                                                        ": the key no longer holds our value (deleted, expired or "
+                                                        "taken over)"),
+                            reason});
       }
     } catch (const Error& error) {
       if (error.errc() == Errc::wrong_type) {
-        lost.emplace_back(std::move(entry.lease), error);  // the key was replaced by another type
-      } else {                                             // e.g. BUSY or OOM: the server may accept the next try
+        lost.push_back(Loss{std::move(entry.lease), error, LeaseLossReason::taken});  // replaced by another type
+      } else {  // e.g. BUSY or OOM: the server may accept the next try
         entry.next_renewal = Clock::now() + retry_delay(*lease.renewal);
         requeue(std::move(entry));
       }
     }
   }
   io.clear();  // the holders' callbacks may lead to an owner thread calling unlock()
-  for (auto& [lease, why] : lost) lease->lost(why);
+  for (const Loss& loss : lost) loss.lease->lost(loss.why, loss.reason);
+  if (observer_ && renewed > 0) {
+    try {
+      events_->post([observer = observer_, renewed] { observer->renewed(RenewedEvent{renewed}); });
+    } catch (...) {  // out of memory: the event is lost, the renewals are not
+    }
+  }
+}
+
+LeaseLossReason LeaseKeeper::why_not_ours(const std::string& key) noexcept {
+  try {
+    ReplyPtr reply;
+    const auto exists = [&](Connection& connection) { reply = connection.run({"EXISTS", key}); };
+    if (router_) {
+      router_->route(key_slot(key), exists);
+    } else if (connection_ && !connection_->broken()) {
+      exists(*connection_);
+    }
+    if (reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 0) return LeaseLossReason::deleted;
+  } catch (...) {  // unreachable now: "taken" is the safer guess (someone else may hold it)
+  }
+  return LeaseLossReason::taken;
 }
 
 std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> calls) noexcept {

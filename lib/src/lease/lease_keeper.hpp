@@ -20,6 +20,7 @@
 #include "../cluster/router.hpp"
 #include "../connection.hpp"
 #include "../endpoint.hpp"
+#include "../observe/event_queue.hpp"
 #include "../script_runner.hpp"
 #include "lease.hpp"
 
@@ -31,7 +32,9 @@ class LeaseKeeper {
   // Renewals per pipeline: one round trip each, bounded so one reply batch stays small.
   static constexpr std::size_t kBatch = 1000;
 
-  LeaseKeeper(std::shared_ptr<Endpoint> endpoint, ScriptCache& scripts);
+  // `events` and `observer` (both null, or both set): where the watchdog's RenewedEvents go.
+  LeaseKeeper(std::shared_ptr<Endpoint> endpoint, ScriptCache& scripts, EventQueue* events,
+              std::shared_ptr<Observer> observer);
   ~LeaseKeeper();
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
@@ -68,11 +71,16 @@ class LeaseKeeper {
   // (the others' renewals are not held back by it).
   std::vector<ReplyPtr> renew_routed(std::span<const ScriptCall> calls) noexcept;
   void requeue(Entry entry);
+  // A renewal found the key without our value: deleted (absent) or taken (anything else, or when
+  // the read fails), asked with one EXISTS on the renewal's path.
+  LeaseLossReason why_not_ours(const std::string& key) noexcept;
 
   const std::shared_ptr<Endpoint> endpoint_;
   ClusterRouter* router_ = nullptr;
   const ClientOptions& options_;  // the endpoint's
   ScriptCache& scripts_;
+  EventQueue* const events_;
+  const std::shared_ptr<Observer> observer_;
 
   std::mutex mutex_;
   std::condition_variable changed_;

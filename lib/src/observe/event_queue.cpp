@@ -1,0 +1,56 @@
+#include "observe/event_queue.hpp"
+
+#include <utility>
+
+#include "lockbridge/observer.hpp"
+
+namespace lockbridge::detail {
+
+EventQueue::~EventQueue() {
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->stopping = true;
+  }
+  shared_->posted.notify_one();
+  if (!thread_.joinable()) return;
+  if (thread_.get_id() == std::this_thread::get_id()) {
+    thread_.detach();
+  } else {
+    thread_.join();
+  }
+}
+
+void EventQueue::post(std::function<void()> deliver) noexcept {
+  try {
+    std::unique_lock lock(shared_->mutex);
+    if (shared_->pending.size() >= Observer::kMaxPendingEvents) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    shared_->pending.push_back(std::move(deliver));
+    if (!thread_.joinable()) thread_ = std::thread([shared = shared_] { run(shared); });
+    lock.unlock();
+    shared_->posted.notify_one();
+  } catch (...) {  // out of memory, or no thread could be started
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void EventQueue::run(const std::shared_ptr<Shared>& shared) noexcept {
+  std::unique_lock lock(shared->mutex);
+  for (;;) {
+    shared->posted.wait(lock, [&] { return shared->stopping || !shared->pending.empty(); });
+    if (shared->pending.empty()) return;  // stopping, and everything delivered
+    std::function<void()> deliver = std::move(shared->pending.front());
+    shared->pending.pop_front();
+    lock.unlock();
+    try {
+      deliver();
+    } catch (...) {  // an observer that throws loses that event, nothing else
+    }
+    deliver = nullptr;  // what it captured goes before the lock is taken again
+    lock.lock();
+  }
+}
+
+}  // namespace lockbridge::detail

@@ -1,0 +1,48 @@
+// The observer thread of one Client (lockbridge/observer.hpp): events are posted by the locks'
+// threads and the renewal thread, and delivered one at a time, in order, on a thread of its own,
+// started with the first event. Posting never waits for a callback; beyond
+// Observer::kMaxPendingEvents undelivered events, new ones are dropped and counted.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace lockbridge::detail {
+
+class EventQueue {
+ public:
+  EventQueue() = default;
+  // Delivers what is pending, then stops the thread. Run on the observer thread itself (a callback
+  // let go of the last lock of its Client), it cannot wait for itself: the thread is detached and
+  // ends after the pending events.
+  ~EventQueue();
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  // `deliver` runs on the observer thread; an exception it throws is dropped. Never throws: an
+  // event that cannot be queued (full, or out of memory) is counted as dropped.
+  void post(std::function<void()> deliver) noexcept;
+
+  std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable posted;
+    std::deque<std::function<void()>> pending;
+    bool stopping = false;
+  };
+  static void run(const std::shared_ptr<Shared>& shared) noexcept;
+
+  // Shared with the thread, which may outlive this object when detached.
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  std::thread thread_;  // started by the first post()
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+}  // namespace lockbridge::detail

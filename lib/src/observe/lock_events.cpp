@@ -1,0 +1,67 @@
+#include "observe/lock_events.hpp"
+
+#include <utility>
+
+namespace lockbridge {
+
+std::string_view to_string(LeaseLossReason reason) noexcept {
+  switch (reason) {
+    case LeaseLossReason::expired:
+      return "expired";
+    case LeaseLossReason::deleted:
+      return "deleted";
+    case LeaseLossReason::taken:
+      return "taken";
+    case LeaseLossReason::connection:
+      return "connection";
+    case LeaseLossReason::replication:
+      return "replication";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+std::string_view strategy_label(const MutexOptions& options) noexcept {
+  switch (options.strategy) {
+    case StrategyKind::token:
+      return "token";
+    case StrategyKind::redisson:
+      return "redisson";
+    case StrategyKind::legacy:
+      return options.faithful() ? "legacy_faithful" : "legacy_hardened";
+  }
+  return "unknown";
+}
+
+LockEvents::LockEvents(std::shared_ptr<Observer> observer, EventQueue& queue, std::string key,
+                       std::string_view strategy)
+    : observer_(std::move(observer)), queue_(&queue), key_(std::move(key)), strategy_(strategy) {}
+
+template <class Event, class Make>
+void LockEvents::post(void (Observer::*callback)(const Event&), Make make) const noexcept {
+  if (!observer_) return;
+  try {
+    queue_->post([observer = observer_, callback, event = make()] { ((*observer).*callback)(event); });
+  } catch (...) {  // out of memory building the event: it is lost, the lock is not
+  }
+}
+
+void LockEvents::acquired(Duration wait, int attempts, std::optional<std::uint64_t> fence) const noexcept {
+  post(&Observer::acquired, [&] { return AcquiredEvent{base(), wait, attempts, fence}; });
+}
+
+void LockEvents::not_acquired(Duration wait, int attempts, std::error_code error) const noexcept {
+  post(&Observer::not_acquired, [&] { return NotAcquiredEvent{base(), wait, attempts, error}; });
+}
+
+void LockEvents::released(Duration held, std::error_code error) const noexcept {
+  post(&Observer::released, [&] { return ReleasedEvent{base(), held, error}; });
+}
+
+void LockEvents::lease_lost(LeaseLossReason reason, Duration held, std::string message) const noexcept {
+  post(&Observer::lease_lost, [&] { return LeaseLostEvent{base(), reason, held, std::move(message)}; });
+}
+
+}  // namespace detail
+}  // namespace lockbridge
