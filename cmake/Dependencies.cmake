@@ -7,3 +7,17 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(OpenSSL 3.0 REQUIRED COMPONENTS Crypto SSL)
 
 include(${CMAKE_CURRENT_LIST_DIR}/Hiredis.cmake)
+
+# prometheus-cpp (prometheus-cpp-dev): lockbridge::prometheus (prometheus/). AUTO builds it when
+# found, ON requires it (CI), OFF skips it.
+set(LOCKBRIDGE_PROMETHEUS AUTO CACHE STRING "Build lockbridge::prometheus: AUTO, ON or OFF")
+if(LOCKBRIDGE_PROMETHEUS STREQUAL "ON")
+  find_package(prometheus-cpp CONFIG REQUIRED)  # Debian ships no version file
+elseif(LOCKBRIDGE_PROMETHEUS STREQUAL "AUTO")
+  find_package(prometheus-cpp CONFIG QUIET)
+endif()
+if(prometheus-cpp_FOUND)
+  set(LOCKBRIDGE_WITH_PROMETHEUS ON)
+else()
+  set(LOCKBRIDGE_WITH_PROMETHEUS OFF)
+endif()

@@ -9,6 +9,7 @@ packages=(
   libssl-dev openssl                   # the TLS transport; libcrypto: Lua scripts' SHA1; the test CA
   libboost-program-options-dev         # CLI parsing
   nlohmann-json3-dev                   # JSON output
+  prometheus-cpp-dev                   # lockbridge::prometheus, and the CLI's --metrics
   libgtest-dev libgmock-dev            # tests
   redis-server redis-tools             # the embedded default server and the test fixture
   redis-sentinel                       # the Sentinel test topology (tests/integration/topology.hpp)

@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-build}
 shift || true
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+# lockbridge::prometheus is required here (scripts/bootstrap.sh installs prometheus-cpp-dev), so
+# neither the tests nor the CLI's --metrics can silently go missing.
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKBRIDGE_PROMETHEUS=ON "$@" >/dev/null
 cmake --build "$dir" -j "$jobs"

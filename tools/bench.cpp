@@ -64,6 +64,11 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   }
   // The faithful preset's clock offset, within the library's range.
   config.skew = milliseconds_option(vm, "skew-ms", std::chrono::milliseconds(1), kMaxOptionDuration);
+  if (vm.count("metrics") && config.procs) {
+    throw Error(Errc::bad_option,
+                "--metrics serves the locks of this process: with --procs (or a --fault that needs "
+                "processes) they run in others; measure threads, or scrape each service instead");
+  }
   config.validate();
   return config;
 }
@@ -94,6 +99,7 @@ int run_bench(int argc, char** argv) {
   po::options_description options("bench options");
   add_lock_options(options);
   add_url_option(options);
+  add_metrics_option(options);
   options.add_options()("lock-key", po::value<std::string>(),
                         "the lock key (default: a fresh lockbridge:bench:<random>)")(
       "check-key", po::value<std::string>(), "the check key (default: KEY:check)")(

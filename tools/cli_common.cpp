@@ -46,7 +46,11 @@ int exit_code_for(Errc code) noexcept {
 
 Client RedisServer::client(ClientOptions options) const {
   options.tls = tls;
-  return Client(url, options);
+  if (!metrics) return Client(url, options);
+  options.observer = metrics->observer();
+  Client client(url, options);
+  metrics->watch(client);
+  return client;
 }
 
 namespace {
@@ -85,6 +89,7 @@ RedisTarget::RedisTarget(const po::variables_map& vm) {
     std::cerr << "lockbridge: warning: --insecure: the server's certificate is not checked; anyone on the path can "
                  "read and change the traffic, lock tokens and password included\n";
   }
+  server_.metrics = serve_metrics(vm);  // hold and bench only add --metrics
 }
 
 void add_url_option(po::options_description& options) {

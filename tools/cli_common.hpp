@@ -16,6 +16,7 @@
 
 #include "embedded_server.hpp"
 #include "lockbridge/mutex.hpp"
+#include "metrics_option.hpp"
 
 namespace lockbridge::tools {
 
@@ -49,7 +50,8 @@ class FileError : public std::runtime_error {
 struct RedisServer {
   std::string url;
   TlsOptions tls;
-  // A Client of it, with `options` plus the TLS flags.
+  std::shared_ptr<ServedMetrics> metrics;  // --metrics: observes and counts every Client of it
+  // A Client of it, with `options` plus the TLS flags (and the metrics' observer).
   Client client(ClientOptions options = {}) const;
 };
 

@@ -34,6 +34,7 @@ int run_hold(int argc, char** argv) {
   po::options_description options("hold options");
   add_lock_options(options);
   add_url_option(options);
+  add_metrics_option(options);
   options.add_options()("lock-key", po::value<std::string>(), "the lock key (positional)")(
       "wait", number_value("0"), "ms to keep trying (0 to 365 days); 0 = a single attempt")(
       "for", number_value("0"), "ms to hold the lock before releasing it (0 to 365 days)")("json", "print JSON lines");

@@ -33,8 +33,14 @@ struct LockEvent {
   std::string_view strategy;
 };
 
+// An acquisition's number, unique in the process: its AcquiredEvent, and the ReleasedEvent or
+// LeaseLostEvent (or both, lost first) that end it, carry the same, so an observer can tell which
+// holds are still open (lockbridge_locks_held).
+using HoldId = std::uint64_t;
+
 // lock(), try_lock(), try_lock_for() (or a reentrant hold's first acquisition) got the lock.
 struct AcquiredEvent : LockEvent {
+  HoldId hold = 0;
   std::chrono::nanoseconds wait{};     // from the call to the acquisition
   int attempts = 0;                    // attempts in Redis (a hold taken in this process's local line counts its own)
   std::optional<std::uint64_t> fence;  // with fencing
@@ -51,6 +57,7 @@ struct NotAcquiredEvent : LockEvent {
 // unlock() (or the destructor) ended a hold: released in Redis (error empty), or found it was not
 // ours any more (Errc::lease_lost), or could not tell (io, timeout: the lease still runs out).
 struct ReleasedEvent : LockEvent {
+  HoldId hold = 0;
   std::chrono::nanoseconds held{};  // since the acquisition
   std::error_code error;
 };
@@ -67,6 +74,7 @@ std::string_view to_string(LeaseLossReason reason) noexcept;
 // A held lock is no longer ours, found by the watchdog, by extend(), or by the lease running out.
 // (A release that finds the lock gone is a ReleasedEvent with Errc::lease_lost instead.)
 struct LeaseLostEvent : LockEvent {
+  HoldId hold = 0;
   LeaseLossReason reason = LeaseLossReason::expired;
   std::chrono::nanoseconds held{};
   std::string message;  // what the holder's on_lease_lost handler is given

@@ -69,7 +69,7 @@ bool LockCore::acquire_until(Clock::time_point deadline) {
 }
 
 void LockCore::tell_acquired(Clock::time_point started) const noexcept {
-  events_.acquired(held_since_ - started, attempts_, lease_ ? lease_->fence : std::nullopt);
+  events_.acquired(hold_id_, held_since_ - started, attempts_, lease_ ? lease_->fence : std::nullopt);
 }
 
 void LockCore::tell_not_acquired(Clock::time_point started, std::error_code error) const noexcept {
@@ -97,10 +97,11 @@ void LockCore::begin_hold(const TargetAttempt& attempt, Clock::time_point starte
   // A loss the renewal thread finds also ends the hold in the local line, so a thread of this
   // process waiting there contends now rather than at the end of the lease it was told of.
   held_since_ = Clock::now();
-  auto on_lost = [line = line_, hold = line_hold_, handler = on_lease_lost_, events = events_, since = held_since_](
-                     const Error& why, LeaseLossReason reason) {
+  if (events_.observed()) hold_id_ = LockEvents::next_hold();
+  auto on_lost = [line = line_, hold = line_hold_, handler = on_lease_lost_, events = events_, since = held_since_,
+                  id = hold_id_](const Error& why, LeaseLossReason reason) {
     if (line) line->released_here(hold);
-    if (events.observed()) events.lease_lost(reason, Clock::now() - since, why.what());
+    if (events.observed()) events.lease_lost(id, reason, Clock::now() - since, why.what());
     if (handler) handler(why);
   };
   lease_ = std::make_shared<Lease>(target_->renewer(), target_->key(), attempt.value, attempt.valid_until,
@@ -134,7 +135,7 @@ void LockCore::release(bool all) noexcept {
     report(Error(Errc::io, target_->describe("release") + ": " + error.what()));
   }
   if (line_) line_->released_here(line_hold_);
-  if (events_.observed()) events_.released(Clock::now() - held_since_, last_error_);
+  if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_);
 }
 
 void LockCore::abandon() noexcept {

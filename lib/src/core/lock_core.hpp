@@ -100,6 +100,7 @@ class LockCore final : public Contender {
   LockEvents events_;               // observes nothing without an observer
   int attempts_ = 0;                // attempts in Redis by the current acquiring call
   Clock::time_point held_since_{};  // the current hold's acquisition
+  HoldId hold_id_ = 0;              // observed locks: the current hold's number in events
 };
 
 }  // namespace lockbridge::detail

@@ -1,5 +1,6 @@
 #include "observe/lock_events.hpp"
 
+#include <atomic>
 #include <utility>
 
 namespace lockbridge {
@@ -47,20 +48,25 @@ void LockEvents::post(void (Observer::*callback)(const Event&), Make make) const
   }
 }
 
-void LockEvents::acquired(Duration wait, int attempts, std::optional<std::uint64_t> fence) const noexcept {
-  post(&Observer::acquired, [&] { return AcquiredEvent{base(), wait, attempts, fence}; });
+HoldId LockEvents::next_hold() noexcept {
+  static std::atomic<HoldId> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void LockEvents::acquired(HoldId hold, Duration wait, int attempts, std::optional<std::uint64_t> fence) const noexcept {
+  post(&Observer::acquired, [&] { return AcquiredEvent{base(), hold, wait, attempts, fence}; });
 }
 
 void LockEvents::not_acquired(Duration wait, int attempts, std::error_code error) const noexcept {
   post(&Observer::not_acquired, [&] { return NotAcquiredEvent{base(), wait, attempts, error}; });
 }
 
-void LockEvents::released(Duration held, std::error_code error) const noexcept {
-  post(&Observer::released, [&] { return ReleasedEvent{base(), held, error}; });
+void LockEvents::released(HoldId hold, Duration held, std::error_code error) const noexcept {
+  post(&Observer::released, [&] { return ReleasedEvent{base(), hold, held, error}; });
 }
 
-void LockEvents::lease_lost(LeaseLossReason reason, Duration held, std::string message) const noexcept {
-  post(&Observer::lease_lost, [&] { return LeaseLostEvent{base(), reason, held, std::move(message)}; });
+void LockEvents::lease_lost(HoldId hold, LeaseLossReason reason, Duration held, std::string message) const noexcept {
+  post(&Observer::lease_lost, [&] { return LeaseLostEvent{base(), hold, reason, held, std::move(message)}; });
 }
 
 }  // namespace detail

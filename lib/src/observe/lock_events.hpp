@@ -29,10 +29,13 @@ class LockEvents {
 
   bool observed() const noexcept { return observer_ != nullptr; }
 
-  void acquired(Duration wait, int attempts, std::optional<std::uint64_t> fence) const noexcept;
+  // A new HoldId for an acquisition.
+  static HoldId next_hold() noexcept;
+
+  void acquired(HoldId hold, Duration wait, int attempts, std::optional<std::uint64_t> fence) const noexcept;
   void not_acquired(Duration wait, int attempts, std::error_code error) const noexcept;
-  void released(Duration held, std::error_code error) const noexcept;
-  void lease_lost(LeaseLossReason reason, Duration held, std::string message) const noexcept;
+  void released(HoldId hold, Duration held, std::error_code error) const noexcept;
+  void lease_lost(HoldId hold, LeaseLossReason reason, Duration held, std::string message) const noexcept;
 
  private:
   // Builds the event with `make` and posts it, when observed.

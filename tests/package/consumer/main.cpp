@@ -3,6 +3,9 @@
 // connects before the first command.
 #include <lockbridge/compat/jedis_lock.hpp>
 #include <lockbridge/lockbridge.hpp>
+#ifdef LOCKBRIDGE_CONSUMER_PROMETHEUS
+#include <lockbridge/prometheus.hpp>
+#endif
 
 #include <iostream>
 
@@ -15,6 +18,13 @@ int main() {
     const lockbridge::Client unused("redis://127.0.0.1:1");
     const lockbridge::compat::JedisLock lock(unused, "consumer-lock");
     std::cout << "compat: JedisLock on '" << lock.getLockKey() << "'\n";
+#ifdef LOCKBRIDGE_CONSUMER_PROMETHEUS
+    lockbridge::PrometheusMetrics metrics;
+    lockbridge::ClientOptions observed;
+    observed.observer = metrics.observer();
+    metrics.watch(lockbridge::Client("redis://127.0.0.1:1", observed));
+    std::cout << "prometheus: metrics registry ready\n";
+#endif
     return lock.getLockKey() == "consumer-lock" ? 0 : 1;
   }
   return 1;

@@ -1,0 +1,160 @@
+// lockbridge::prometheus against a real redis-server: locks are taken, refused, released and lost
+// with a PrometheusMetrics observer attached, the exposition is fetched over HTTP from serve(),
+// and its counters and histogram counts must match what was done.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "integration/redis_test_support.hpp"
+#include "lockbridge/prometheus.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+// GET http://127.0.0.1:<port>/metrics; the body's samples by "name{labels}" (comments skipped).
+std::map<std::string, double> scrape(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    throw std::runtime_error("connect to the metrics port");
+  }
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  (void)send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<std::size_t>(n));
+  close(fd);
+  const auto body = response.find("\r\n\r\n");
+  if (response.rfind("HTTP/1.1 200", 0) != 0 || body == std::string::npos) {
+    throw std::runtime_error("metrics answered: " + response.substr(0, 200));
+  }
+  std::map<std::string, double> samples;
+  std::istringstream lines(response.substr(body + 4));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto space = line.rfind(' ');
+    samples[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  return samples;
+}
+
+double sample(const std::map<std::string, double>& samples, const std::string& name) {
+  const auto found = samples.find(name);
+  return found == samples.end() ? -1 : found->second;
+}
+
+TEST(PrometheusMetrics, CountWhatTheLocksDid) {
+  PrometheusMetrics metrics;
+  ClientOptions options;
+  options.observer = metrics.observer();
+  const Client client = test_client(options);
+  metrics.watch(client);
+  const int port = metrics.serve("127.0.0.1:0");
+  ASSERT_GT(port, 0);
+
+  const std::string key = unique_key();
+  Mutex mutex(client, key, one_attempt_options());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(mutex.try_lock());
+    mutex.unlock();
+  }
+  ASSERT_TRUE(mutex.try_lock());
+  Mutex refused(client, key, one_attempt_options());
+  EXPECT_FALSE(refused.try_lock());
+  const std::string held = R"({strategy="token"})";
+  EXPECT_TRUE(eventually([&] { return sample(scrape(port), "lockbridge_locks_held" + held) == 1; }));
+  mutex.unlock();
+
+  MutexOptions watched = one_attempt_options();
+  watched.lease = milliseconds(300);
+  watched.watchdog.enabled = true;
+  const std::string lost_key = unique_key("lost");
+  Mutex lost(client, lost_key, watched);
+  ASSERT_TRUE(lost.try_lock());
+  raw({"DEL", lost_key});  // the watchdog finds it gone: lost, deleted
+
+  std::map<std::string, double> samples;
+  ASSERT_TRUE(eventually([&] {
+    samples = scrape(port);
+    return sample(samples, R"(lockbridge_leases_lost_total{reason="deleted",strategy="token"})") == 1 &&
+           sample(samples, "lockbridge_locks_held" + held) == 0;
+  })) << ::testing::PrintToString(samples);
+  EXPECT_EQ(sample(samples, R"(lockbridge_acquisitions_total{outcome="acquired",strategy="token"})"), 5);
+  EXPECT_EQ(sample(samples, R"(lockbridge_acquisitions_total{outcome="timeout",strategy="token"})"), 1);
+  EXPECT_EQ(sample(samples, R"(lockbridge_acquire_wait_seconds_count{outcome="acquired",strategy="token"})"), 5);
+  EXPECT_EQ(sample(samples, R"(lockbridge_acquire_wait_seconds_count{outcome="timeout",strategy="token"})"), 1);
+  EXPECT_EQ(sample(samples, R"(lockbridge_releases_total{outcome="released",strategy="token"})"), 4);
+  EXPECT_EQ(sample(samples, R"(lockbridge_hold_seconds_count{strategy="token"})"), 4);
+  EXPECT_GE(sample(samples, "lockbridge_renewals_total"), 0);
+  EXPECT_GT(sample(samples, "lockbridge_redis_round_trips_total"), 10);
+  EXPECT_EQ(sample(samples, "lockbridge_observer_events_dropped_total"), 0);
+}
+
+TEST(PrometheusMetrics, AKeyLabelOnlyWhenAskedForAndBoundedByTheCaller) {
+  PrometheusOptions by_prefix;
+  by_prefix.key_label = [](std::string_view key) { return std::string(key.substr(0, key.find(':'))); };
+  PrometheusMetrics metrics(by_prefix);
+  ClientOptions options;
+  options.observer = metrics.observer();
+  Mutex mutex(test_client(options), unique_key(), one_attempt_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  const int port = metrics.serve("127.0.0.1:0");
+  EXPECT_TRUE(eventually([&] {
+    return sample(scrape(port), R"(lockbridge_releases_total{key="lbtest",outcome="released",strategy="token"})") == 1;
+  }));
+}
+
+TEST(PrometheusMetrics, AMalformedOrTakenAddressIsAClearError) {
+  PrometheusMetrics metrics;
+  EXPECT_EQ(expect_error([&] { metrics.serve("no-port"); }).errc(), Errc::bad_option);
+  const int port = metrics.serve("127.0.0.1:0");
+  PrometheusMetrics other;
+  EXPECT_EQ(expect_error([&] { other.serve("127.0.0.1:" + std::to_string(port)); }).errc(), Errc::io);
+}
+
+// `lockbridge hold --metrics`: while it holds the lock, its metrics say so.
+TEST(PrometheusMetrics, HoldServesTheMetricsOfItsLockWhileItRuns) {
+  const std::string key = unique_key();
+  BackgroundCli hold("hold " + key + " --for 20000 --json --metrics 127.0.0.1:0");
+  ASSERT_TRUE(hold.next_line().has_value()) << hold.errors();  // acquired
+  int port = 0;
+  ASSERT_TRUE(eventually([&] {
+    const std::string errors = hold.errors();
+    const auto at = errors.find("metrics: http://127.0.0.1:");
+    if (at == std::string::npos) return false;
+    port = std::stoi(errors.substr(at + 26));
+    return true;
+  })) << hold.errors();
+  EXPECT_TRUE(eventually([&] { return sample(scrape(port), R"(lockbridge_locks_held{strategy="token"})") == 1; }));
+  EXPECT_EQ(sample(scrape(port), R"(lockbridge_acquisitions_total{outcome="acquired",strategy="token"})"), 1);
+  EXPECT_GT(sample(scrape(port), "lockbridge_redis_round_trips_total"), 0);
+  ::kill(hold.pid(), SIGTERM);
+  (void)hold.finish();
+}
+
+TEST(PrometheusMetrics, BenchRefusesMetricsForWorkersInOtherProcesses) {
+  const CliRun run = run_cli("bench --procs --clients 2 --ops 10 --metrics 127.0.0.1:0");
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, ::testing::HasSubstr("--metrics serves the locks of this process"));
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
