@@ -9,6 +9,7 @@
 #include "audit/tally.hpp"
 #include "cli_common.hpp"
 #include "key_text.hpp"
+#include "lock_view.hpp"
 #include "lockbridge/identity.hpp"
 #include "saturating.hpp"
 #include "subcommands.hpp"
@@ -22,24 +23,6 @@ constexpr std::string_view kUsage =
     "the format has one, and the remaining lease by Redis TIME and by this machine's clock.\n"
     "Exit status: 0 the key exists, 1 it does not, 2 bad usage, 3 Redis error, 5 stdout could not be\n"
     "written, 130 interrupted.";
-
-// Who holds it, where the format says: a UUID, a token, Redisson's <client uuid>:<thread id>.
-nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Classification& found) {
-  switch (found.lock_class) {
-    case audit::LockClass::legacy_uuid_ms:
-      return sample.value.substr(0, sample.value.find(':'));
-    case audit::LockClass::token:
-    case audit::LockClass::python_redis_lock:
-      return sample.type == "string" ? nlohmann::ordered_json(sample.value) : nlohmann::ordered_json(nullptr);
-    case audit::LockClass::redisson: {
-      nlohmann::ordered_json holders = nlohmann::ordered_json::array();
-      for (const auto& [field, count] : sample.fields) holders.push_back({{"client_thread", field}, {"count", count}});
-      return holders;
-    }
-    default:
-      return nullptr;  // legacy timestamps carry no owner
-  }
-}
 
 }  // namespace
 
@@ -68,8 +51,7 @@ int run_inspect(int argc, char** argv) {
   const bool exists = sample.type != "none";
   out["exists"] = exists;
   out["holder"] = holder_of(sample, found);
-  std::optional<std::int64_t> expiry = found.expiry_ms;
-  if (!expiry && sample.pttl_ms >= 0) expiry = add_saturating(server_now, sample.pttl_ms);
+  const std::optional<std::int64_t> expiry = lease_end_of(sample, found, server_now);
   out["expiry_ms"] = expiry ? nlohmann::ordered_json(*expiry) : nlohmann::ordered_json(nullptr);
   out["remaining_ms_by_redis_time"] =
       expiry ? nlohmann::ordered_json(*expiry - server_now) : nlohmann::ordered_json(nullptr);

@@ -24,6 +24,8 @@ constexpr std::array kSubcommands{
                lockbridge::tools::run_audit},
     Subcommand{"inspect", "one key: its lock class, holder, and remaining lease by Redis TIME and by this clock",
                lockbridge::tools::run_inspect},
+    Subcommand{"watch", "a live view of the lock keys matching a pattern: holders, leases, waiters, fences",
+               lockbridge::tools::run_watch},
     Subcommand{"convert", "rewrite live lock keys legacy <-> token, journalled, with --rollback",
                lockbridge::tools::run_convert},
     Subcommand{"hold", "acquire a lock, hold it, release it (for scripts and interop tests)",

@@ -11,5 +11,6 @@ int run_compare(int argc, char** argv);
 int run_audit(int argc, char** argv);
 int run_inspect(int argc, char** argv);
 int run_convert(int argc, char** argv);
+int run_watch(int argc, char** argv);
 
 }  // namespace lockbridge::tools

@@ -1,6 +1,8 @@
 #include "companion_keys.hpp"
 
 #include "cluster/key_slot.hpp"
+#include "lockbridge/lock_keys.hpp"
+#include "strategies/redisson.hpp"
 
 namespace lockbridge::detail {
 
@@ -25,3 +27,13 @@ std::string waiter_times(std::string_view key) { return companion_name(key, ":lo
 std::string legacy_handoff(std::string_view key) { return companion_name(key, ":lockbridge:handoff"); }
 
 }  // namespace lockbridge::detail
+
+namespace lockbridge {
+
+LockKeyNames lock_key_names(std::string_view key) {
+  return LockKeyNames{detail::release_channel(key), detail::RedissonStrategy::channel_name(key),
+                      detail::waiter_queue(key),    detail::waiter_times(key),
+                      detail::fair_queue(key),      detail::fence_counter(key)};
+}
+
+}  // namespace lockbridge

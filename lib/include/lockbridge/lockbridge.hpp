@@ -5,6 +5,7 @@
 #include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/legacy_value.hpp"
+#include "lockbridge/lock_keys.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "lockbridge/mutex.hpp"
 #include "lockbridge/observer.hpp"
