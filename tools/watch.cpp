@@ -23,15 +23,13 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge watch PATTERN [--url URL] [--interval MS] [--once] [--json]\n\n"
+    "lockbridge watch PATTERN [--url URL] [--interval MS] [--once] [--json] [--batch N]\n\n"
     "A live view of the lock keys matching PATTERN (SCAN's MATCH), refreshed every --interval:\n"
     "class, holder, remaining lease by Redis TIME, waiters (subscribers of the key's release\n"
     "channel, and waiters queued in Redis), starving waiters and the fence. Sorted by waiters.\n"
     "Every master of a cluster. Never writes. --once prints one frame; --json prints one JSON line\n"
-    "per key per frame. Exit status: 0, 2 bad usage, 3 Redis error, 5 stdout could not be\n"
-    "written, 130 interrupted.";
-
-constexpr int kScanCount = 500;
+    "per key per frame. --batch: keys per SCAN (larger: fewer round trips in a large keyspace).\n"
+    "Exit status: 0, 2 bad usage, 3 Redis error, 5 stdout could not be written, 130 interrupted.";
 
 // One lock key in a frame.
 struct KeyView {
@@ -114,11 +112,11 @@ void read_companions(const Client& master, std::vector<KeyView>& views) {
 }
 
 // One frame: every lock key matching `pattern` on every master, most waiters first.
-std::vector<KeyView> read_frame(const std::vector<Client>& masters, const std::string& pattern) {
+std::vector<KeyView> read_frame(const std::vector<Client>& masters, const std::string& pattern, int batch_size) {
   std::vector<KeyView> frame;
   for (const Client& master : masters) {
     std::vector<KeyView> views;
-    audit::KeyScanner scanner(master, pattern, kScanCount);
+    audit::KeyScanner scanner(master, pattern, batch_size);
     std::vector<audit::KeySample> batch;
     std::int64_t server_now_ms = 0;
     while (!interrupted() && scanner.next(batch, server_now_ms)) {
@@ -200,6 +198,7 @@ int run_watch(int argc, char** argv) {
   options.add_options()("pattern", po::value<std::string>(), "SCAN MATCH pattern (positional)")(
       "interval", number_value("1000"), "ms between frames (10 to 1 day)")("once", "print one frame and exit")(
       "json", "one JSON line per key per frame");
+  add_batch_option(options, "one SCAN round trip each");
   po::positional_options_description positional;
   positional.add("pattern", 1);
   po::variables_map vm;
@@ -210,6 +209,7 @@ int run_watch(int argc, char** argv) {
       milliseconds_option(vm, "interval", std::chrono::milliseconds(10), std::chrono::milliseconds(24LL * 3600 * 1000));
   const bool once = vm.count("once") > 0;
   const bool json = vm.count("json") > 0;
+  const int batch_size = batch_option(vm);
   // A terminal gets one frame in place of the last; a pipe or a file gets every frame in turn.
   const bool redraw = !once && !json && isatty(STDOUT_FILENO) == 1;
 
@@ -217,7 +217,7 @@ int run_watch(int argc, char** argv) {
   const Client client = target.client();
   for (std::uint64_t frame_number = 1; !interrupted(); ++frame_number) {
     // Masters asked afresh each frame: a cluster may have failed over or resharded meanwhile.
-    const std::vector<KeyView> frame = read_frame(client.masters(), pattern);
+    const std::vector<KeyView> frame = read_frame(client.masters(), pattern, batch_size);
     if (interrupted()) break;
     std::ostringstream text;
     if (json) {

@@ -333,7 +333,7 @@ inline constexpr Script kMultiAcquire = script_of("multi_acquire", kMultiAcquire
 // (gone, someone else's value, another type) are left alone, so a foreign key never stops the
 // release of ours. As in kCompareAndHandOff, a starving first waiter is handed every released key
 // (set to its id until its deadline) instead of finding them free, and the announcements name the
-// first live waiter. Returns how many keys were released.
+// first live waiter. Returns {how many keys were released, 1 when they were handed over else 0}.
 inline constexpr auto kMultiReleaseText = joined(kFairPrelude, R"lua(
 local n = #KEYS - 2
 local head, ttl, starving = next_in_line(n + 1)
@@ -349,7 +349,7 @@ for i = 1, n do
     released = released + 1
   end
 end
-return released
+return {released, (starving and released > 0) and 1 or 0}
 )lua");
 inline constexpr Script kMultiRelease = script_of("multi_release", kMultiReleaseText);
 

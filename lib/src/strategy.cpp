@@ -53,8 +53,14 @@ Error naming_key(const Error& error, std::string_view operation, std::string_vie
 ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const ScriptCall& call,
                                  std::string_view key) {
   const auto replies = run_scripts(connection, scripts, std::span(&call, 1));
-  return expect_integer(*replies.front(), describe("release", key)) >= 1 ? ReleaseOutcome::released
-                                                                         : ReleaseOutcome::not_ours;
+  switch (expect_integer(*replies.front(), describe("release", key))) {
+    case 0:
+      return ReleaseOutcome::not_ours;
+    case 2:
+      return ReleaseOutcome::handed_over;
+    default:
+      return ReleaseOutcome::released;
+  }
 }
 
 std::string starving_in_arg(const AttemptRequest& request) {

@@ -46,7 +46,8 @@ struct AttemptRequest {
 
 enum class ReleaseOutcome {
   released,
-  not_ours,  // the key was gone or held someone else's value: nothing was deleted
+  handed_over,  // released to a starving queued waiter: the key now names it (docs/design.md §10.5)
+  not_ours,     // the key was gone or held someone else's value: nothing was deleted
 };
 
 class LockStrategy {
@@ -94,7 +95,7 @@ class LockStrategy {
 std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
 
 // Runs an owner-checked release script of `key` (kCompareAndHandOff, kCompareAndDeleteFair,
-// kLegacyHandOff): a reply of 1 or more released it (deleted, or handed to a starving waiter).
+// kLegacyHandOff): a reply of 1 deleted it, 2 handed it to a starving waiter, 0 found it not ours.
 ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const ScriptCall& call,
                                  std::string_view key);
 

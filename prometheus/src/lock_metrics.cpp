@@ -1,5 +1,6 @@
 #include "lock_metrics.hpp"
 
+#include <array>
 #include <chrono>
 #include <utility>
 
@@ -19,8 +20,6 @@ const Buckets kHoldBuckets{25e-6,  50e-6,  100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3,
 
 double seconds(std::chrono::nanoseconds duration) { return std::chrono::duration<double>(duration).count(); }
 
-std::string outcome_of(const std::error_code& error) { return error ? "error" : "timeout"; }
-
 }  // namespace
 
 LockMetrics::LockMetrics(prometheus::Registry& registry, PrometheusOptions options)
@@ -30,6 +29,11 @@ LockMetrics::LockMetrics(prometheus::Registry& registry, PrometheusOptions optio
                         .Help("Calls that asked for a lock, by outcome: acquired, timeout (the retry policy gave up) "
                               "or error")
                         .Register(registry)),
+      starving_waits_(prometheus::BuildCounter()
+                          .Name("lockbridge_starving_waits_total")
+                          .Help("Waits that lasted past starvation_after (notify mode), from which on releases "
+                                "handed the lock to them in arrival order")
+                          .Register(registry)),
       acquire_wait_(prometheus::BuildHistogram()
                         .Name("lockbridge_acquire_wait_seconds")
                         .Help("How long a call asking for a lock took, by outcome")
@@ -40,8 +44,8 @@ LockMetrics::LockMetrics(prometheus::Registry& registry, PrometheusOptions optio
                 .Register(registry)),
       releases_(prometheus::BuildCounter()
                     .Name("lockbridge_releases_total")
-                    .Help("Releases, by outcome: released, lost (the lock was not ours any more) or error (not "
-                          "confirmed; the lease runs out)")
+                    .Help("Releases, by outcome: released, handed_over (to a starving waiter), lost (the lock "
+                          "was not ours any more) or error (not confirmed; the lease runs out)")
                     .Register(registry)),
       leases_lost_(prometheus::BuildCounter()
                        .Name("lockbridge_leases_lost_total")
@@ -58,48 +62,94 @@ LockMetrics::LockMetrics(prometheus::Registry& registry, PrometheusOptions optio
                       .Help("Locks held now: acquired, and neither released nor lost")
                       .Register(registry)) {}
 
-prometheus::Labels LockMetrics::labels(const LockEvent& event, prometheus::Labels more) const {
-  more.emplace("strategy", std::string(event.strategy));
-  if (options_.key_label) more.emplace("key", options_.key_label(event.key));
-  return more;
+namespace {
+
+// The series in `slot`, found in `family` (with `labels` and `more`) the first time.
+template <class Metric, class... Args>
+Metric& made(Metric*& slot, prometheus::Family<Metric>& family, const prometheus::Labels& labels,
+             prometheus::Labels more, Args&&... args) {
+  if (slot == nullptr) {
+    more.insert(labels.begin(), labels.end());
+    slot = &family.Add(more, std::forward<Args>(args)...);
+  }
+  return *slot;
+}
+
+constexpr std::array<const char*, 3> kAcquireOutcomes{"acquired", "timeout", "error"};
+constexpr std::array<const char*, 4> kReleaseOutcomes{"released", "handed_over", "lost", "error"};
+
+}  // namespace
+
+LockMetrics::Series& LockMetrics::series_of(const LockEvent& event) {
+  std::string name(event.strategy);
+  std::string key_label;
+  if (options_.key_label) {
+    key_label = options_.key_label(event.key);
+    name += '\0' + key_label;
+  }
+  const auto found = series_.find(name);
+  if (found != series_.end()) return found->second;
+  Series& series = series_[name];
+  series.labels.emplace("strategy", std::string(event.strategy));
+  if (options_.key_label) series.labels.emplace("key", std::move(key_label));
+  return series;
+}
+
+void LockMetrics::count_acquire(Series& series, Acquire outcome, std::chrono::nanoseconds wait) {
+  const auto at = static_cast<std::size_t>(outcome);
+  made(series.acquisitions[at], acquisitions_, series.labels, {{"outcome", kAcquireOutcomes[at]}}).Increment();
+  made(series.acquire_wait[at], acquire_wait_, series.labels, {{"outcome", kAcquireOutcomes[at]}}, kWaitBuckets)
+      .Observe(seconds(wait));
 }
 
 void LockMetrics::acquired(const AcquiredEvent& event) {
-  acquisitions_.Add(labels(event, {{"outcome", "acquired"}})).Increment();
-  acquire_wait_.Add(labels(event, {{"outcome", "acquired"}}), kWaitBuckets).Observe(seconds(event.wait));
-  prometheus::Gauge& held = locks_held_.Add(labels(event));
-  held.Increment();
   std::lock_guard lock(mutex_);
+  Series& series = series_of(event);
+  count_acquire(series, Acquire::acquired, event.wait);
+  prometheus::Gauge& held = made(series.locks_held, locks_held_, series.labels, {});
+  held.Increment();
   open_holds_.emplace(event.hold, &held);
 }
 
 void LockMetrics::not_acquired(const NotAcquiredEvent& event) {
-  const std::string outcome = outcome_of(event.error);
-  acquisitions_.Add(labels(event, {{"outcome", outcome}})).Increment();
-  acquire_wait_.Add(labels(event, {{"outcome", outcome}}), kWaitBuckets).Observe(seconds(event.wait));
+  std::lock_guard lock(mutex_);
+  count_acquire(series_of(event), event.error ? Acquire::error : Acquire::timeout, event.wait);
+}
+
+void LockMetrics::starving(const StarvingEvent& event) {
+  std::lock_guard lock(mutex_);
+  Series& series = series_of(event);
+  made(series.starving_waits, starving_waits_, series.labels, {}).Increment();
 }
 
 void LockMetrics::released(const ReleasedEvent& event) {
-  std::string outcome = "released";
+  Release outcome = event.handed_over ? Release::handed_over : Release::released;
   if (event.error == make_error_code(Errc::lease_lost)) {
-    outcome = "lost";
+    outcome = Release::lost;
   } else if (event.error) {
-    outcome = "error";
+    outcome = Release::error;
   }
-  releases_.Add(labels(event, {{"outcome", outcome}})).Increment();
-  hold_.Add(labels(event), kHoldBuckets).Observe(seconds(event.held));
+  const auto at = static_cast<std::size_t>(outcome);
+  std::lock_guard lock(mutex_);
+  Series& series = series_of(event);
+  made(series.releases[at], releases_, series.labels, {{"outcome", kReleaseOutcomes[at]}}).Increment();
+  made(series.hold, hold_, series.labels, {}, kHoldBuckets).Observe(seconds(event.held));
   hold_ended(event.hold);
 }
 
 void LockMetrics::lease_lost(const LeaseLostEvent& event) {
-  leases_lost_.Add(labels(event, {{"reason", std::string(to_string(event.reason))}})).Increment();
+  const auto at = static_cast<std::size_t>(event.reason);
+  if (at >= kLossReasons) return;  // a reason newer than this table
+  std::lock_guard lock(mutex_);
+  Series& series = series_of(event);
+  made(series.leases_lost[at], leases_lost_, series.labels, {{"reason", std::string(to_string(event.reason))}})
+      .Increment();
   hold_ended(event.hold);
 }
 
 void LockMetrics::renewed(const RenewedEvent& event) { renewals_.Increment(static_cast<double>(event.leases)); }
 
 void LockMetrics::hold_ended(HoldId hold) {
-  std::lock_guard lock(mutex_);
   const auto open = open_holds_.find(hold);
   if (open == open_holds_.end()) return;  // ended already (lost, then released), or its start was dropped
   open->second->Decrement();

@@ -29,9 +29,10 @@ TEST(CliWatch, ShowsTheHolderAndTwoWaitingProcesses) {
   BackgroundCli first("hold '" + key + "' --wait 20000 --for 0");
   BackgroundCli second("hold '" + key + "' --wait 20000 --for 0");
   nlohmann::json line;
+  // A waiter subscribes before it queues: both counts are awaited, not just the larger one.
   ASSERT_TRUE(eventually([&] {
     line = watched_line(key, key);
-    return !line.is_null() && line["waiters"] == 2;
+    return !line.is_null() && line["waiters"] == 2 && line["subscribers"] == 2 && line["queued"] == 2;
   })) << line.dump();
   EXPECT_EQ(line["class"], "token");
   EXPECT_EQ(line["holder"], holder.value());

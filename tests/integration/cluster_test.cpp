@@ -10,6 +10,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -515,6 +516,48 @@ TEST_F(Cluster, AuditAndConvertWalkEveryMaster) {
   ASSERT_EQ(rollback.exit_code, 0) << rollback;
   EXPECT_EQ(rollback.lines[0]["restored"], 30) << rollback;
   std::remove(journal.c_str());
+}
+
+// lockbridge watch on a cluster: the locks of every master in one frame, and a waiter heard on
+// the master serving its key's slot (SHARDNUMSUB there, the queue beside the key).
+TEST_F(Cluster, WatchShowsTheLocksOfEveryMasterAndTheirWaiters) {
+  const std::string prefix = unique_key("watch");
+  std::vector<std::unique_ptr<Mutex>> holders;
+  std::set<int> owners;
+  for (int i = 0; i < 64 && owners.size() < 3; ++i) {
+    const std::string key = prefix + ":" + std::to_string(i);
+    if (!owners.insert(cluster_.owner_of_slot(cluster_.slot_of(key))).second) continue;
+    holders.push_back(std::make_unique<Mutex>(client_, key, token_options()));
+    ASSERT_TRUE(holders.back()->try_lock());
+  }
+  ASSERT_EQ(owners.size(), 3U);
+  MutexOptions waiting = token_options();
+  waiting.wait_mode = WaitMode::notify;
+  waiting.acquire_timeout = std::chrono::seconds(30);
+  waiting.local_queue = false;  // it stands for another process
+  const Client waiter_client{cluster_.url(), topology_client()};
+  Mutex waiter(waiter_client, holders.front()->key(), waiting);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+
+  const std::string command = "watch '" + prefix + ":*' --once --json" + cli_topology_args(cluster_.url());
+  std::map<std::string, nlohmann::json> lines;
+  ASSERT_TRUE(eventually([&] {
+    const CliRun run = run_cli(command, false);
+    lines.clear();
+    for (const nlohmann::json& line : run.lines) lines[line.value("key", "")] = line;
+    return run.exit_code == 0 && lines.size() == 3 && lines[holders.front()->key()]["waiters"] == 1;
+  })) << ::testing::PrintToString(lines);
+  for (const auto& holder : holders) {
+    const nlohmann::json& line = lines.at(holder->key());
+    EXPECT_EQ(line["class"], "token");
+    EXPECT_EQ(line["holder"], holder->value());
+  }
+  EXPECT_EQ(lines[holders.front()->key()]["subscribers"], 1);
+  EXPECT_EQ(lines[holders.front()->key()]["queued"], 1);
+  holders.front()->unlock();
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  waited.get();
+  waiter.unlock();
 }
 
 TEST_F(Cluster, BenchAndCompareAcceptTheUrl) {

@@ -18,6 +18,8 @@
 
 #include "companion_keys.hpp"
 #include "lockbridge/legacy_value.hpp"
+#include "lockbridge/multi_mutex.hpp"
+#include "lockbridge/observer.hpp"
 #include "redis_test_support.hpp"
 #include "redisson_peer.hpp"
 
@@ -321,6 +323,53 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   // The hold under way when the waiter queued ends with a handoff: the local line may pass the
   // lock on at most once more (an acquisition counted just after the queue was seen).
   EXPECT_LE(busy_meanwhile, 2) << "the local line went on passing the lock while a waiter elsewhere starved";
+}
+
+// What an observer is told of the rule (lockbridge/observer.hpp): counts of each kind of event.
+class StarvationEars : public Observer {
+ public:
+  void starving(const StarvingEvent& event) override {
+    ++starving_waits;
+    if (event.wait >= milliseconds(1)) ++starving_past_the_bound;
+  }
+  void acquired(const AcquiredEvent& event) override { ++(event.starved ? starved_acquisitions : acquisitions); }
+  void released(const ReleasedEvent& event) override { ++(event.handed_over ? handoffs : releases); }
+
+  std::atomic<int> starving_waits{0};
+  std::atomic<int> starving_past_the_bound{0};
+  std::atomic<int> starved_acquisitions{0};
+  std::atomic<int> acquisitions{0};
+  std::atomic<int> handoffs{0};
+  std::atomic<int> releases{0};
+};
+
+TEST_P(Starvation, ObserversHearTheStarvingWaitAndTheHandoffToIt) {
+  const std::string key = unique_key();
+  const auto holder_ears = std::make_shared<StarvationEars>();
+  const auto waiter_ears = std::make_shared<StarvationEars>();
+  MutexOptions holder_options = notify_options(hours(1), GetParam().base);
+  holder_options.observer = holder_ears;
+  MutexOptions waiter_options = notify_options(milliseconds(1), GetParam().base);
+  waiter_options.observer = waiter_ears;
+  Client holder_client = test_client();
+  AnyLock holder(GetParam().front, holder_client, key, holder_options);
+  ASSERT_TRUE(holder.try_lock());
+  Client waiter_client = test_client();
+  AnyLock waiter(GetParam().front, waiter_client, key, waiter_options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return queued(key) == 1; })) << "the waiter never queued";
+  ASSERT_TRUE(eventually([&] { return waiter_ears->starving_waits == 1; })) << "no StarvingEvent while it waits";
+  EXPECT_EQ(waiter_ears->starving_past_the_bound, 1) << "a StarvingEvent's wait is at least the bound";
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  waiter.unlock();
+  EXPECT_TRUE(eventually([&] { return holder_ears->handoffs == 1 && waiter_ears->releases == 1; }));
+  EXPECT_TRUE(eventually([&] { return waiter_ears->starved_acquisitions == 1; }));
+  EXPECT_EQ(holder_ears->releases, 0) << "the holder's release was a handoff";
+  EXPECT_EQ(holder_ears->starving_waits, 0) << "the holder never waited";
+  EXPECT_EQ(waiter_ears->handoffs, 0) << "nobody waited for the waiter's release";
+  EXPECT_EQ(waiter_ears->starving_waits, 1) << "one StarvingEvent per wait";
 }
 
 INSTANTIATE_TEST_SUITE_P(

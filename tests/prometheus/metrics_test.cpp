@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <future>
 #include <map>
 #include <sstream>
 #include <string>
@@ -55,6 +56,17 @@ std::map<std::string, double> scrape(int port) {
   return samples;
 }
 
+// For failure messages: lockbridge's own samples, histogram buckets left out.
+std::string ours(const std::map<std::string, double>& samples) {
+  std::string text;
+  for (const auto& [name, value] : samples) {
+    if (name.starts_with("lockbridge_") && name.find("_bucket{") == std::string::npos) {
+      text += name + " " + std::to_string(value) + "\n";
+    }
+  }
+  return text;
+}
+
 double sample(const std::map<std::string, double>& samples, const std::string& name) {
   const auto found = samples.find(name);
   return found == samples.end() ? -1 : found->second;
@@ -95,7 +107,7 @@ TEST(PrometheusMetrics, CountWhatTheLocksDid) {
     samples = scrape(port);
     return sample(samples, R"(lockbridge_leases_lost_total{reason="deleted",strategy="token"})") == 1 &&
            sample(samples, "lockbridge_locks_held" + held) == 0;
-  })) << ::testing::PrintToString(samples);
+  })) << ours(samples);
   EXPECT_EQ(sample(samples, R"(lockbridge_acquisitions_total{outcome="acquired",strategy="token"})"), 5);
   EXPECT_EQ(sample(samples, R"(lockbridge_acquisitions_total{outcome="timeout",strategy="token"})"), 1);
   EXPECT_EQ(sample(samples, R"(lockbridge_acquire_wait_seconds_count{outcome="acquired",strategy="token"})"), 5);
@@ -105,6 +117,41 @@ TEST(PrometheusMetrics, CountWhatTheLocksDid) {
   EXPECT_GE(sample(samples, "lockbridge_renewals_total"), 0);
   EXPECT_GT(sample(samples, "lockbridge_redis_round_trips_total"), 10);
   EXPECT_EQ(sample(samples, "lockbridge_observer_events_dropped_total"), 0);
+}
+
+// Notify mode's starvation rule: a wait past the bound is counted, and so is the release that
+// hands the lock to it.
+TEST(PrometheusMetrics, CountStarvingWaitsAndHandoffs) {
+  PrometheusMetrics metrics;
+  ClientOptions options;
+  options.observer = metrics.observer();
+  const Client holder_client = test_client(options);
+  const Client waiter_client = test_client(options);  // another Client: a waiter of another process
+  const int port = metrics.serve("127.0.0.1:0");
+  MutexOptions notify = one_attempt_options();
+  notify.wait_mode = WaitMode::notify;
+  notify.local_queue = false;
+  notify.acquire_timeout = std::chrono::seconds(30);
+  notify.retry = RetryPolicy::backoff_with_jitter(milliseconds(1), milliseconds(5));
+  notify.starvation_after = milliseconds(1);
+  const std::string key = unique_key();
+  Mutex holder(holder_client, key, notify);
+  ASSERT_TRUE(holder.try_lock());
+  Mutex waiter(waiter_client, key, notify);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  const std::string starving = R"(lockbridge_starving_waits_total{strategy="token"})";
+  ASSERT_TRUE(eventually([&] { return sample(scrape(port), starving) == 1; }));
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  waited.get();
+  waiter.unlock();
+  std::map<std::string, double> samples;
+  EXPECT_TRUE(eventually([&] {
+    samples = scrape(port);
+    return sample(samples, R"(lockbridge_releases_total{outcome="handed_over",strategy="token"})") == 1 &&
+           sample(samples, R"(lockbridge_releases_total{outcome="released",strategy="token"})") == 1;
+  })) << ours(samples);
+  EXPECT_EQ(sample(samples, starving), 1);
 }
 
 TEST(PrometheusMetrics, AKeyLabelOnlyWhenAskedForAndBoundedByTheCaller) {

@@ -44,6 +44,7 @@ struct AcquiredEvent : LockEvent {
   std::chrono::nanoseconds wait{};     // from the call to the acquisition
   int attempts = 0;                    // attempts in Redis (a hold taken in this process's local line counts its own)
   std::optional<std::uint64_t> fence;  // with fencing
+  bool starved = false;                // the wait was starving (a StarvingEvent was posted for it)
 };
 
 // A call that did not get the lock: the retry policy gave up (error empty; lock() then throws
@@ -52,6 +53,16 @@ struct NotAcquiredEvent : LockEvent {
   std::chrono::nanoseconds wait{};
   int attempts = 0;
   std::error_code error;
+  bool starved = false;  // the wait was starving (a StarvingEvent was posted for it)
+};
+
+// Notify mode's starvation rule (MutexOptions::starvation_after, docs/design.md §10.5): a wait
+// queued in Redis has lasted past the bound, so from now on releases hand the lock to the starving
+// waiters in arrival order instead of letting newcomers barge. Posted once per wait, when the
+// bound passes; the wait's AcquiredEvent or NotAcquiredEvent follows with `starved` set. Only for
+// observed locks whose waits queue (token and hardened legacy in notify mode, MultiMutex).
+struct StarvingEvent : LockEvent {
+  std::chrono::nanoseconds wait{};  // so far: at least starvation_after
 };
 
 // unlock() (or the destructor) ended a hold: released in Redis (error empty), or found it was not
@@ -60,6 +71,9 @@ struct ReleasedEvent : LockEvent {
   HoldId hold = 0;
   std::chrono::nanoseconds held{};  // since the acquisition
   std::error_code error;
+  // Released by handing the lock to a starving waiter (StarvingEvent) queued in Redis rather than
+  // freeing it, so no newcomer could barge past that waiter.
+  bool handed_over = false;
 };
 
 enum class LeaseLossReason {
@@ -94,6 +108,7 @@ class Observer {
   virtual ~Observer() = default;
   virtual void acquired(const AcquiredEvent&) {}
   virtual void not_acquired(const NotAcquiredEvent&) {}
+  virtual void starving(const StarvingEvent&) {}
   virtual void released(const ReleasedEvent&) {}
   virtual void lease_lost(const LeaseLostEvent&) {}
   virtual void renewed(const RenewedEvent&) {}

@@ -90,21 +90,30 @@ TargetAttempt KeySetTarget::parse_acquire(const redisReply& reply) const {
   return attempt;
 }
 
-std::size_t KeySetTarget::release_all(std::string_view token) {
+ReleaseOutcome KeySetTarget::release(const std::string& value) {
+  const Released released = release_all(value);
+  if (released.keys != keys_.size()) return ReleaseOutcome::not_ours;
+  return released.handed_over ? ReleaseOutcome::handed_over : ReleaseOutcome::released;
+}
+
+KeySetTarget::Released KeySetTarget::release_all(std::string_view token) {
   std::vector<std::string_view> args;
   args.reserve(1 + channels_.size());
   args.push_back(token);
   args.insert(args.end(), channels_.begin(), channels_.end());
-  std::int64_t released = 0;
+  Released released;
   try {
     state_->with_connection(keys_.front(), [&](Connection& connection) {
       const ReplyPtr reply = run_script(connection, state_->scripts, kMultiRelease, key_views_, args);
-      released = expect_integer(*reply, describe("release"));
+      const std::string context = describe("release");
+      const redisReply& array = expect_array(*reply, 2, context);
+      released.keys = static_cast<std::size_t>(std::max<std::int64_t>(0, expect_integer(*array.element[0], context)));
+      released.handed_over = expect_integer(*array.element[1], context) == 1;
     });
   } catch (const Error& error) {
     throw naming_key(error, "release", keys_.front());
   }
-  return static_cast<std::size_t>(std::max<std::int64_t>(0, released));
+  return released;
 }
 
 void KeySetTarget::leave_queue(std::string_view waiter) noexcept {

@@ -32,8 +32,8 @@ class KeySetTarget final : public LockTarget {
   bool queues_waiters() const noexcept override { return true; }
   TargetAttempt attempt(const AttemptRequest& request) override;
   void leave_queue(std::string_view waiter) noexcept override;
-  // true only when every key still held the token (the others are left alone).
-  bool release(const std::string& value) override { return release_all(value) == keys_.size(); }
+  // Released only when every key still held the token (the others are left alone).
+  ReleaseOutcome release(const std::string& value) override;
   std::string_view why_not_released() const noexcept override {
     return "some keys no longer held our token; those that still did were deleted";
   }
@@ -42,8 +42,12 @@ class KeySetTarget final : public LockTarget {
   LockInfo inspect(std::string_view mine) override;
 
  private:
-  // kMultiRelease with `token`: how many keys it released. Throws Error.
-  std::size_t release_all(std::string_view token);
+  struct Released {
+    std::size_t keys = 0;      // how many keys still held the token and were released
+    bool handed_over = false;  // to a starving queued waiter
+  };
+  // kMultiRelease with `token`. Throws Error.
+  Released release_all(std::string_view token);
   TargetAttempt parse_acquire(const redisReply& reply) const;
 
   const std::shared_ptr<ClientState> state_;

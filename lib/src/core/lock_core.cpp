@@ -41,6 +41,7 @@ bool LockCore::observed_acquire(Acquire&& acquire) {
   if (!events_.observed()) return acquire();
   const auto started = Clock::now();
   attempts_ = 0;
+  starved_ = false;
   bool acquired = false;
   try {
     acquired = acquire();
@@ -63,17 +64,27 @@ bool LockCore::try_once() {
 
 bool LockCore::acquire_until(Clock::time_point deadline) {
   if (hold_again()) return true;
-  const WaitPlan plan{
-      options_, *state_, line_, target_->channel(), target_->always_learns_remaining(), target_->queues_waiters()};
+  const WaitPlan plan{options_,
+                      *state_,
+                      line_,
+                      target_->channel(),
+                      target_->always_learns_remaining(),
+                      target_->queues_waiters(),
+                      events_.observed()};
   return observed_acquire([&] { return wait_for_lock(*this, plan, deadline); });
 }
 
 void LockCore::tell_acquired(Clock::time_point started) const noexcept {
-  events_.acquired(hold_id_, held_since_ - started, attempts_, lease_ ? lease_->fence : std::nullopt);
+  events_.acquired(hold_id_, held_since_ - started, attempts_, lease_ ? lease_->fence : std::nullopt, starved_);
 }
 
 void LockCore::tell_not_acquired(Clock::time_point started, std::error_code error) const noexcept {
-  events_.not_acquired(Clock::now() - started, attempts_, error);
+  events_.not_acquired(Clock::now() - started, attempts_, error, starved_);
+}
+
+void LockCore::starving(std::chrono::nanoseconds waited) noexcept {
+  starved_ = true;
+  events_.starving(waited);
 }
 
 void LockCore::lock() {
@@ -120,11 +131,14 @@ void LockCore::release(bool all) noexcept {
   if (all && hold_count_ > 1) hold_count_ = 1;
   if (hold_count_ == 0 || --hold_count_ > 0) return;  // reentrant: an inner unlock
   state_->keeper.forget(*lease_);
+  bool handed_over = false;
   try {
     const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
     const std::string value = lease_->snapshot().value;
     lease_->released();
-    if (target_->release(value)) {
+    const ReleaseOutcome outcome = target_->release(value);
+    handed_over = outcome == ReleaseOutcome::handed_over;
+    if (outcome != ReleaseOutcome::not_ours) {
       last_error_.clear();
     } else {
       report(Error(Errc::lease_lost, target_->describe("release") + ": " + std::string(target_->why_not_released())));
@@ -135,7 +149,7 @@ void LockCore::release(bool all) noexcept {
     report(Error(Errc::io, target_->describe("release") + ": " + error.what()));
   }
   if (line_) line_->released_here(line_hold_);
-  if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_);
+  if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_, handed_over);
 }
 
 void LockCore::abandon() noexcept {

@@ -66,6 +66,7 @@ class LockCore final : public Contender {
   // Contender: the waiting loop's attempt begins the hold when it acquires.
   TargetAttempt attempt(const AttemptRequest& request) override;
   void leave_queue(std::string_view waiter) noexcept override { target_->leave_queue(waiter); }
+  void starving(std::chrono::nanoseconds waited) noexcept override;
 
  private:
   // Whether the hold is kept: held and not known lost. A hold whose lease was lost behind our
@@ -99,6 +100,7 @@ class LockCore final : public Contender {
   std::function<void(const Error&)> on_lease_lost_;
   LockEvents events_;               // observes nothing without an observer
   int attempts_ = 0;                // attempts in Redis by the current acquiring call
+  bool starved_ = false;            // the current acquiring call's wait starved
   Clock::time_point held_since_{};  // the current hold's acquisition
   HoldId hold_id_ = 0;              // observed locks: the current hold's number in events
 };

@@ -80,9 +80,10 @@ class LockTarget {
   // One attempt. A reply lost to io, timeout or protocol (the request may have run) is undone
   // where the target can, then rethrown; every error names the key. Throws Error.
   virtual TargetAttempt attempt(const AttemptRequest& request) = 0;
-  // Deletes `value` wherever it is still ours; false when not all of it was (lease_lost), with
-  // why_not_released() saying what the release found. Throws Error.
-  virtual bool release(const std::string& value) = 0;
+  // Deletes `value` wherever it is still ours, or hands it to a starving queued waiter; not_ours
+  // when not all of it was (lease_lost), with why_not_released() saying what the release found.
+  // Throws Error.
+  virtual ReleaseOutcome release(const std::string& value) = 0;
   virtual std::string_view why_not_released() const noexcept {
     return "the key no longer held our value; nothing was deleted";
   }

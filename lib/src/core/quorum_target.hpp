@@ -23,7 +23,9 @@ class QuorumTarget final : public LockTarget {
   std::string identity() const override;
   std::optional<ReleaseChannel> channel() const override { return std::nullopt; }
   TargetAttempt attempt(const AttemptRequest& request) override;
-  bool release(const std::string& value) override { return quorum_.release(key_, value) > 0; }
+  ReleaseOutcome release(const std::string& value) override {
+    return quorum_.release(key_, value) > 0 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
+  }
   TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) override;
   LockInfo inspect(std::string_view mine) override { return quorum_.inspect(key_, mine); }
 

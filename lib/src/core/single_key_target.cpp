@@ -65,11 +65,11 @@ TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
   return attempt;
 }
 
-bool SingleKeyTarget::release(const std::string& value) {
+ReleaseOutcome SingleKeyTarget::release(const std::string& value) {
   ReleaseOutcome outcome = ReleaseOutcome::not_ours;
   on_connection("release",
                 [&](Connection& connection) { outcome = strategy_->release(connection, key_, value, channel_.name); });
-  return outcome == ReleaseOutcome::released;
+  return outcome;
 }
 
 TargetExtension SingleKeyTarget::extend(const std::string& value, std::chrono::milliseconds lease) {

@@ -23,7 +23,7 @@ class SingleKeyTarget final : public LockTarget {
   std::optional<ReleaseChannel> channel() const override { return channel_; }
   bool queues_waiters() const noexcept override { return strategy_->queues_waiters(); }
   TargetAttempt attempt(const AttemptRequest& request) override;
-  bool release(const std::string& value) override;
+  ReleaseOutcome release(const std::string& value) override;
   TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) override;
   LockInfo inspect(std::string_view mine) override;
   void leave_queue(std::string_view waiter) noexcept override;

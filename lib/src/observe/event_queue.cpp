@@ -29,8 +29,9 @@ void EventQueue::post(std::function<void()> deliver) noexcept {
     }
     shared_->pending.push_back(std::move(deliver));
     if (!thread_.joinable()) thread_ = std::thread([shared = shared_] { run(shared); });
+    const bool wake = shared_->idle || shared_->pending.size() == kWakeAt;
     lock.unlock();
-    shared_->posted.notify_one();
+    if (wake) shared_->posted.notify_one();
   } catch (...) {  // out of memory, or no thread could be started
     dropped_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -39,7 +40,12 @@ void EventQueue::post(std::function<void()> deliver) noexcept {
 void EventQueue::run(const std::shared_ptr<Shared>& shared) noexcept {
   std::unique_lock lock(shared->mutex);
   for (;;) {
-    shared->posted.wait(lock, [&] { return shared->stopping || !shared->pending.empty(); });
+    if (shared->pending.empty() && !shared->stopping) {
+      shared->idle = true;
+      shared->posted.wait(lock, [&] { return shared->stopping || !shared->pending.empty(); });
+      shared->idle = false;
+      shared->posted.wait_for(lock, kGather, [&] { return shared->stopping || shared->pending.size() >= kWakeAt; });
+    }
     if (shared->pending.empty()) return;  // stopping, and everything delivered
     std::function<void()> deliver = std::move(shared->pending.front());
     shared->pending.pop_front();

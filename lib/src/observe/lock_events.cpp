@@ -53,16 +53,21 @@ HoldId LockEvents::next_hold() noexcept {
   return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-void LockEvents::acquired(HoldId hold, Duration wait, int attempts, std::optional<std::uint64_t> fence) const noexcept {
-  post(&Observer::acquired, [&] { return AcquiredEvent{base(), hold, wait, attempts, fence}; });
+void LockEvents::acquired(HoldId hold, Duration wait, int attempts, std::optional<std::uint64_t> fence,
+                          bool starved) const noexcept {
+  post(&Observer::acquired, [&] { return AcquiredEvent{base(), hold, wait, attempts, fence, starved}; });
 }
 
-void LockEvents::not_acquired(Duration wait, int attempts, std::error_code error) const noexcept {
-  post(&Observer::not_acquired, [&] { return NotAcquiredEvent{base(), wait, attempts, error}; });
+void LockEvents::not_acquired(Duration wait, int attempts, std::error_code error, bool starved) const noexcept {
+  post(&Observer::not_acquired, [&] { return NotAcquiredEvent{base(), wait, attempts, error, starved}; });
 }
 
-void LockEvents::released(HoldId hold, Duration held, std::error_code error) const noexcept {
-  post(&Observer::released, [&] { return ReleasedEvent{base(), hold, held, error}; });
+void LockEvents::starving(Duration wait) const noexcept {
+  post(&Observer::starving, [&] { return StarvingEvent{base(), wait}; });
+}
+
+void LockEvents::released(HoldId hold, Duration held, std::error_code error, bool handed_over) const noexcept {
+  post(&Observer::released, [&] { return ReleasedEvent{base(), hold, held, error, handed_over}; });
 }
 
 void LockEvents::lease_lost(HoldId hold, LeaseLossReason reason, Duration held, std::string message) const noexcept {

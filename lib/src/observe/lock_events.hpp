@@ -32,9 +32,11 @@ class LockEvents {
   // A new HoldId for an acquisition.
   static HoldId next_hold() noexcept;
 
-  void acquired(HoldId hold, Duration wait, int attempts, std::optional<std::uint64_t> fence) const noexcept;
-  void not_acquired(Duration wait, int attempts, std::error_code error) const noexcept;
-  void released(HoldId hold, Duration held, std::error_code error) const noexcept;
+  void acquired(HoldId hold, Duration wait, int attempts, std::optional<std::uint64_t> fence,
+                bool starved) const noexcept;
+  void not_acquired(Duration wait, int attempts, std::error_code error, bool starved) const noexcept;
+  void starving(Duration wait) const noexcept;
+  void released(HoldId hold, Duration held, std::error_code error, bool handed_over) const noexcept;
   void lease_lost(HoldId hold, LeaseLossReason reason, Duration held, std::string message) const noexcept;
 
  private:

@@ -53,6 +53,16 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       options.starvation_after.count() > 0 ? began + options.starvation_after : Clock::time_point::max();
   QueueSeat seat{contender, {}};
   if (fair) seat.take();
+  // An observed wait is told once, as the bound passes, that it starves: only once an attempt has
+  // queued it in Redis, where a release then hands it the lock.
+  const bool tells_starving = queues && plan.tells_starving && starving_from != Clock::time_point::max();
+  bool in_queue = false;  // a queued attempt has returned: the waiter is in the queue in Redis
+  bool told_starving = false;
+  const auto tell_if_starving = [&] {
+    if (!tells_starving || told_starving || !in_queue || Clock::now() < starving_from) return;
+    told_starving = true;
+    contender.starving(Clock::now() - began);
+  };
   ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}));
   if (notify) listener.listen_if_subscribed();  // from before the first attempt, at no cost
   // The first attempt is the uncontended fast path.
@@ -70,6 +80,8 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       seat.taken = true;
       return true;
     }
+    in_queue = in_queue || !request.queued_waiter.empty();
+    tell_if_starving();
     listener.drop_if_redirected();
     // A set of keys listens where it is blocked now (another key than before, perhaps).
     if (notify && result.blocked_on) listener.switch_to(*result.blocked_on);
@@ -108,7 +120,12 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
     // A queued waiter asks again in time to keep its place.
     const auto wake_by = queued ? std::min(*due, Clock::now() + options.fair_waiter_timeout / 3) : *due;
     // Announcements that name another waiter are for it: they do not wake this one.
-    const bool heard = listener.wait_until(wake_by, seat.waiter);
+    bool heard = false;
+    if (tells_starving && !told_starving && starving_from < wake_by) {
+      heard = listener.wait_until(starving_from, seat.waiter);
+      if (!heard) tell_if_starving();
+    }
+    if (!heard) heard = listener.wait_until(wake_by, seat.waiter);
     heartbeat = !heard && queued && Clock::now() < *due;
   }
 }

@@ -25,6 +25,9 @@ class Contender {
   virtual TargetAttempt attempt(const AttemptRequest& request) = 0;
   // Fair mode: a waiter that gives up leaves the queue. Best effort.
   virtual void leave_queue(std::string_view waiter) noexcept = 0;
+  // WaitPlan::tells_starving: the wait, queued in Redis, has lasted past starvation_after (`waited`
+  // so far). Called once per wait, on the waiting thread.
+  virtual void starving(std::chrono::nanoseconds /*waited*/) noexcept {}
 };
 
 struct WaitPlan {
@@ -36,6 +39,9 @@ struct WaitPlan {
   bool always_learns_remaining = false;
   // The target queues notify mode's waiters (LockTarget::queues_waiters).
   bool queues_waiters = false;
+  // Call Contender::starving() when a queued wait passes starvation_after (an observed lock): it
+  // costs a starving wait one more wake-up, at the bound, so nothing else pays for it.
+  bool tells_starving = false;
 };
 
 // Waits in the local line, then attempts until acquired (true) or the retry policy gives up at
