@@ -1,0 +1,131 @@
+// Network faults between lockbridge and the fixture's redis-server, injected by a FaultProxy
+// (tests/support/fault_proxy.hpp): a stalled link, a reply cut in the middle, connections reset
+// under the pool and under the release subscriber. Each test asserts what the caller is told and
+// what Redis holds afterwards; the only bounds on time are generous ones against a hang.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+
+#include "companion_keys.hpp"
+#include "fault_proxy.hpp"
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+// A Client that reaches the fixture's server through `proxy`, with a short command timeout.
+Client client_through(const FaultProxy& proxy, milliseconds command_timeout = milliseconds(300)) {
+  ClientOptions options;
+  options.command_timeout = command_timeout;
+  options.connect_timeout = milliseconds(500);
+  return Client(proxy.url(), options);
+}
+
+// Far beyond every timeout these tests set: reaching it means the call hung.
+constexpr auto kHang = seconds(10);
+
+TEST(Faults, ACommandToAStalledServerFailsAtItsCommandTimeout) {
+  FaultProxy proxy(tcp_port());
+  Mutex mutex(client_through(proxy), unique_key(), one_attempt_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  proxy.stall();
+  const auto started = Clock::now();
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::timeout) << error.what();
+  EXPECT_LT(Clock::now() - started, kHang);
+  EXPECT_FALSE(mutex.owns_lock());
+}
+
+TEST(Faults, TryLockForOnAStalledServerReturnsInsteadOfHanging) {
+  FaultProxy proxy(tcp_port());
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  Mutex waiter(client_through(proxy), key, token_options());
+  EXPECT_FALSE(waiter.try_lock());  // its connection is pooled now, through the proxy
+  proxy.stall();
+  const auto started = Clock::now();
+  try {
+    EXPECT_FALSE(waiter.try_lock_for(milliseconds(500)));
+  } catch (const Error& error) {
+    EXPECT_EQ(error.errc(), Errc::timeout) << error.what();
+  }
+  EXPECT_LT(Clock::now() - started, kHang);
+  EXPECT_FALSE(waiter.owns_lock());
+  EXPECT_EQ(raw({"GET", key}).str, holder.value()) << "the holder keeps its lock";
+  holder.unlock();
+}
+
+TEST(Faults, AReplyCutInTheMiddleIsAnErrorAndLeavesNoLockHeld) {
+  FaultProxy proxy(tcp_port());
+  const std::string key = unique_key();
+  Mutex mutex(client_through(proxy), key, one_attempt_options());
+  ASSERT_TRUE(mutex.try_lock());  // a pooled connection exists
+  mutex.unlock();
+  proxy.cut_after(2);  // "+O" of "+OK\r\n": the SET NX ran, its reply never arrives whole
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_THAT(error.errc(), ::testing::AnyOf(Errc::io, Errc::timeout)) << error.what();
+  EXPECT_FALSE(mutex.owns_lock());
+  // The lost-reply path undid the acquisition it could not confirm: nobody is left holding it.
+  EXPECT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 0; })) << raw({"GET", key}).str;
+  ASSERT_TRUE(mutex.try_lock()) << "the next attempt takes the free lock";
+  mutex.unlock();
+}
+
+TEST(Faults, APooledConnectionBrokenByAResetIsReplacedNotReused) {
+  FaultProxy proxy(tcp_port());
+  Mutex mutex(client_through(proxy), unique_key(), one_attempt_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  const int before = proxy.accepted();
+  proxy.reset();
+  ASSERT_TRUE(mutex.try_lock()) << "a reset idle connection must not fail the next call";
+  mutex.unlock();
+  EXPECT_GT(proxy.accepted(), before) << "a fresh connection replaced the reset one";
+  EXPECT_FALSE(mutex.last_error());
+}
+
+TEST(Faults, TheReleaseSubscriberSubscribesAgainAfterAResetAndItsWaiterWakes) {
+  FaultProxy proxy(tcp_port());
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  MutexOptions options = token_options();
+  options.wait_mode = WaitMode::notify;
+  options.local_queue = false;
+  options.acquire_timeout = seconds(30);
+  const Client waiter_client = client_through(proxy, seconds(2));
+  Mutex waiter(waiter_client, key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  const std::string channel = detail::release_channel(key);
+  const auto subscribers = [&] { return raw({"PUBSUB", "SHARDNUMSUB", channel}).elements.at(1).integer; };
+  // Reset while the waiter sleeps (subscribed and queued), and only the subscriber's connection:
+  // the waiter's own attempt after the wake-up must not meet a pooled connection whose reset is
+  // still on its way (an attempt whose reply is lost fails the call, "outcome unknown", by design;
+  // the pool's own recovery is APooledConnectionBrokenByAResetIsReplacedNotReused).
+  ASSERT_TRUE(eventually([&] {
+    return subscribers() == 1 && raw({"LLEN", detail::waiter_queue(key)}).integer == 1;
+  })) << "the waiter never subscribed and queued";
+  const int before = proxy.accepted();
+  proxy.reset_where("SSUBSCRIBE");
+  // Subscribed again, on a new connection (the waiter's heartbeat attempts would wake it too, but
+  // later: this is the subscriber's own recovery).
+  ASSERT_TRUE(eventually([&] { return proxy.accepted() > before && subscribers() == 1; }))
+      << "the subscriber did not subscribe again";
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the waiter never woke";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+  waiter.unlock();
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
