@@ -44,6 +44,8 @@ Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::a
   if (url.db != 0) setup({"SELECT", std::to_string(url.db)}, "SELECT " + std::to_string(url.db));
 }
 
+Deadline Connection::wait_deadline(std::chrono::milliseconds timeout) const { return std::min(after(timeout), cap_); }
+
 void Connection::require_usable() const {
   if (broken_) throw Error(Errc::io, "connection to " + where_ + " is broken");
 }
@@ -98,7 +100,7 @@ void Connection::append(Args args) {
 void Connection::flush() {
   round_trips_->fetch_add(1, std::memory_order_relaxed);
   try {
-    transport_.write_all(pending_, after(command_timeout_));
+    transport_.write_all(pending_, wait_deadline(command_timeout_));
   } catch (const TransportError& error) {
     fail("send", error, true);  // part of the request may have reached the server
   }
@@ -116,7 +118,7 @@ ReplyPtr Connection::next_parsed() {
 }
 
 ReplyPtr Connection::read_reply(std::chrono::milliseconds timeout) {
-  const Deadline deadline = after(timeout);
+  const Deadline deadline = wait_deadline(timeout);
   ReplyPtr reply = next_parsed();
   while (!reply) {
     try {
@@ -192,7 +194,7 @@ bool Connection::closed_by_peer() noexcept { return broken_ || transport_.unusab
 std::vector<ReplyPtr> Connection::read_available() {
   require_usable();
   try {
-    const std::string_view bytes = transport_.read_now(after(command_timeout_));
+    const std::string_view bytes = transport_.read_now(wait_deadline(command_timeout_));
     redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
   } catch (const TransportError& error) {
     fail("read", error, false);

@@ -98,6 +98,11 @@ class Connection {
 
   // A request sent on it will not be waited for: the connection must not be reused.
   void discard() noexcept { broken_ = true; }
+  // From now on no write or read waits past `cap`, whatever the command timeout leaves: one that
+  // would is a timeout (outcome unknown, the connection broken), as at the command timeout. For an
+  // operation bound to end by a moment of its own (the watchdog's renewals: a lease's end). max():
+  // no cap. WaitCap sets it for a scope.
+  void cap_waits(Deadline cap) noexcept { cap_ = cap; }
   std::vector<ReplyPtr> read_available();
   // The next reply to a send(), waiting up to the command timeout: with send(), one request on
   // each of several connections can be in flight at once (Redlock's masters).
@@ -115,17 +120,31 @@ class Connection {
   ReplyPtr checked(ReplyPtr reply);
   [[noreturn]] void fail(std::string_view doing, const TransportError& error, bool outcome_unknown);
   void require_usable() const;
+  Deadline wait_deadline(std::chrono::milliseconds timeout) const;
 
   std::string where_;  // the redacted URL, for messages
   Transport transport_;
   ReaderPtr reader_;
   std::string pending_;  // commands appended, not yet written
   std::chrono::milliseconds command_timeout_;
+  Deadline cap_ = Deadline::max();  // cap_waits()
   bool replied_ = false;  // whether the server ever answered: a plain port that hangs up at once may want TLS
   bool broken_ = false;
   CommandHook* hook_ = nullptr;
   std::uint64_t generation_ = 0;
   std::atomic<std::uint64_t>* round_trips_;
+};
+
+// Caps a connection's waits (Connection::cap_waits) for the scope it lives in.
+class WaitCap {
+ public:
+  WaitCap(Connection& connection, Deadline cap) noexcept : connection_(connection) { connection_.cap_waits(cap); }
+  ~WaitCap() { connection_.cap_waits(Deadline::max()); }
+  WaitCap(const WaitCap&) = delete;
+  WaitCap& operator=(const WaitCap&) = delete;
+
+ private:
+  Connection& connection_;
 };
 
 }  // namespace lockbridge::detail

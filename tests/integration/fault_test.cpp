@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <string>
@@ -125,6 +126,46 @@ TEST(Faults, TheReleaseSubscriberSubscribesAgainAfterAResetAndItsWaiterWakes) {
   waited.get();
   EXPECT_TRUE(waiter.owns_lock());
   waiter.unlock();
+}
+
+// The watchdog's renewals meet the stall: each waits for Redis no longer than the first lease end
+// (not its 5 s command timeout), so the holder is told the lock is lost as its lease runs out, and
+// a waiter on a healthy link gets the lock after that, with a larger fence.
+TEST(Faults, AHolderBehindAStalledLinkIsToldAtItsLeaseEndAndAWaiterTakesOverWithALargerFence) {
+  FaultProxy proxy(tcp_port());
+  const std::string key = unique_key();
+  MutexOptions options = token_options();
+  options.token.fencing = true;
+  options.lease = milliseconds(900);
+  options.watchdog.enabled = true;
+  Mutex holder(client_through(proxy, seconds(5)), key, options);
+  std::atomic<bool> told{false};
+  std::string why;
+  holder.on_lease_lost([&](const Error& error) {
+    why = error.what();
+    told = true;
+  });
+  ASSERT_TRUE(holder.try_lock());
+  const std::uint64_t first_fence = holder.fence().value();
+  proxy.stall();  // from now on the holder's renewals go nowhere
+
+  MutexOptions waiting = options;
+  waiting.watchdog.enabled = false;
+  Mutex waiter(test_client(), key, waiting);
+  ASSERT_TRUE(waiter.try_lock_for(seconds(30))) << "the stalled holder's lease never ran out";
+  // Told by the lease end, which is before the waiter's takeover; a second of slack for this
+  // machine's scheduling, far below the 5 s a renewal stuck until its command timeout would take.
+  EXPECT_TRUE(eventually([&] { return told.load(); }, seconds(1))) << "the holder was not told in time";
+  EXPECT_FALSE(holder.owns_lock());
+  EXPECT_GT(waiter.fence().value(), first_fence);
+  EXPECT_EQ(raw({"GET", key}).str, waiter.value());
+  if (told) {
+    EXPECT_THAT(why, ::testing::HasSubstr("lease")) << why;
+  }
+  waiter.unlock();
+  proxy.heal();
+  holder.unlock();  // finds the key gone or another's: nothing deleted
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
 }  // namespace

@@ -75,6 +75,13 @@ LeaseKeeper::Clock::time_point LeaseKeeper::next_event() const {
   return next;
 }
 
+LeaseKeeper::Clock::time_point LeaseKeeper::first_lease_end(const std::vector<Entry>& due) const {
+  auto first = Clock::time_point::max();
+  for (const auto& [key, entry] : entries_) first = std::min(first, entry.lease->snapshot().valid_until);
+  for (const Entry& entry : due) first = std::min(first, entry.lease->snapshot().valid_until);
+  return first;
+}
+
 void LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due, std::vector<Entry>& expired) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& entry = it->second;
@@ -118,6 +125,7 @@ void LeaseKeeper::run() noexcept {
       sleeping_until_ = Clock::time_point::min();  // awake: keep() need not wake us
       continue;
     }
+    const auto must_end_by = first_lease_end(due);
     lock.unlock();
     for (const Entry& entry : expired) {
       entry.lease->lost(ran_out(*entry.lease, entry.max_hold_reached),
@@ -127,13 +135,13 @@ void LeaseKeeper::run() noexcept {
       std::vector<Entry> batch(
           std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(first)),
           std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(std::min(due.size(), first + kBatch))));
-      renew(batch);
+      renew(batch, must_end_by);
     }
     lock.lock();
   }
 }
 
-void LeaseKeeper::renew(std::vector<Entry>& batch) {
+void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by) {
   const auto now = Clock::now();
   std::vector<Lease::IoClaim> io;  // held until the replies are read
   std::vector<Entry> sent;
@@ -169,13 +177,14 @@ void LeaseKeeper::renew(std::vector<Entry>& batch) {
   std::vector<ReplyPtr> replies;
   try {
     if (router_) {
-      replies = renew_routed(calls);
+      replies = renew_routed(calls, must_end_by);
     } else {
       if (connection_ && (connection_->broken() || endpoint_->outdated(*connection_))) {  // e.g. a former master
         if (connection_->broken()) endpoint_->connection_broke(*connection_);
         connection_.reset();
       }
       if (!connection_) connection_ = endpoint_->connect();
+      const WaitCap cap(*connection_, must_end_by);
       replies = run_scripts(*connection_, scripts_, calls);
       renewal_round_trips_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -259,7 +268,8 @@ LeaseLossReason LeaseKeeper::why_not_ours(const std::string& key) noexcept {
   return LeaseLossReason::taken;
 }
 
-std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> calls) noexcept {
+std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> calls,
+                                                Clock::time_point must_end_by) noexcept {
   std::vector<ReplyPtr> replies(calls.size());  // null: not renewed this time, retried soon
   // One pipeline per master, with the renewals of the locks whose slots the map says it serves.
   std::map<NodeAddress, std::vector<std::size_t>> by_master;
@@ -269,12 +279,14 @@ std::vector<ReplyPtr> LeaseKeeper::renew_routed(std::span<const ScriptCall> call
     } catch (...) {  // no master serves its slot right now
     }
   }
-  for (const auto& [master, indexes] : by_master) {
+  for (const auto& entry : by_master) {
+    const auto& indexes = entry.second;  // a lambda below uses it (no structured binding)
     std::vector<ScriptCall> group;
     group.reserve(indexes.size());
     for (const std::size_t i : indexes) group.push_back(calls[i]);
     try {
       router_->route(key_slot(group.front().keys.front()), [&](Connection& connection) {
+        const WaitCap cap(connection, must_end_by);
         std::vector<ReplyPtr> got = run_scripts(connection, scripts_, group);
         // A redirected renewal did not run. When none ran, the router sends the group where the
         // first redirect points; otherwise the redirected ones wait for the retry, which the

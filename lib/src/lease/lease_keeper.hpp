@@ -64,12 +64,16 @@ class LeaseKeeper {
   // the leases past their validity, taken out of entries_.
   void collect(Clock::time_point now, std::vector<Entry>& due, std::vector<Entry>& expired);
   Clock::time_point next_event() const;  // with mutex_ held
-  // One pipelined round trip for up to kBatch leases; those not renewed are lost or retried.
-  void renew(std::vector<Entry>& batch);
+  // With mutex_ held: when the first lease kept, or about to be renewed (`due`), runs out.
+  Clock::time_point first_lease_end(const std::vector<Entry>& due) const;
+  // One pipelined round trip for up to kBatch leases; those not renewed are lost or retried. No
+  // wait for Redis lasts past `must_end_by` (the first lease end): a stalled link must not keep
+  // this thread from telling a holder its lease ran out (docs/design.md §12.2).
+  void renew(std::vector<Entry>& batch, Clock::time_point must_end_by);
   // Redis Cluster: the calls through the router, one pipeline per master of their keys' slots;
   // replies in order, null where that master could not be reached or the renewal was redirected
   // (the others' renewals are not held back by it).
-  std::vector<ReplyPtr> renew_routed(std::span<const ScriptCall> calls) noexcept;
+  std::vector<ReplyPtr> renew_routed(std::span<const ScriptCall> calls, Clock::time_point must_end_by) noexcept;
   void requeue(Entry entry);
   // A renewal found the key without our value: deleted (absent) or taken (anything else, or when
   // the read fails), asked with one EXISTS on the renewal's path.
