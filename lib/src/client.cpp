@@ -167,7 +167,8 @@ std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> co
                            : detail::NodeAddress{}]
         .push_back(i);
   }
-  for (const auto& [master, indices] : groups) {
+  for (const auto& entry : groups) {
+    const std::vector<std::size_t>& indices = entry.second;  // a lambda below uses it (no binding)
     std::vector<std::vector<std::string_view>> group;
     group.reserve(indices.size());
     for (const std::size_t i : indices) group.push_back(views[i]);

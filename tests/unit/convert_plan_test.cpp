@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -160,6 +161,29 @@ TEST_F(ConvertJournal, IgnoresATornLastLineButNotAMalformedOne) {
   std::ofstream(path_, std::ios::app) << "\n{}\n";
   JournalReader malformed(path_);
   EXPECT_THROW((void)malformed.next_batch(batch), Error);
+}
+
+// Found by fuzz_journal: a number beyond 64 bits is read by the JSON parser as a double, and
+// converting that to an integer was undefined behaviour. Numbers that are not integers in range
+// (a fraction, an exponent, a negative write number, an expiry below Redis's -2) are malformed.
+TEST_F(ConvertJournal, ANumberThatIsNotAnIntegerInRangeIsAMalformedLine) {
+  const std::string planned =
+      R"({"n":1,"key":"a","action":"to_token","old_value":"1","old_pttl_ms":-1,"old_expire_at_ms":-1,)"
+      R"("new_value":"t","new_expire_at_ms":)";
+  for (const std::string bad : {"1795377777777777777777777777777777777777777700509231", "1.5", "1e3", "-3", "\"7\""}) {
+    std::remove(path_.c_str());
+    { JournalWriter writer(path_, {}); }
+    std::ofstream(path_, std::ios::app) << planned << bad << "}\n";
+    JournalReader reader(path_);
+    std::vector<JournalRecord> batch;
+    try {
+      (void)reader.next_batch(batch);
+      ADD_FAILURE() << "accepted new_expire_at_ms " << bad;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.errc(), Errc::bad_option) << bad;
+      EXPECT_THAT(error.what(), ::testing::HasSubstr("line 2")) << error.what();
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "cli_common.hpp"
 #include "fd_buffer.hpp"
@@ -38,10 +39,28 @@ nlohmann::ordered_json intent_line(const JournalEntry& entry) {
   return line;
 }
 
-template <typename T>
-T field(const nlohmann::json& line, const char* name) {
-  if (!line.contains(name)) throw std::invalid_argument(std::string("no \"") + name + "\"");
-  return line.at(name).get<T>();
+const nlohmann::json& field(const nlohmann::json& line, const char* name) {
+  const auto found = line.find(name);
+  if (found == line.end()) throw std::invalid_argument(std::string("no \"") + name + "\"");
+  return *found;
+}
+
+std::string text_field(const nlohmann::json& line, const char* name) { return field(line, name).get<std::string>(); }
+
+// A JSON integer in [min, max]. A number written with a fraction or an exponent, or beyond 64 bits
+// (which JSON parsers read as a double), is not one: converting such a double to an integer is
+// undefined where it does not fit (found by fuzz_journal).
+std::int64_t integer_field(const nlohmann::json& line, const char* name, std::int64_t min) {
+  const nlohmann::json& value = field(line, name);
+  const auto refuse = [&] { throw std::invalid_argument(std::string("\"") + name + "\" is not an integer in range"); };
+  if (value.is_number_unsigned()) {
+    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) refuse();
+  } else if (!value.is_number_integer()) {
+    refuse();
+  }
+  const auto number = value.get<std::int64_t>();
+  if (number < min) refuse();
+  return number;
 }
 
 std::string bytes_field(const nlohmann::json& line, const std::string& name) {
@@ -52,17 +71,18 @@ std::string bytes_field(const nlohmann::json& line, const std::string& name) {
 
 JournalEntry entry_from(const nlohmann::json& line) {
   JournalEntry entry;
-  entry.number = field<std::uint64_t>(line, "n");
+  entry.number = static_cast<std::uint64_t>(integer_field(line, "n", 0));
   entry.key = bytes_field(line, "key");
-  const auto action = action_from_string(field<std::string>(line, "action"));
+  const auto action = action_from_string(text_field(line, "action"));
   if (!action || *action == Action::skip) throw std::invalid_argument("unknown \"action\"");
   entry.action = *action;
   entry.old_value = bytes_field(line, "old_value");
-  entry.old_pttl_ms = field<std::int64_t>(line, "old_pttl_ms");
-  entry.old_expire_at_ms = field<std::int64_t>(line, "old_expire_at_ms");
+  // -1 no TTL (and PTTL's -2, gone), else a time: nothing below -2 is one of Redis's answers.
+  entry.old_pttl_ms = integer_field(line, "old_pttl_ms", -2);
+  entry.old_expire_at_ms = integer_field(line, "old_expire_at_ms", -2);
   if (entry.action != Action::remove) {
     entry.new_value = bytes_field(line, "new_value");
-    entry.new_expire_at_ms = field<std::int64_t>(line, "new_expire_at_ms");
+    entry.new_expire_at_ms = integer_field(line, "new_expire_at_ms", -2);
   }
   return entry;
 }
@@ -197,8 +217,8 @@ bool JournalReader::next_batch(std::vector<JournalRecord>& batch) {
     try {
       if (line->contains("outcome")) {
         seen_outcome = true;
-        const auto number = field<std::uint64_t>(*line, "n");
-        const auto outcome = field<std::string>(*line, "outcome");
+        const auto number = static_cast<std::uint64_t>(integer_field(*line, "n", 0));
+        const auto outcome = text_field(*line, "outcome");
         if (!is_write_outcome(outcome)) throw std::invalid_argument("unknown \"outcome\" '" + outcome + "'");
         const auto planned = std::find_if(batch.begin(), batch.end(),
                                           [&](const JournalRecord& record) { return record.entry.number == number; });
