@@ -8,14 +8,28 @@
 namespace lockbridge::testing {
 
 std::string contender_command(const std::string& strategy, const std::string& preset, const std::string& key,
-                              const std::string& check_key, int acquisitions) {
-  return std::string(LOCKBRIDGE_CONTENDER) + " '" + unix_url() + "' '" + key + "' '" + check_key + "' " + strategy +
-         " " + preset + " " + std::to_string(acquisitions);
+                              const std::string& check_key, int acquisitions, int lease_ms,
+                              const std::string& stop_key) {
+  std::string command = std::string(LOCKBRIDGE_CONTENDER) + " '" + unix_url() + "' '" + key + "' '" + check_key + "' " +
+                        strategy + " " + preset + " " + std::to_string(acquisitions);
+  if (lease_ms > 0 || !stop_key.empty()) command += " " + std::to_string(lease_ms > 0 ? lease_ms : 60000);
+  if (!stop_key.empty()) command += " '" + stop_key + "'";
+  return command;
 }
 
-ContenderTotals run_contenders(const std::vector<std::string>& commands) {
-  std::vector<FILE*> processes;
-  for (const std::string& command : commands) processes.push_back(start_process(command));
+ContenderTotals run_contenders(const std::vector<std::string>& commands) { return Contenders(commands).finish(); }
+
+Contenders::Contenders(const std::vector<std::string>& commands) {
+  for (const std::string& command : commands) processes_.push_back(start_process(command));
+}
+
+Contenders::~Contenders() {
+  for (FILE* process : processes_) (void)finish_process(process);
+}
+
+ContenderTotals Contenders::finish() {
+  std::vector<FILE*> processes = std::move(processes_);
+  processes_.clear();
   ContenderTotals totals;
   const std::regex line("acquisitions=([0-9]+) violations=([0-9]+) errors=([0-9]+)( woken=[0-9]+ timed_out=([0-9]+))?");
   for (FILE* process : processes) {

@@ -4,6 +4,7 @@
 // lock_contender (lockbridge) prints the first three; tests/interop/peer.py all five.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,24 @@ struct ContenderTotals {
 };
 
 // The command line of one lock_contender: `strategy` token|legacy|redisson, `preset`
-// faithful|hardened|none, on the fixture's server.
+// faithful|hardened|none, on the fixture's server. With `stop_key`, it also stops once that key
+// exists; `lease_ms` 0 keeps lock_contender's default.
 std::string contender_command(const std::string& strategy, const std::string& preset, const std::string& key,
-                              const std::string& check_key, int acquisitions);
+                              const std::string& check_key, int acquisitions, int lease_ms = 0,
+                              const std::string& stop_key = "");
+
+// Starts every command at once; finish() waits for them and adds up their summary lines.
+class Contenders {
+ public:
+  explicit Contenders(const std::vector<std::string>& commands);
+  ~Contenders();  // waits for those not finished yet
+  Contenders(const Contenders&) = delete;
+  Contenders& operator=(const Contenders&) = delete;
+  ContenderTotals finish();
+
+ private:
+  std::vector<FILE*> processes_;
+};
 
 // Starts every command at once, then adds up their summary lines.
 ContenderTotals run_contenders(const std::vector<std::string>& commands);

@@ -1,6 +1,8 @@
-// lock_contender URL KEY CHECK_KEY STRATEGY PRESET ACQUISITIONS
+// lock_contender URL KEY CHECK_KEY STRATEGY PRESET ACQUISITIONS [LEASE_MS [STOP_KEY]]
 // One process of the cross-process mutual-exclusion test: ACQUISITIONS times, lock KEY, INCR
-// CHECK_KEY (must return 1: anything else means two holders at once), DECR it, unlock.
+// CHECK_KEY (must return 1: anything else means two holders at once), DECR it, unlock. With
+// STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
+// something else does). LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
 #include <cstdlib>
 #include <iostream>
@@ -9,8 +11,9 @@
 #include "lockbridge/lockbridge.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson faithful|hardened|none ACQUISITIONS\n";
+  if (argc < 7 || argc > 9) {
+    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson faithful|hardened|none ACQUISITIONS "
+                 "[LEASE_MS [STOP_KEY]]\n";
     return 2;
   }
   try {
@@ -24,7 +27,8 @@ int main(int argc, char** argv) {
                                                 : lockbridge::StrategyKind::token;
     options.legacy.preset =
         std::string(argv[5]) == "faithful" ? lockbridge::LegacyPreset::faithful : lockbridge::LegacyPreset::hardened;
-    options.lease = std::chrono::seconds(60);
+    options.lease = std::chrono::milliseconds(argc > 7 ? std::strtol(argv[7], nullptr, 10) : 60000);
+    const std::string stop_key = argc > 8 ? argv[8] : "";
     options.acquire_timeout = std::chrono::seconds(120);
     options.retry =
         lockbridge::RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(2));
@@ -33,14 +37,16 @@ int main(int argc, char** argv) {
     lockbridge::Mutex mutex(client, key, options);
     long violations = 0;
     long errors = 0;
-    for (long i = 0; i < acquisitions; ++i) {
+    long done = 0;
+    for (; done < acquisitions; ++done) {
+      if (!stop_key.empty() && client.command({"EXISTS", stop_key}).integer == 1) break;
       mutex.lock();
       if (client.command({"INCR", check_key}).integer != 1) ++violations;
       client.command({"DECR", check_key});
       mutex.unlock();
       if (mutex.last_error()) ++errors;
     }
-    std::cout << "acquisitions=" << acquisitions << " violations=" << violations << " errors=" << errors << std::endl;
+    std::cout << "acquisitions=" << done << " violations=" << violations << " errors=" << errors << std::endl;
     return 0;
   } catch (const std::exception& error) {
     std::cerr << "lock_contender: " << error.what() << "\n";
