@@ -54,12 +54,15 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   QueueSeat seat{contender, {}};
   if (fair) seat.take();
   // An observed wait is told once, as the bound passes, that it starves: only once an attempt has
-  // queued it in Redis, where a release then hands it the lock.
+  // queued it in Redis, where a release then hands it the lock. Redis counts the bound from when
+  // it ran the joining attempt (its time plus the ms the request said were left), which may be
+  // later than this call counts it when the request was slow to get there: the event waits until
+  // Redis is sure to see the waiter starving, so that a release after it hands the lock over.
   const bool tells_starving = queues && plan.tells_starving && starving_from != Clock::time_point::max();
-  bool in_queue = false;  // a queued attempt has returned: the waiter is in the queue in Redis
+  auto starving_in_redis = Clock::time_point::max();  // set when a queued attempt returns
   bool told_starving = false;
   const auto tell_if_starving = [&] {
-    if (!tells_starving || told_starving || !in_queue || Clock::now() < starving_from) return;
+    if (!tells_starving || told_starving || Clock::now() < starving_in_redis) return;
     told_starving = true;
     contender.starving(Clock::now() - began);
   };
@@ -80,7 +83,12 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       seat.taken = true;
       return true;
     }
-    in_queue = in_queue || !request.queued_waiter.empty();
+    if (tells_starving && starving_in_redis == Clock::time_point::max() && !request.queued_waiter.empty()) {
+      // The joining attempt ran before now; the bound it carried (never below 0: starving_in_arg)
+      // runs from then, +1 ms as Redis counts in whole milliseconds.
+      const auto carried = std::max(request.starving_in, std::chrono::milliseconds(0));
+      starving_in_redis = std::max(starving_from, Clock::now() + carried + std::chrono::milliseconds(1));
+    }
     tell_if_starving();
     listener.drop_if_redirected();
     // A set of keys listens where it is blocked now (another key than before, perhaps).
@@ -121,8 +129,8 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
     const auto wake_by = queued ? std::min(*due, Clock::now() + options.fair_waiter_timeout / 3) : *due;
     // Announcements that name another waiter are for it: they do not wake this one.
     bool heard = false;
-    if (tells_starving && !told_starving && starving_from < wake_by) {
-      heard = listener.wait_until(starving_from, seat.waiter);
+    if (tells_starving && !told_starving && starving_in_redis < wake_by) {
+      heard = listener.wait_until(starving_in_redis, seat.waiter);
       if (!heard) tell_if_starving();
     }
     if (!heard) heard = listener.wait_until(wake_by, seat.waiter);
