@@ -20,15 +20,44 @@ Transport open_transport(const RedisUrl& url, const ClientOptions& options, cons
   }
 }
 
+// hiredis allocates an array's element pointers when its header arrives, before any element does:
+// "*2000000000\r\n" from a broken or hostile server would ask for 16 GB at once (found by
+// fuzz_reply). Every array of a reply lockbridge reads is far below this bound.
+constexpr int kMaxReplyElements = 1 << 24;
+
+using CreateArray = void* (*)(const redisReadTask*, int);
+CreateArray hiredis_create_array = nullptr;
+
+// hiredis's own reply objects, except that an array above kMaxReplyElements is refused (the
+// reader's privdata, a Connection's flag, says why the reader then reports an error).
+redisReplyObjectFunctions* bounded_reply_functions() {
+  static redisReplyObjectFunctions functions = [] {
+    const ReaderPtr probe(redisReaderCreate());
+    if (!probe) throw Error(Errc::io, "out of memory");
+    redisReplyObjectFunctions bounded = *probe->fn;
+    hiredis_create_array = bounded.createArray;
+    bounded.createArray = [](const redisReadTask* task, int elements) -> void* {
+      if (elements > kMaxReplyElements) {
+        if (task->privdata != nullptr) *static_cast<bool*>(task->privdata) = true;
+        return nullptr;  // hiredis reports it as out of memory; next_parsed() says what it was
+      }
+      return hiredis_create_array(task, elements);
+    };
+    return bounded;
+  }();
+  return &functions;
+}
+
 }  // namespace
 
 Connection::Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips)
     : where_(url.redacted()),
       transport_(open_transport(url, options, where_)),
-      reader_(redisReaderCreate()),
+      reader_(redisReaderCreateWithFunctions(bounded_reply_functions())),
       command_timeout_(options.command_timeout),
       round_trips_(&round_trips) {
   if (!reader_) throw Error(Errc::io, "connect to " + where_ + ": out of memory");
+  reader_->privdata = &oversized_reply_;  // (hiredis's redisReaderSetPrivdata casts the pointer to int)
   const auto setup = [this](std::initializer_list<std::string_view> args, const std::string& what) {
     ReplyPtr reply = run(args);
     if (reply->type == REDIS_REPLY_ERROR) {
@@ -111,6 +140,12 @@ ReplyPtr Connection::next_parsed() {
   void* raw = nullptr;
   if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
     broken_ = true;
+    if (oversized_reply_) {
+      throw Error(Errc::protocol, "read reply on " + where_ + ": an array of more than " +
+                                      std::to_string(kMaxReplyElements) +
+                                      " elements, not a reply lockbridge can use (the command may have run: outcome "
+                                      "unknown)");
+    }
     throw Error(Errc::protocol, "read reply on " + where_ + ": " + std::string(reader_->errstr) +
                                     " (the command may have run: outcome unknown)");
   }

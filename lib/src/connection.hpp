@@ -57,6 +57,9 @@ class Connection {
   // which must outlive the connection. Throws Error: io, timeout, tls, server_reply (e.g. a refused
   // AUTH).
   Connection(const RedisUrl& url, const ClientOptions& options, std::atomic<std::uint64_t>& round_trips);
+  // Not copied or moved: its reader points at it (oversized_reply_).
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   // One command, one round trip. Error replies are returned, not thrown (see throw_if_error);
   // a transport failure throws io or timeout and breaks the connection.
@@ -128,6 +131,7 @@ class Connection {
   std::string pending_;  // commands appended, not yet written
   std::chrono::milliseconds command_timeout_;
   Deadline cap_ = Deadline::max();  // cap_waits()
+  bool oversized_reply_ = false;  // the reader refused an array too large (connection.cpp)
   bool replied_ = false;  // whether the server ever answered: a plain port that hangs up at once may want TLS
   bool broken_ = false;
   CommandHook* hook_ = nullptr;

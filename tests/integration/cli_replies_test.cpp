@@ -126,6 +126,22 @@ std::map<std::string, std::string> one_key_server() {
           {"PEXPIRETIME", ":-1\r\n"}};
 }
 
+// Found by fuzz_reply: hiredis allocates an array's element pointers when its header arrives, so
+// "*2000000000" asked for 16 GB before a single element came. A reply array above 2^24 elements
+// is a protocol error (the connection is dropped); nothing is allocated for it.
+TEST(CliReplies, AnArrayHeaderClaimingBillionsOfElementsIsAProtocolErrorNotAnAllocation) {
+  const ScriptedServer server({{"PING", "*2000000000\r\n"}, {"GET", "*3\r\n:1\r\n:2\r\n:3\r\n"}});
+  const Client client(server.url());
+  try {
+    (void)client.command({"PING"});
+    FAIL() << "an impossible array was accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.errc(), Errc::protocol) << error.what();
+    EXPECT_THAT(error.what(), HasSubstr("more than 16777216 elements")) << error.what();
+  }
+  EXPECT_EQ(client.command({"GET", "k"}).elements.size(), 3U) << "a fresh connection reads arrays as before";
+}
+
 TEST(CliReplies, AnAclRefusalOfAReadNamesTheCommandAndRedissText) {
   const std::string tag = unique_key("acl");
   const std::string stamp = "stamp:" + tag;
