@@ -1,10 +1,12 @@
 // lockbridge bench: N clients run the check-key protocol on one key; prints latency, throughput,
 // cost and safety (a table, or one JSON object with --json). README.md documents both.
 #include <iostream>
+#include <random>
 
 #include "bench/renewals.hpp"
 #include "bench/report.hpp"
 #include "bench/runner.hpp"
+#include "bench/soak.hpp"
 #include "cli_common.hpp"
 #include "subcommands.hpp"
 
@@ -16,12 +18,18 @@ constexpr std::string_view kUsage =
     "CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
     "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--watchdog] [--fencing] [--retry MS]\n"
-    "                 [--fault pause|kill|skew|restart] [--skew-ms MS] [--json]\n"
-    "lockbridge bench --renewals N [--lease MS] [--duration S] [--url URL] [--json]\n\n"
+    "                 [--fault pause|kill|skew|restart|stall] [--skew-ms MS] [--json]\n"
+    "lockbridge bench --renewals N [--lease MS] [--duration S] [--url URL] [--json]\n"
+    "lockbridge bench --soak MINUTES [--seed N] [--url URL] [--json]\n\n"
     "Each client loops: acquire K, INCR CK (must return 1, else a violation), hold, DECR CK, release,\n"
     "think. Clients in other languages may join a run on the same K and CK.\n"
     "--renewals N: one client holds N locks with the watchdog on for the duration, and reports how\n"
     "many renewals it made in how many round trips.\n"
+    "--soak MINUTES: episodes of client processes under a random fault each (pause, kill, restart,\n"
+    "skew, stall) and a random lock (token with fencing, hardened and faithful legacy), drawn from\n"
+    "--seed, checking exclusion and fencing throughout; exit 1 when an overlap no fault allows, or a\n"
+    "stale fenced write, was seen. Without --url its server keeps an append-only file (fsync always)\n"
+    "and restart crashes it.\n"
     "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error,\n"
     "5 stdout could not be written, 130 interrupted (SIGINT, SIGTERM, SIGHUP: the run stops at once).";
 
@@ -57,8 +65,7 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
     if (vm["duration"].defaulted()) config.duration = std::chrono::seconds(8);
     // A process to stop or kill; and skew models clients on different machines, which never
     // share a process's local queue (it would line them up and hide the double grants).
-    if (config.fault == bench::Fault::pause || config.fault == bench::Fault::kill ||
-        config.fault == bench::Fault::skew) {
+    if (bench::catches_a_holder(config.fault) || config.fault == bench::Fault::skew) {
       config.procs = true;
     }
   }
@@ -93,6 +100,24 @@ int renewal_bench(const po::variables_map& vm) {
   return result.still_held == result.locks ? kExitOk : kExitNotAcquired;
 }
 
+int soak_bench(const po::variables_map& vm) {
+  bench::SoakConfig config;
+  // Decimal minutes, read as decimal seconds and scaled: 0.1 (6 s) to a week.
+  config.length =
+      60 * seconds_option(vm, "soak", std::chrono::milliseconds(100), std::chrono::milliseconds(7 * 24 * 60 * 1000));
+  config.seed =
+      vm.count("seed") ? static_cast<std::uint64_t>(count_option(vm, "seed", 0, INT64_MAX)) : std::random_device{}();
+  RedisTarget target(vm, EmbeddedRedis::Persistence::append_only);
+  const bench::SoakReport report = bench::run_soak(config, target.server(), target.embedded_server());
+  if (vm.count("json")) {
+    std::cout << dump_line(bench::to_json(report)) << std::endl;
+  } else {
+    bench::print_table(std::cout, report);
+  }
+  if (report.interrupted) return kExitInterrupted;
+  return report.passed() ? kExitOk : kExitNotAcquired;
+}
+
 }  // namespace
 
 int run_bench(int argc, char** argv) {
@@ -110,14 +135,17 @@ int run_bench(int argc, char** argv) {
       "hold", number_value("0"), "ms to hold the lock (0 to 365 days)")(
       "think", number_value("0"), "ms to pause after each release (0 to 365 days)")(
       "timeout", number_value("10000"), "ms one acquire waits before it counts as a timeout (0 to 365 days)")(
-      "fault", po::value<std::string>(), "pause | kill | skew | restart (see README.md)")(
+      "fault", po::value<std::string>(), "pause | kill | skew | restart | stall (see README.md)")(
       "skew-ms", number_value("5000"), "--fault skew: how far client 0's clock runs ahead (1 ms to 365 days)")(
       "renewals", number_value(),
-      "hold this many locks (1 to 10^6) with the watchdog and measure the renewals instead")("json",
-                                                                                             "print one JSON object");
+      "hold this many locks (1 to 10^6) with the watchdog and measure the renewals instead")(
+      "soak", number_value(), "run this many minutes (0.1 to a week) of random faults and locks instead")(
+      "seed", number_value(), "--soak: the random stream's seed (default: drawn; the report gives it)")(
+      "json", "print one JSON object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   if (vm.count("renewals")) return renewal_bench(vm);
+  if (vm.count("soak")) return soak_bench(vm);
   const bench::BenchConfig config = config_from(vm);
   RedisTarget target(vm);
   const bench::BenchResult result = bench::run_bench(config, target.server(), target.embedded_server());

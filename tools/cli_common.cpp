@@ -68,7 +68,7 @@ TlsOptions tls_options_from(const po::variables_map& vm) {
 }
 }  // namespace
 
-RedisTarget::RedisTarget(const po::variables_map& vm) {
+RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence persistence) {
   server_.tls = tls_options_from(vm);
   server_.tls.validate();
   const bool tls_flags = server_.tls.enabled || !server_.tls.ca_file.empty() || !server_.tls.ca_dir.empty() ||
@@ -82,7 +82,7 @@ RedisTarget::RedisTarget(const po::variables_map& vm) {
                 "the TLS options need a server: --url rediss://HOST:PORT (or $LOCKBRIDGE_URL); "
                 "the embedded redis-server speaks plain TCP");
   } else {
-    embedded_ = EmbeddedRedis::start();
+    embedded_ = EmbeddedRedis::start(std::chrono::seconds(10), persistence);
     server_.url = embedded_->url();
   }
   if (!server_.tls.verify) {

@@ -60,7 +60,9 @@ struct RedisServer {
 // --insecure prints a warning on stderr.
 class RedisTarget {
  public:
-  explicit RedisTarget(const po::variables_map& vm);
+  // `persistence`: the embedded server's, when one is started.
+  explicit RedisTarget(const po::variables_map& vm,
+                       EmbeddedRedis::Persistence persistence = EmbeddedRedis::Persistence::on_shutdown);
   const std::string& url() const noexcept { return server_.url; }
   const RedisServer& server() const noexcept { return server_; }
   Client client() const { return server_.client(); }

@@ -5,14 +5,17 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <deque>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
-namespace lockbridge::testing {
+namespace lockbridge::tools {
 
 namespace {
 
@@ -66,7 +69,37 @@ struct FaultProxy::Links {
   std::vector<Link> all;
 };
 
-FaultProxy::FaultProxy(int upstream_port) : upstream_port_(upstream_port) {
+FaultProxy::FaultProxy(int upstream_port) : upstream_port_(upstream_port) { listen_on_loopback(); }
+
+FaultProxy::FaultProxy(std::string upstream_path) : upstream_path_(std::move(upstream_path)) {
+  if (upstream_path_.size() >= sizeof(sockaddr_un::sun_path)) {
+    throw std::runtime_error("fault proxy: the socket path is too long: " + upstream_path_);
+  }
+  listen_on_loopback();
+}
+
+int FaultProxy::connect_upstream() const {
+  if (upstream_path_.empty()) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const sockaddr_in address = loopback(upstream_port_);
+    if (fd >= 0 && connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+      const int on = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+      return fd;
+    }
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  upstream_path_.copy(address.sun_path, sizeof address.sun_path - 1);
+  if (fd >= 0 && connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+void FaultProxy::listen_on_loopback() {
   listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address = loopback(0);
   if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
@@ -245,14 +278,11 @@ void FaultProxy::run() {
     if ((fds[1].revents & POLLIN) != 0) {
       const int client = accept(listen_fd_, nullptr, nullptr);
       if (client >= 0) {
-        const int server = socket(AF_INET, SOCK_STREAM, 0);
-        const sockaddr_in upstream = loopback(upstream_port_);
-        if (server < 0 || connect(server, reinterpret_cast<const sockaddr*>(&upstream), sizeof upstream) != 0) {
-          if (server >= 0) close(server);
+        const int server = connect_upstream();
+        if (server < 0) {
           abort_socket(client);
         } else {
           const int on = 1;
-          setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
           setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
           make_nonblocking(client);
           make_nonblocking(server);
@@ -288,4 +318,4 @@ void FaultProxy::run() {
   }
 }
 
-}  // namespace lockbridge::testing
+}  // namespace lockbridge::tools

@@ -1,5 +1,6 @@
-// A loopback TCP proxy between lockbridge and a redis-server, under a test's control: bytes pass
-// through both ways until the test injects a fault. Its faults are the network's, not the server's:
+// A loopback TCP proxy between lockbridge and a redis-server, under a caller's control (the tests,
+// bench --fault stall): bytes pass through both ways until the caller injects a fault. Its faults
+// are the network's, not the server's:
 //   stall()       accept bytes from both sides and deliver none (a silent partition: nothing is
 //                 refused, nothing arrives);
 //   delay(d)      deliver every chunk d after it arrived;
@@ -19,13 +20,14 @@
 #include <string>
 #include <thread>
 
-namespace lockbridge::testing {
+namespace lockbridge::tools {
 
 class FaultProxy {
  public:
-  // Listens on 127.0.0.1 (a free port) and forwards to 127.0.0.1:upstream_port. Throws
-  // std::runtime_error when it cannot listen.
+  // Listens on 127.0.0.1 (a free port) and forwards to 127.0.0.1:upstream_port, or to the unix
+  // socket at upstream_path. Throws std::runtime_error when it cannot listen.
   explicit FaultProxy(int upstream_port);
+  explicit FaultProxy(std::string upstream_path);
   ~FaultProxy();
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;
@@ -53,6 +55,7 @@ class FaultProxy {
     std::string reset_only_where;          // the latest reset's filter: empty for every connection
   };
   struct Links;  // the proxy thread's sockets and buffers
+  void listen_on_loopback();
   void run();
   void wake() const;  // the proxy thread looks at the faults again now
 
@@ -60,6 +63,8 @@ class FaultProxy {
   int wake_fds_[2] = {-1, -1};
   int port_ = 0;
   int upstream_port_ = 0;
+  std::string upstream_path_;    // a unix socket instead of upstream_port_
+  int connect_upstream() const;  // a connected socket, or -1
   mutable std::mutex mutex_;
   Faults faults_;
   bool stopping_ = false;
@@ -69,4 +74,4 @@ class FaultProxy {
   std::thread thread_;
 };
 
-}  // namespace lockbridge::testing
+}  // namespace lockbridge::tools

@@ -246,6 +246,55 @@ TEST(BenchFaults, PauseWithFencingTheResourceRefusesTheStaleWrite) {
   EXPECT_EQ(result["fault"]["fencing"].get<std::string>().find("accepted"), std::string::npos) << result.dump();
 }
 
+// A partition between the holder and Redis (its own link stalled, every other client's healthy):
+// the lease runs out in Redis, others get in, and the holder's release, delivered when the link
+// heals, finds another's lock and deletes nothing; a fenced resource refuses its late writes.
+TEST(BenchFaults, StallCutsTheHolderOffAndItsLateReleaseDeletesNothing) {
+  const CliRun run =
+      run_cli("bench --fault stall --strategy token --fencing --lease 300 --retry 10 --duration 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  const nlohmann::json& fault = result["fault"];
+  ASSERT_FALSE(fault.contains("failure")) << result.dump();
+  EXPECT_GT(fault["stalled_ms"].get<double>(), 0) << result.dump();
+  EXPECT_GT(fault["second_holder_entries"].get<int>(), 0) << result.dump();
+  EXPECT_EQ(fault["victim_release"], "refused: the lease had ended, nothing was deleted") << result.dump();
+  EXPECT_EQ(fault["stale_writes_accepted_by_fenced_resource"], 0) << result.dump();
+}
+
+TEST(BenchFaults, StallRefusesAServerItCannotPutAProxyBefore) {
+  const CliRun run = run_cli("bench --fault stall --url redis://:secret@127.0.0.1:1 --duration 1", false);
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, ::testing::HasSubstr("--fault stall")) << run;
+  EXPECT_THAT(run.errors, ::testing::Not(::testing::HasSubstr("secret"))) << run;
+}
+
+// A short soak: episodes of random faults and locks on the embedded server (append-only, crashed
+// by restart), each tallied under its lock profile; nothing a fault does not allow is seen.
+TEST(BenchSoak, AShortSoakTalliesItsEpisodesAndPasses) {
+  const CliRun run = run_cli("bench --soak 0.2 --seed 42 --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  EXPECT_EQ(result["seed"], 42);
+  EXPECT_TRUE(result["passed"].get<bool>()) << result.dump();
+  EXPECT_TRUE(result["failures"].empty()) << result.dump();
+  int episodes = 0;
+  long long acquisitions = 0;
+  for (const auto& [name, profile] : result["profiles"].items()) {
+    episodes += profile["episodes"].get<int>();
+    acquisitions += profile["acquisitions"].get<long long>();
+    EXPECT_EQ(profile["unexpected_overlaps"], 0) << name;
+    EXPECT_EQ(profile["stale_writes_accepted_by_fenced_resource"], 0) << name;
+  }
+  EXPECT_GE(episodes, 1) << result.dump();
+  EXPECT_GT(acquisitions, 0) << result.dump();
+}
+
+TEST(BenchSoak, RefusesALengthOutOfRange) {
+  EXPECT_EQ(run_cli("bench --soak 0.001", false).exit_code, 2);
+  EXPECT_EQ(run_cli("bench --soak 20000", false).exit_code, 2);
+}
+
 TEST(Bench, RenewalsOfManyLocksShareRoundTrips) {
   const CliRun run = run_cli("bench --renewals 500 --lease 300 --duration 1 --json");
   ASSERT_EQ(run.exit_code, 0) << run;

@@ -1,5 +1,5 @@
 // Network faults between lockbridge and the fixture's redis-server, injected by a FaultProxy
-// (tests/support/fault_proxy.hpp): a stalled link, a reply cut in the middle, connections reset
+// (tools/fault_proxy.hpp): a stalled link, a reply cut in the middle, connections reset
 // under the pool and under the release subscriber. Each test asserts what the caller is told and
 // what Redis holds afterwards; the only bounds on time are generous ones against a hang.
 #include <gmock/gmock.h>
@@ -20,6 +20,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
+using tools::FaultProxy;
 
 // A Client that reaches the fixture's server through `proxy`, with a short command timeout.
 Client client_through(const FaultProxy& proxy, milliseconds command_timeout = milliseconds(300)) {

@@ -16,11 +16,12 @@ void BenchConfig::validate() const {
   if (fault != Fault::none && clients < 2) {
     throw Error(Errc::bad_option, "--fault needs at least 2 clients: one to suffer it, one to show its effect");
   }
-  if ((fault == Fault::pause || fault == Fault::kill) && !procs) {
-    throw Error(Errc::bad_option, "--fault pause and kill stop or kill a client process: they need --procs");
+  if (catches_a_holder(fault) && !procs) {
+    throw Error(Errc::bad_option, "--fault pause, kill and stall catch a client process holding: they need --procs");
   }
-  if ((fault == Fault::pause || fault == Fault::kill) && hold <= std::chrono::milliseconds::zero()) {
-    throw Error(Errc::bad_option, "--fault pause and kill need --hold > 0, so that a holder can be caught holding");
+  if (catches_a_holder(fault) && hold <= std::chrono::milliseconds::zero()) {
+    throw Error(Errc::bad_option,
+                "--fault pause, kill and stall need --hold > 0, so that a holder can be caught holding");
   }
   if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --lock-key");
 }

@@ -12,19 +12,25 @@
 
 namespace lockbridge::tools::bench {
 
-enum class Fault { none, pause, kill, skew, restart };
+enum class Fault { none, pause, kill, skew, restart, stall };
 
 // More clients than this is a load generator's job, not a lock benchmark's (and each has two connections).
 inline constexpr int kMaxClients = 256;
 // --ops: far more than any run can make, and far from the 64-bit ticket count's limit.
 inline constexpr std::int64_t kMaxOps = 1'000'000'000'000;
 
-inline constexpr NameTable<Fault, 5> kFaultNames{
-    std::array<std::pair<Fault, std::string_view>, 5>{{{Fault::none, "none"},
+inline constexpr NameTable<Fault, 6> kFaultNames{
+    std::array<std::pair<Fault, std::string_view>, 6>{{{Fault::none, "none"},
                                                        {Fault::pause, "pause"},
                                                        {Fault::kill, "kill"},
                                                        {Fault::skew, "skew"},
-                                                       {Fault::restart, "restart"}}}};
+                                                       {Fault::restart, "restart"},
+                                                       {Fault::stall, "stall"}}}};
+
+// The faults that catch a client holding the lock (and so need a process to stop, and a hold).
+constexpr bool catches_a_holder(Fault fault) noexcept {
+  return fault == Fault::pause || fault == Fault::kill || fault == Fault::stall;
+}
 
 constexpr std::string_view to_string(Fault fault) noexcept { return kFaultNames.name(fault, "none"); }
 

@@ -18,12 +18,13 @@ std::int64_t ns(std::chrono::milliseconds duration) { return std::chrono::nanose
 }  // namespace
 
 FaultInjector::FaultInjector(const BenchConfig& config, SharedRun& run, Fleet& fleet, const Client& admin,
-                             EmbeddedRedis* embedded, std::int64_t start_ns)
+                             EmbeddedRedis* embedded, const Links& links, std::int64_t start_ns)
     : config_(config),
       run_(run),
       fleet_(fleet),
       admin_(admin),
       embedded_(embedded),
+      links_(links),
       // Early enough to leave room for the effect, late enough that every client is in its loop.
       inject_at_(add_saturating(start_ns, std::min<std::int64_t>(ns(config.duration) / 4, 1000 * kNsPerMs))) {
   if (config_.fault == Fault::none || config_.fault == Fault::skew) phase_ = Phase::done;  // skew is set up per client
@@ -68,6 +69,23 @@ void FaultInjector::tick(std::int64_t now) {
         keep_until_ = add_saturating(add_saturating(fault_ns_, 2 * lease), 1000 * kNsPerMs);
       } else if (now >= add_saturating(fault_ns_, 2 * lease)) {  // stopped for twice the lease
         fleet_.resume(victim_);
+        cleared_ns_ = now_ns();
+        phase_ = Phase::done;
+      }
+      return;
+    case Fault::stall:
+      // A partition between the holder and Redis: the holder runs on, its requests (renewals,
+      // release, the check key, the fenced write) accepted by the network and delivered only
+      // when the link heals, after twice the lease.
+      if (phase_ == Phase::waiting) {
+        if (!catch_holder()) return;
+        links_.at(static_cast<std::size_t>(victim_))->stall();
+        fleet_.resume(victim_);
+        fault_ns_ = now_ns();
+        phase_ = Phase::active;
+        keep_until_ = add_saturating(add_saturating(fault_ns_, 2 * lease), 1000 * kNsPerMs);
+      } else if (now >= add_saturating(fault_ns_, 2 * lease)) {
+        links_.at(static_cast<std::size_t>(victim_))->heal();
         cleared_ns_ = now_ns();
         phase_ = Phase::done;
       }
@@ -148,7 +166,9 @@ void FaultInjector::report_skew(ordered_json& out) const {
 void FaultInjector::report_restart(ordered_json& out) const {
   const RunControl& control = run_.control();
   out["downtime_ms"] = ms_between(fault_ns_, cleared_ns_);
-  out["data"] = "kept: SHUTDOWN SAVE, reloaded on start";
+  out["data"] = embedded_ != nullptr && embedded_->persistence() == EmbeddedRedis::Persistence::append_only
+                    ? "kept: crashed (SIGKILL), the append-only file (fsync always) replayed on start"
+                    : "kept: SHUTDOWN SAVE, reloaded on start";
   out["errors"] = control.errors.load();
   std::uint64_t recoveries = 0;
   for (int i = 0; i < run_.clients(); ++i) recoveries += run_.slot(i).recoveries.load();
@@ -156,7 +176,7 @@ void FaultInjector::report_restart(ordered_json& out) const {
   out["violations"] = control.violations.load();
 }
 
-// pause and kill: what the other clients did while the victim was stopped or dead.
+// pause, stall and kill: what the other clients did while the victim was stopped, cut off or dead.
 void FaultInjector::report_victim(const std::vector<HoldSample>& ordered, ordered_json& out) const {
   out["victim"] = victim_;
   // The victim's hold that the fault hit: acquired before it, not yet released.
@@ -164,8 +184,8 @@ void FaultInjector::report_victim(const std::vector<HoldSample>& ordered, ordere
     return s.client == victim_ && s.acquire_end_ns <= fault_ns_ && s.release_start_ns >= fault_ns_;
   });
   const HoldSample* victim_hold = hit == ordered.end() ? nullptr : &*hit;
-  const std::int64_t victim_gone =
-      config_.fault == Fault::pause && victim_hold ? victim_hold->release_end_ns : INT64_MAX;
+  const bool lingers = config_.fault == Fault::pause || config_.fault == Fault::stall;  // comes back, unlike kill
+  const std::int64_t victim_gone = lingers && victim_hold ? victim_hold->release_end_ns : INT64_MAX;
   std::uint64_t entries = 0;
   std::int64_t first_other = 0;
   for (const HoldSample& s : ordered) {
@@ -180,7 +200,7 @@ void FaultInjector::report_victim(const std::vector<HoldSample>& ordered, ordere
     out["violations"] = run_.control().violations.load();
     return;
   }
-  out["paused_ms"] = ms_between(fault_ns_, cleared_ns_);
+  out[config_.fault == Fault::stall ? "stalled_ms" : "paused_ms"] = ms_between(fault_ns_, cleared_ns_);
   out["second_holder_entries"] = entries;
   out["violations"] = run_.control().violations.load();
   out["victim_release"] = victim_release(victim_hold, entries);

@@ -1,9 +1,10 @@
-// --fault pause|kill|skew|restart: the conductor's side of each scenario. Each injects its fault
+// --fault pause|kill|skew|restart|stall: the conductor's side of each scenario. Each injects its fault
 // once, a little after the run starts, keeps the run going until the effect has shown, and says
 // what happened from the samples afterwards.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -11,17 +12,22 @@
 
 #include "bench_config.hpp"
 #include "embedded_server.hpp"
+#include "fault_proxy.hpp"
 #include "fleet.hpp"
 #include "lockbridge/client.hpp"
 #include "shared_run.hpp"
 
 namespace lockbridge::tools::bench {
 
+// --fault stall: each client's own link to the server (runner.cpp), in client order.
+using Links = std::vector<std::unique_ptr<FaultProxy>>;
+
 class FaultInjector {
  public:
-  // `embedded` is needed for restart (lockbridge can only restart a server it started).
+  // `embedded` is needed for restart (lockbridge can only restart a server it started), `links`
+  // for stall.
   FaultInjector(const BenchConfig& config, SharedRun& run, Fleet& fleet, const Client& admin, EmbeddedRedis* embedded,
-                std::int64_t start_ns);
+                const Links& links, std::int64_t start_ns);
 
   // Called by the conductor every few milliseconds.
   void tick(std::int64_t now);
@@ -47,12 +53,13 @@ class FaultInjector {
   Fleet& fleet_;
   const Client& admin_;
   EmbeddedRedis* embedded_;
+  const Links& links_;
   std::int64_t inject_at_;
   std::int64_t keep_until_ = 0;
   enum class Phase { waiting, active, done } phase_ = Phase::waiting;
   int victim_ = -1;
-  std::int64_t fault_ns_ = 0;    // pause: suspended; kill: killed; restart: shutdown sent
-  std::int64_t cleared_ns_ = 0;  // pause: resumed; restart: answering again
+  std::int64_t fault_ns_ = 0;    // pause: suspended; kill: killed; stall: link stalled; restart: shutdown sent
+  std::int64_t cleared_ns_ = 0;  // pause: resumed; stall: link healed; restart: answering again
   std::uint64_t acquisitions_at_fault_ = 0;
   std::string failure_;  // why the fault could not be injected
 };

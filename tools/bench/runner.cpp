@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "fault_proxy.hpp"
 #include "faults.hpp"
 #include "fleet.hpp"
+#include "lockbridge/url.hpp"
 #include "replies.hpp"
 #include "report.hpp"
 #include "saturating.hpp"
@@ -49,12 +51,38 @@ bool claim_check_key(const Client& admin, const std::string& check_key) {
   }
 }
 
-std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const RedisServer& server) {
+// --fault stall: one FaultProxy per client between it and the server, so that one client's link
+// can be stalled while the others' stay healthy. Empty for other faults. A single server on this
+// machine only (unix socket or loopback TCP, plain or TLS), without credentials in the URL.
+Links client_links(const BenchConfig& config, const RedisServer& server) {
+  Links links;
+  if (config.fault != Fault::stall) return links;
+  const RedisUrl url = parse_redis_url(server.url);
+  const bool loopback = url.host == "127.0.0.1" || url.host == "localhost" || url.host == "::1";
+  if (url.topology != RedisUrl::Topology::single || url.user || url.password ||
+      (url.transport == RedisUrl::Transport::tcp && !loopback)) {
+    throw Error(Errc::bad_option,
+                "--fault stall puts a proxy of its own between each client and the server: it needs one server on "
+                "this machine (a unix socket or a loopback address) and a URL without credentials");
+  }
+  for (int i = 0; i < config.clients; ++i) {
+    links.push_back(url.transport == RedisUrl::Transport::unix_socket ? std::make_unique<FaultProxy>(url.socket_path)
+                                                                      : std::make_unique<FaultProxy>(url.port));
+  }
+  return links;
+}
+
+std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const RedisServer& server, const Links& links) {
   std::vector<WorkerSpec> specs;
   for (int i = 0; i < config.clients; ++i) {
     WorkerSpec spec{i,           server,      config.key,   config.check_key,
                     config.lock, config.hold, config.think, i == kRttClient ? config.rtt_pings : 0};
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
+    if (!links.empty()) {
+      const RedisUrl url = parse_redis_url(server.url);
+      spec.server.url = std::string(url.tls ? "rediss" : "redis") + "://127.0.0.1:" + std::to_string(links[i]->port()) +
+                        "/" + std::to_string(url.db);
+    }
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -110,6 +138,7 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
                 "lockbridge can only restart a redis-server it started");
   }
 
+  const Links links = client_links(config, server);  // outlives the fleet: its clients talk through them
   BenchResult result;
   const Client admin = server.client();
   const bool own_check_key = claim_check_key(admin, config.check_key);
@@ -118,7 +147,7 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
   RunControl& control = run.control();
   control.tickets.store(config.ops ? static_cast<std::int64_t>(*config.ops) : INT64_MAX);
   control.end_ns.store(INT64_MAX);
-  const std::vector<WorkerSpec> specs = worker_specs(config, server);
+  const std::vector<WorkerSpec> specs = worker_specs(config, server, links);
   Fleet fleet(specs, run, config.procs);
   // A signal ends this wait too: a client process that died before it was ready never will be.
   while (control.ready.load() < config.clients && !interrupted())
@@ -130,7 +159,7 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
   if (!config.ops) control.end_ns.store(planned_end);
   control.go.store(true, std::memory_order_release);
 
-  FaultInjector faults(config, run, fleet, admin, embedded, start);
+  FaultInjector faults(config, run, fleet, admin, embedded, links, start);
   Progress progress(config, start);
   for (;;) {
     const std::int64_t now = now_ns();
