@@ -69,13 +69,21 @@ struct FaultProxy::Links {
   std::vector<Link> all;
 };
 
-FaultProxy::FaultProxy(int upstream_port) : upstream_port_(upstream_port) { listen_on_loopback(); }
+FaultProxy::FaultProxy(int upstream_port, Start start) : upstream_port_(upstream_port) {
+  listen_on_loopback();
+  if (start == Start::now) this->start();
+}
 
-FaultProxy::FaultProxy(std::string upstream_path) : upstream_path_(std::move(upstream_path)) {
+FaultProxy::FaultProxy(std::string upstream_path, Start start) : upstream_path_(std::move(upstream_path)) {
   if (upstream_path_.size() >= sizeof(sockaddr_un::sun_path)) {
     throw std::runtime_error("fault proxy: the socket path is too long: " + upstream_path_);
   }
   listen_on_loopback();
+  if (start == Start::now) this->start();
+}
+
+void FaultProxy::start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
 }
 
 int FaultProxy::connect_upstream() const {
@@ -111,7 +119,6 @@ void FaultProxy::listen_on_loopback() {
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
   port_ = ntohs(address.sin_port);
   make_nonblocking(wake_fds_[0]);
-  thread_ = std::thread([this] { run(); });
 }
 
 FaultProxy::~FaultProxy() {
@@ -120,7 +127,7 @@ FaultProxy::~FaultProxy() {
     stopping_ = true;
   }
   wake();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
   close(listen_fd_);
   close(wake_fds_[0]);
   close(wake_fds_[1]);

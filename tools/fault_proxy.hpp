@@ -25,9 +25,14 @@ namespace lockbridge::tools {
 class FaultProxy {
  public:
   // Listens on 127.0.0.1 (a free port) and forwards to 127.0.0.1:upstream_port, or to the unix
-  // socket at upstream_path. Throws std::runtime_error when it cannot listen.
-  explicit FaultProxy(int upstream_port);
-  explicit FaultProxy(std::string upstream_path);
+  // socket at upstream_path. Throws std::runtime_error when it cannot listen. Its thread starts at
+  // once, or with start(): a process that forks after making proxies must make them without a
+  // thread until then (a thread at fork time is what sanitizers and the C library warn against;
+  // connections wait in the listen backlog meanwhile).
+  enum class Start { now, later };
+  explicit FaultProxy(int upstream_port, Start start = Start::now);
+  explicit FaultProxy(std::string upstream_path, Start start = Start::now);
+  void start();
   ~FaultProxy();
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;

@@ -262,6 +262,8 @@ TEST(ConvertCrash, KilledAtRandomMomentsItResumesOrRollsBackLosingNothing) {
       }
     };
     const auto rollback = [&](const std::string& journal, bool kill_once) {
+      // A run killed before it created its journal wrote nothing (the journal comes first).
+      if (!std::filesystem::exists(journal)) return;
       const std::string args = "convert --json --rollback '" + journal + "'";
       if (kill_once) {
         std::uniform_int_distribution<long> moment(0, full_run.count());

@@ -186,5 +186,25 @@ TEST_F(ConvertJournal, ANumberThatIsNotAnIntegerInRangeIsAMalformedLine) {
   }
 }
 
+// Found by ConvertCrash: a convert killed while it created its journal leaves an empty file or a
+// beginning of the header. It wrote nothing to Redis (the header is synced before any write), so
+// the journal reads as empty rather than "not a journal".
+TEST_F(ConvertJournal, AJournalTornInsideItsHeaderReadsAsEmpty) {
+  for (const std::string& torn : {std::string(), std::string("{\"lockbridge_conv"),
+                                  std::string("{\"lockbridge_convert_journal\":1,\"lockbridge_version\":\"0.")}) {
+    std::ofstream(path_, std::ios::trunc) << torn;
+    JournalReader reader(path_);
+    EXPECT_TRUE(reader.torn_header()) << torn;
+    std::vector<JournalRecord> batch;
+    EXPECT_FALSE(reader.next_batch(batch)) << torn;
+    reader.rewind();
+    EXPECT_FALSE(reader.next_batch(batch)) << torn;
+  }
+  for (const std::string& other : {std::string("{\"other\":1}"), std::string("{\"other"), std::string("x")}) {
+    std::ofstream(path_, std::ios::trunc) << other;
+    EXPECT_THROW(JournalReader{path_}, Error) << other;
+  }
+}
+
 }  // namespace
 }  // namespace lockbridge::tools::convert

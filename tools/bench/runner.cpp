@@ -66,8 +66,10 @@ Links client_links(const BenchConfig& config, const RedisServer& server) {
                 "this machine (a unix socket or a loopback address) and a URL without credentials");
   }
   for (int i = 0; i < config.clients; ++i) {
-    links.push_back(url.transport == RedisUrl::Transport::unix_socket ? std::make_unique<FaultProxy>(url.socket_path)
-                                                                      : std::make_unique<FaultProxy>(url.port));
+    // Their threads start once the client processes are forked (start_links).
+    links.push_back(url.transport == RedisUrl::Transport::unix_socket
+                        ? std::make_unique<FaultProxy>(url.socket_path, FaultProxy::Start::later)
+                        : std::make_unique<FaultProxy>(url.port, FaultProxy::Start::later));
   }
   return links;
 }
@@ -149,6 +151,7 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
   control.end_ns.store(INT64_MAX);
   const std::vector<WorkerSpec> specs = worker_specs(config, server, links);
   Fleet fleet(specs, run, config.procs);
+  for (const auto& link : links) link->start();
   // A signal ends this wait too: a client process that died before it was ready never will be.
   while (control.ready.load() < config.clients && !interrupted())
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <random>
 #include <string_view>
+#include <thread>
 
 #include "runner.hpp"
 
@@ -92,6 +93,21 @@ std::uint64_t count_of(const nlohmann::ordered_json& fault, const char* name) {
   return found != fault.end() && found->is_number_unsigned() ? found->get<std::uint64_t>() : 0;
 }
 
+// After an episode that failed: the server answers PING again within 30 s, or the soak is over
+// (throws the last error).
+void wait_until_answering(const RedisServer& server) {
+  const auto give_up = Clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    try {
+      server.client().ping();
+      return;
+    } catch (const Error&) {
+      if (Clock::now() >= give_up || interrupted()) throw;
+    }
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+}
+
 }  // namespace
 
 SoakReport run_soak(const SoakConfig& config, const RedisServer& server, EmbeddedRedis* embedded) {
@@ -100,7 +116,6 @@ SoakReport run_soak(const SoakConfig& config, const RedisServer& server, Embedde
   std::mt19937_64 random(config.seed);
   const auto started = Clock::now();
   const auto end = started + config.length;
-  int failed_in_a_row = 0;
   for (std::uint64_t episode = 1; Clock::now() < end; ++episode) {
     if (interrupted()) {
       report.interrupted = true;
@@ -113,12 +128,10 @@ SoakReport run_soak(const SoakConfig& config, const RedisServer& server, Embedde
     BenchResult result;
     try {
       result = run_bench(episode_settings, server, embedded);
-      failed_in_a_row = 0;
     } catch (const Error& error) {
-      // An episode that could not run (the server did not come back, a check key left inside):
-      // a failure of the soak, not a reason to stop it, unless it keeps happening.
-      report.failures.push_back({{"episode", episode}, {"profile", profile.name}, {"error", error.what()}});
-      if (++failed_in_a_row >= 3) throw;
+      report.not_run.push_back(
+          {{"episode", episode}, {"profile", profile.name}, {"fault", to_string(fault)}, {"error", error.what()}});
+      wait_until_answering(server);  // or throw: a soak without a server is over
       continue;
     }
 
@@ -174,7 +187,8 @@ nlohmann::ordered_json to_json(const SoakReport& report) {
           {"interrupted", report.interrupted},
           {"passed", report.passed()},
           {"profiles", profiles},
-          {"failures", report.failures}};
+          {"failures", report.failures},
+          {"episodes_not_run", report.not_run}};
 }
 
 void print_table(std::ostream& out, const SoakReport& report) {
@@ -202,6 +216,9 @@ void print_table(std::ostream& out, const SoakReport& report) {
          "off\n"
          "past its lease; skew for the faithful preset); unexpected: anywhere else. stale: fenced writes sent after\n"
          "the lock had passed to another; accepted: those the fenced resource took.\n"
+      << (report.not_run.empty()
+              ? ""
+              : std::to_string(report.not_run.size()) + " episode(s) could not run to their end (--json)\n")
       << (report.passed() ? "passed: no unexpected overlap, no stale write accepted\n"
                           : "FAILED: " + std::to_string(report.failures.size()) + " episode(s), listed in --json\n");
 }

@@ -45,6 +45,10 @@ struct SoakReport {
   double seconds = 0;
   std::map<std::string, SoakTally> profiles;     // by profile name
   std::vector<nlohmann::ordered_json> failures;  // episodes with an unexpected overlap or accepted stale write
+  // Episodes that could not run to their end (an error from bench: a Redis too slow to answer the
+  // conductor within its command timeout on a loaded machine, say). Listed, not failures of the
+  // locks; the soak stops when the server no longer answers at all.
+  std::vector<nlohmann::ordered_json> not_run;
   bool interrupted = false;
   bool passed() const noexcept { return failures.empty(); }
 };

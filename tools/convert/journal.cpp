@@ -178,9 +178,31 @@ JournalReader::JournalReader(const std::string& path) : path_(path) {
 
 void JournalReader::read_header() {
   auto first = next_line();
+  if (!first && header_torn()) {
+    // The run stopped while creating the journal: its header (synced before anything is sent) is
+    // not whole, so nothing was written to Redis, and there is nothing to roll back.
+    torn_header_ = true;
+    header_ = nlohmann::json::object();
+    return;
+  }
   if (!first || !is_header(*first))
     throw Error(Errc::bad_option, "'" + path_ + "' is not a lockbridge convert journal");
   header_ = std::move(*first);
+}
+
+bool JournalReader::header_torn() {
+  // What JournalWriter writes first; a file holding only a beginning of it (or nothing: created,
+  // then the run died) is such a journal.
+  const std::string start = "{\"" + std::string(kMagic) + "\":";
+  in_.clear();
+  in_.seekg(0);
+  std::string content(start.size() + 1, '\0');
+  in_.read(content.data(), static_cast<std::streamsize>(content.size()));
+  content.resize(static_cast<std::size_t>(in_.gcount()));
+  const bool beginning = content.size() <= start.size() ? start.starts_with(content) : content.starts_with(start);
+  in_.clear();
+  in_.seekg(0, std::ios::end);  // no line follows: next_line() finds the end
+  return beginning;
 }
 
 void JournalReader::rewind() {

@@ -72,6 +72,9 @@ class JournalReader {
   // it exists but the system will not let it be read (permissions, a symlink loop, an I/O error).
   explicit JournalReader(const std::string& path);
   const nlohmann::json& header() const noexcept { return header_; }
+  // The run that wrote it stopped before its header was whole (an empty file, or a beginning of
+  // the header only): it sent nothing, and the journal reads as empty.
+  bool torn_header() const noexcept { return torn_header_; }
 
   // The next batch of planned writes with their outcomes; false at the end. A torn last line (the
   // run died while writing it, so none of its writes were sent) is skipped. Throws Error{bad_option}
@@ -85,12 +88,14 @@ class JournalReader {
  private:
   std::optional<nlohmann::json> next_line();
   void read_header();
+  bool header_torn();  // whether the file is a beginning of a header and nothing more
 
   std::ifstream in_;
   std::string path_;
   std::uint64_t line_number_ = 0;
   nlohmann::json header_;
   std::optional<nlohmann::json> pushed_back_;
+  bool torn_header_ = false;
 };
 
 }  // namespace lockbridge::tools::convert

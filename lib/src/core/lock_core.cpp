@@ -19,7 +19,14 @@ LockCore::LockCore(std::shared_ptr<ClientState> state, std::unique_ptr<LockTarge
 
 LockCore::~LockCore() { release(/*all=*/true); }
 
-bool LockCore::holds() const noexcept { return hold_count_ > 0 && lease_->snapshot().held; }
+bool LockCore::holds() const noexcept {
+  if (hold_count_ == 0) return false;
+  // Ran out counts as soon as it happens on our clock, not when the lease keeper next looks: a
+  // keeper held up (a slow connect, a starved thread) must not let owns_lock() say yes past the
+  // lease, when Redis may have given the lock to someone else.
+  const Lease::Snapshot lease = lease_->snapshot();
+  return lease.held && Clock::now() < lease.valid_until;
+}
 
 bool LockCore::keep_hold_if_valid() {
   if (hold_count_ == 0) return false;
