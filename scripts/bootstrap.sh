@@ -11,6 +11,8 @@ packages=(
   nlohmann-json3-dev                   # JSON output
   prometheus-cpp-dev                   # lockbridge::prometheus, and the CLI's --metrics
   libgtest-dev libgmock-dev            # tests
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev  # the ASan + UBSan build with the libFuzzer targets (tests/fuzz)
+  gcovr                                # line and branch coverage (scripts/coverage.sh)
   redis-server redis-tools             # the embedded default server and the test fixture
   redis-sentinel                       # the Sentinel test topology (tests/integration/topology.hpp)
   gnuplot-nox                          # the compare chart (optional: compare says so when it is missing)

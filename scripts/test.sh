@@ -1,30 +1,53 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite (unit + integration against a
-# redis-server that the CTest fixture starts on loopback), then the same suite built with
-# AddressSanitizer + UndefinedBehaviorSanitizer, and under ThreadSanitizer (the library has a
-# background thread per Client: the release notifier).
+# redis-server that the CTest fixture starts on loopback) three ways:
+#   build-test  g++, instrumented for coverage; the coverage per folder is printed after its tests
+#   build-asan  clang, AddressSanitizer + UndefinedBehaviorSanitizer, with the libFuzzer targets:
+#               their corpora are replayed and each fuzzes for LOCKBRIDGE_FUZZ_SECONDS (20) as tests
+#   build-tsan  g++, ThreadSanitizer (the library has background threads: notifier, watchdog, observer)
+# Each ends with one summary line: tests run, passed, seconds. The main job (scripts/main-job.sh)
+# builds in build/, apart from these, so either command may run first, any number of times.
 #   scripts/test.sh            all three builds
-#   scripts/test.sh --quick    the normal build only
+#   scripts/test.sh --quick    build-test only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 
+summaries=()
+failed=0
+
 run_suite() {
   local dir=$1
   shift
+  local started=$SECONDS
   echo "== building $dir"
-  # Tests on explicitly: the main job (scripts/main-job.sh) configures build/ without them, and a
-  # cached OFF would leave nothing to run.
   bash scripts/build.sh "$dir" -DLOCKBRIDGE_BUILD_TESTS=ON "$@"
   echo "== testing $dir"
+  local log="$dir/ctest.log" status=0
   # A build without tests is a failure here, never a silent pass.
-  (cd "$dir" && ctest --output-on-failure --timeout 600 -j 2 --no-tests=error)
+  (cd "$dir" && ctest --output-on-failure --timeout 600 -j 2 --no-tests=error) 2>&1 | tee "$log" || status=$?
+  local counts
+  counts=$(sed -n 's/^[0-9]*% tests passed, \([0-9]*\) tests* failed out of \([0-9]*\)$/\1 \2/p' "$log" | tail -n 1)
+  local failures=${counts% *} total=${counts#* }
+  if [[ -z "$counts" ]]; then
+    failures=?
+    total=?
+    status=1
+  fi
+  local passed=$([[ $total == ? ]] && echo ? || echo $((total - failures)))
+  summaries+=("== $dir: $total tests run, $passed passed, $((SECONDS - started)) s (build included)")
+  [[ $status -eq 0 ]] || failed=1
+  return 0
 }
 
-run_suite build
+# Line tables (-g1) are all a sanitizer report or a coverage line needs; ASan is meant to run at
+# -O1, TSan at -O2 (their documentation's advice), coverage at -O1 so lines map to code.
+run_suite build-test -DLOCKBRIDGE_COVERAGE=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+bash scripts/coverage.sh build-test || failed=1
 if [[ "${1:-}" != "--quick" ]]; then
-  # Line tables (-g1) are all a sanitizer report needs, and cost a fraction of full debug info to
-  # build; ASan is meant to run at -O1, TSan at -O2 (their documentation's advice).
-  run_suite build-asan "-DLOCKBRIDGE_SANITIZE=address;undefined" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+  run_suite build-asan -DCMAKE_CXX_COMPILER=clang++-14 -DLOCKBRIDGE_FUZZ=ON \
+    "-DLOCKBRIDGE_SANITIZE=address;undefined" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
   run_suite build-tsan "-DLOCKBRIDGE_SANITIZE=thread" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 fi
+printf '%s\n' "${summaries[@]}"
+exit $failed
