@@ -66,6 +66,30 @@ TEST(Faults, TryLockForOnAStalledServerReturnsInsteadOfHanging) {
   holder.unlock();
 }
 
+// A slow link is not a broken one: delayed below the command timeout, a lock cycle works; delayed
+// beyond it, the command fails as a timeout; healed, it works again.
+TEST(Faults, ADelayedLinkWorksUntilTheDelayPassesTheCommandTimeout) {
+  FaultProxy proxy(tcp_port());
+  const std::string key = unique_key();
+  MutexOptions options = one_attempt_options();
+  options.lease = seconds(2);  // what a late acquire can cost, below
+  Mutex mutex(client_through(proxy, milliseconds(400)), key, options);
+  proxy.delay(milliseconds(50));
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(raw({"GET", key}).str, mutex.value());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error());
+  proxy.delay(milliseconds(1000));
+  const Error error = expect_error([&] { (void)mutex.try_lock(); });
+  EXPECT_EQ(error.errc(), Errc::timeout) << error.what();
+  EXPECT_FALSE(mutex.owns_lock());
+  proxy.heal();
+  // The delayed acquire may still land after the client gave up: it holds the key until its lease
+  // ends (docs/guarantees.md); the next attempt works once the key is free.
+  ASSERT_TRUE(eventually([&] { return mutex.try_lock(); }, seconds(30)));
+  mutex.unlock();
+}
+
 TEST(Faults, AReplyCutInTheMiddleIsAnErrorAndLeavesNoLockHeld) {
   FaultProxy proxy(tcp_port());
   const std::string key = unique_key();
