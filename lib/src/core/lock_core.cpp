@@ -77,7 +77,8 @@ bool LockCore::acquire_until(Clock::time_point deadline) {
                       target_->channel(),
                       target_->always_learns_remaining(),
                       target_->queues_waiters(),
-                      events_.observed()};
+                      events_.observed(),
+                      handed_over_};
   return observed_acquire([&] { return wait_for_lock(*this, plan, deadline); });
 }
 
@@ -139,12 +140,14 @@ void LockCore::release(bool all) noexcept {
   if (hold_count_ == 0 || --hold_count_ > 0) return;  // reentrant: an inner unlock
   state_->keeper.forget(*lease_);
   bool handed_over = false;
+  handed_over_ = false;
   try {
     const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
     const std::string value = lease_->snapshot().value;
     lease_->released();
     const ReleaseOutcome outcome = target_->release(value);
     handed_over = outcome == ReleaseOutcome::handed_over;
+    handed_over_ = handed_over;
     if (outcome != ReleaseOutcome::not_ours) {
       last_error_.clear();
     } else {

@@ -101,6 +101,7 @@ class LockCore final : public Contender {
   LockEvents events_;               // observes nothing without an observer
   int attempts_ = 0;                // attempts in Redis by the current acquiring call
   bool starved_ = false;            // the current acquiring call's wait starved
+  bool handed_over_ = false;        // the last release handed the lock to a starving waiter (WaitPlan)
   Clock::time_point held_since_{};  // the current hold's acquisition
   HoldId hold_id_ = 0;              // observed locks: the current hold's number in events
 };

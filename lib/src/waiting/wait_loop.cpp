@@ -68,8 +68,11 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   };
   ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}));
   if (notify) listener.listen_if_subscribed();  // from before the first attempt, at no cost
-  // The first attempt is the uncontended fast path.
-  AttemptRequest request{options.lease, false, seat.waiter, deadline};
+  // The first attempt is the uncontended fast path, unless this lock was just handed on to a
+  // starving waiter: then others are queued, and the first attempt joins them (subscribed first,
+  // as below, so that a release between the attempt and the wait is heard).
+  if (queues && plan.others_queued && listener.listening()) seat.take();
+  AttemptRequest request{options.lease, seat.queued(), seat.waiter, deadline};
   std::optional<Clock::time_point> due;  // the policy's next attempt
   bool heartbeat = false;                // this attempt came early, to keep a queued place
   for (;;) {
