@@ -71,7 +71,10 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   // The first attempt is the uncontended fast path, unless this lock was just handed on to a
   // starving waiter: then others are queued, and the first attempt joins them (subscribed first,
   // as below, so that a release between the attempt and the wait is heard).
-  if (queues && plan.others_queued && listener.listening()) seat.take();
+  if (queues && plan.others_queued) {
+    seat.take();
+    if (!listener.listening()) listener.listen(deadline);
+  }
   AttemptRequest request{options.lease, seat.queued(), seat.waiter, deadline};
   std::optional<Clock::time_point> due;  // the policy's next attempt
   bool heartbeat = false;                // this attempt came early, to keep a queued place

@@ -43,8 +43,8 @@ struct WaitPlan {
   // costs a starving wait one more wake-up, at the bound, so nothing else pays for it.
   bool tells_starving = false;
   // This lock's last release handed it to a starving waiter: others are queued, so the fast first
-  // attempt would only fail; the wait joins the queue with its first attempt instead (one round
-  // trip less per acquisition while waiters starve), when its subscription is already there.
+  // attempt would only fail; the wait subscribes and joins the queue with its first attempt
+  // instead (one round trip less per acquisition while waiters starve).
   bool others_queued = false;
 };
 
