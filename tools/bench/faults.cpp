@@ -62,30 +62,25 @@ void FaultInjector::tick(std::int64_t now) {
   const std::int64_t lease = ns(config_.lock.lease);
   switch (config_.fault) {
     case Fault::pause:
-      if (phase_ == Phase::waiting) {
-        if (!catch_holder()) return;
-        fault_ns_ = now_ns();
-        phase_ = Phase::active;
-        keep_until_ = add_saturating(add_saturating(fault_ns_, 2 * lease), 1000 * kNsPerMs);
-      } else if (now >= add_saturating(fault_ns_, 2 * lease)) {  // stopped for twice the lease
-        fleet_.resume(victim_);
-        cleared_ns_ = now_ns();
-        phase_ = Phase::done;
-      }
-      return;
     case Fault::stall:
-      // A partition between the holder and Redis: the holder runs on, its requests (renewals,
-      // release, the check key, the fenced write) accepted by the network and delivered only
-      // when the link heals, after twice the lease.
+      // A holder cut off for twice its lease: stopped (pause), or running on behind a partition
+      // between it and Redis (stall: its requests, renewals, release, the check key, the fenced
+      // write, accepted by the network and delivered only when the link heals).
       if (phase_ == Phase::waiting) {
         if (!catch_holder()) return;
-        links_.at(static_cast<std::size_t>(victim_))->stall();
-        fleet_.resume(victim_);
+        if (config_.fault == Fault::stall) {
+          links_.at(static_cast<std::size_t>(victim_))->stall();
+          fleet_.resume(victim_);
+        }
         fault_ns_ = now_ns();
         phase_ = Phase::active;
         keep_until_ = add_saturating(add_saturating(fault_ns_, 2 * lease), 1000 * kNsPerMs);
       } else if (now >= add_saturating(fault_ns_, 2 * lease)) {
-        links_.at(static_cast<std::size_t>(victim_))->heal();
+        if (config_.fault == Fault::stall) {
+          links_.at(static_cast<std::size_t>(victim_))->heal();
+        } else {
+          fleet_.resume(victim_);
+        }
         cleared_ns_ = now_ns();
         phase_ = Phase::done;
       }

@@ -75,16 +75,20 @@ Links client_links(const BenchConfig& config, const RedisServer& server) {
 }
 
 std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const RedisServer& server, const Links& links) {
+  // Through its link, a client reaches the same server with the same scheme and database.
+  std::string link_prefix;
+  std::string link_suffix;
+  if (!links.empty()) {
+    const RedisUrl url = parse_redis_url(server.url);
+    link_prefix = std::string(url.tls ? "rediss" : "redis") + "://127.0.0.1:";
+    link_suffix = "/" + std::to_string(url.db);
+  }
   std::vector<WorkerSpec> specs;
   for (int i = 0; i < config.clients; ++i) {
     WorkerSpec spec{i,           server,      config.key,   config.check_key,
                     config.lock, config.hold, config.think, i == kRttClient ? config.rtt_pings : 0};
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
-    if (!links.empty()) {
-      const RedisUrl url = parse_redis_url(server.url);
-      spec.server.url = std::string(url.tls ? "rediss" : "redis") + "://127.0.0.1:" + std::to_string(links[i]->port()) +
-                        "/" + std::to_string(url.db);
-    }
+    if (!links.empty()) spec.server.url = link_prefix + std::to_string(links[i]->port()) + link_suffix;
     specs.push_back(std::move(spec));
   }
   return specs;

@@ -178,7 +178,7 @@ JournalReader::JournalReader(const std::string& path) : path_(path) {
 
 void JournalReader::read_header() {
   auto first = next_line();
-  if (!first && header_torn()) {
+  if (!first && holds_a_header_beginning()) {
     // The run stopped while creating the journal: its header (synced before anything is sent) is
     // not whole, so nothing was written to Redis, and there is nothing to roll back.
     torn_header_ = true;
@@ -190,7 +190,7 @@ void JournalReader::read_header() {
   header_ = std::move(*first);
 }
 
-bool JournalReader::header_torn() {
+bool JournalReader::holds_a_header_beginning() {
   // What JournalWriter writes first; a file holding only a beginning of it (or nothing: created,
   // then the run died) is such a journal.
   const std::string start = "{\"" + std::string(kMagic) + "\":";

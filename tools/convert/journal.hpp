@@ -88,7 +88,7 @@ class JournalReader {
  private:
   std::optional<nlohmann::json> next_line();
   void read_header();
-  bool header_torn();  // whether the file is a beginning of a header and nothing more
+  bool holds_a_header_beginning();  // the file is a beginning of a header and nothing more
 
   std::ifstream in_;
   std::string path_;

@@ -139,15 +139,13 @@ void LockCore::release(bool all) noexcept {
   if (all && hold_count_ > 1) hold_count_ = 1;
   if (hold_count_ == 0 || --hold_count_ > 0) return;  // reentrant: an inner unlock
   state_->keeper.forget(*lease_);
-  bool handed_over = false;
   handed_over_ = false;
   try {
     const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
     const std::string value = lease_->snapshot().value;
     lease_->released();
     const ReleaseOutcome outcome = target_->release(value);
-    handed_over = outcome == ReleaseOutcome::handed_over;
-    handed_over_ = handed_over;
+    handed_over_ = outcome == ReleaseOutcome::handed_over;
     if (outcome != ReleaseOutcome::not_ours) {
       last_error_.clear();
     } else {
@@ -159,7 +157,7 @@ void LockCore::release(bool all) noexcept {
     report(Error(Errc::io, target_->describe("release") + ": " + error.what()));
   }
   if (line_) line_->released_here(line_hold_);
-  if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_, handed_over);
+  if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_, handed_over_);
 }
 
 void LockCore::abandon() noexcept {

@@ -75,24 +75,23 @@ LeaseKeeper::Clock::time_point LeaseKeeper::next_event() const {
   return next;
 }
 
-LeaseKeeper::Clock::time_point LeaseKeeper::first_lease_end(const std::vector<Entry>& due) const {
-  auto first = Clock::time_point::max();
-  for (const auto& [key, entry] : entries_) first = std::min(first, entry.lease->snapshot().valid_until);
-  for (const Entry& entry : due) first = std::min(first, entry.lease->snapshot().valid_until);
-  return first;
-}
-
-void LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due, std::vector<Entry>& expired) {
+LeaseKeeper::Clock::time_point LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due,
+                                                    std::vector<Entry>& expired) {
+  auto first_end = Clock::time_point::max();
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& entry = it->second;
     const Lease::Snapshot lease = entry.lease->snapshot();
     if (!lease.held) {
       it = entries_.erase(it);
-    } else if (now >= lease.valid_until) {
+      continue;
+    }
+    if (now >= lease.valid_until) {
       expired.push_back(std::move(entry));
       it = entries_.erase(it);
-    } else if (entry.next_renewal != Clock::time_point::max() &&
-               entry.next_renewal <= now + entry.lease->renewal->lease / 6) {
+      continue;
+    }
+    first_end = std::min(first_end, lease.valid_until);
+    if (entry.next_renewal != Clock::time_point::max() && entry.next_renewal <= now + entry.lease->renewal->lease / 6) {
       // Due, or due within a sixth of the lease: renewing a little early costs nothing and lets
       // locks taken at nearly the same time share a round trip.
       due.push_back(std::move(entry));
@@ -101,6 +100,7 @@ void LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due, std::v
       ++it;
     }
   }
+  return first_end;
 }
 
 void LeaseKeeper::requeue(Entry entry) {
@@ -114,7 +114,8 @@ void LeaseKeeper::run() noexcept {
     std::vector<Entry> due;
     std::vector<Entry> expired;
     const auto now = Clock::now();
-    collect(now, due, expired);
+    // The first end of a lease kept or about to be renewed: no renewal waits for Redis past it.
+    const auto must_end_by = collect(now, due, expired);
     if (due.empty() && expired.empty()) {
       sleeping_until_ = next_event();
       if (sleeping_until_ == Clock::time_point::max()) {
@@ -125,7 +126,6 @@ void LeaseKeeper::run() noexcept {
       sleeping_until_ = Clock::time_point::min();  // awake: keep() need not wake us
       continue;
     }
-    const auto must_end_by = first_lease_end(due);
     lock.unlock();
     for (const Entry& entry : expired) {
       entry.lease->lost(ran_out(*entry.lease, entry.max_hold_reached),
