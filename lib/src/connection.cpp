@@ -116,14 +116,16 @@ void Connection::append(Args args) {
     argv[i] = args[i].data();
     lens[i] = args[i].size();
   }
-  char* formatted = nullptr;
-  const int length = redisFormatCommandArgv(&formatted, static_cast<int>(args.size()), argv, lens);
+  // The sds variant: redisFormatCommandArgv writes each length with sprintf, which was a third of
+  // a lock cycle's client-side instructions (callgrind); sds formats integers itself.
+  sds formatted = nullptr;
+  const int length = redisFormatSdsCommandArgv(&formatted, static_cast<int>(args.size()), argv, lens);
   if (length < 0 || formatted == nullptr) {
     broken_ = true;  // nothing reached the server
     throw Error(Errc::io, "send on " + where_ + ": out of memory");
   }
   pending_.append(formatted, static_cast<std::size_t>(length));
-  redisFreeCommand(formatted);
+  redisFreeSdsCommand(formatted);
 }
 
 void Connection::flush() {

@@ -1,31 +1,21 @@
 #include "lockbridge/identity.hpp"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 
 #include "hex.hpp"
 #include "lockbridge/error.hpp"
+#include "random_source.hpp"
 
 namespace lockbridge {
 namespace {
 
 std::array<std::uint8_t, 16> random_bytes() {
   std::array<std::uint8_t, 16> bytes{};
-  std::size_t filled = 0;
-  while (filled < bytes.size()) {
-    const ssize_t n = getrandom(bytes.data() + filled, bytes.size() - filled, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(Errc::io, std::string("getrandom failed: ") + std::strerror(errno));
-    }
-    filled += static_cast<std::size_t>(n);
-  }
+  detail::fill_random(bytes);
   return bytes;
 }
 

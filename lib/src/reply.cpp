@@ -22,13 +22,19 @@ Errc errc_of(std::string_view text) noexcept {
 }
 }  // namespace
 
-void throw_if_error(const redisReply& reply, std::string_view context) {
-  if (reply.type != REDIS_REPLY_ERROR) return;
-  const std::string_view text = as_view(reply);
-  throw Error(errc_of(text), std::string(context) + ": " + std::string(text));
+std::string ReplyContext::text() const {
+  if (!names_key_) return std::string(operation_);
+  return std::string(operation_) + " " + printable_key(key_);
 }
 
-void throw_if_script_error(const redisReply& reply, std::string_view context, std::span<const std::string> keys) {
+void throw_if_error(const redisReply& reply, const ReplyContext& context) {
+  if (reply.type != REDIS_REPLY_ERROR) return;
+  const std::string_view text = as_view(reply);
+  throw Error(errc_of(text), context.text() + ": " + std::string(text));
+}
+
+void throw_if_script_error(const redisReply& reply, const ReplyContext& context,
+                           std::span<const std::string> keys) {
   if (reply.type != REDIS_REPLY_ERROR) return;
   const std::string_view text = as_view(reply);
   std::string message;
@@ -53,16 +59,16 @@ void throw_if_script_error(const redisReply& reply, std::string_view context, st
       text.find("is not an integer") != std::string_view::npos || text.find("would overflow") != std::string_view::npos;
   Errc code = errc_of(text);
   if (code == Errc::server_reply && bad_number) code = Errc::bad_value;
-  throw Error(code, std::string(context) + ": " + message);
+  throw Error(code, context.text() + ": " + message);
 }
 
-void unexpected_reply(const redisReply& reply, std::string_view expected, std::string_view context) {
+void unexpected_reply(const redisReply& reply, std::string_view expected, const ReplyContext& context) {
   throw_if_error(reply, context);
-  throw Error(Errc::protocol, std::string(context) + ": expected " + std::string(expected) + ", got reply type " +
+  throw Error(Errc::protocol, context.text() + ": expected " + std::string(expected) + ", got reply type " +
                                   std::to_string(reply.type));
 }
 
-std::int64_t expect_integer(const redisReply& reply, std::string_view context) {
+std::int64_t expect_integer(const redisReply& reply, const ReplyContext& context) {
   if (reply.type != REDIS_REPLY_INTEGER) unexpected_reply(reply, "an integer", context);
   return reply.integer;
 }
@@ -115,14 +121,14 @@ Reply to_public_reply(const redisReply& reply) {
   return out;
 }
 
-const redisReply& expect_array(const redisReply& reply, std::size_t min_size, std::string_view context) {
+const redisReply& expect_array(const redisReply& reply, std::size_t min_size, const ReplyContext& context) {
   if (reply.type != REDIS_REPLY_ARRAY || reply.elements < min_size) {
     unexpected_reply(reply, "an array of " + std::to_string(min_size), context);
   }
   return reply;
 }
 
-std::optional<std::string> string_or_nil(const redisReply& reply, std::string_view context) {
+std::optional<std::string> string_or_nil(const redisReply& reply, const ReplyContext& context) {
   throw_if_error(reply, context);
   if (reply.type == REDIS_REPLY_NIL) return std::nullopt;
   if (reply.type != REDIS_REPLY_STRING) unexpected_reply(reply, "a string or nil", context);

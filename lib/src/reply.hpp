@@ -23,19 +23,43 @@ struct ReplyDeleter {
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
+// What an error about a reply names: "acquire 'orders:42'", or any text. An operation and a key are
+// kept as views and printed (printable_key) only when an error is thrown: a lock cycle's every
+// reply is checked, and building the text each time cost more than the rest of the checks.
+// Views: a ReplyContext lives no longer than the strings it was made from (a parameter, or a local
+// made from the operation and key).
+class ReplyContext {
+ public:
+  // NOLINTBEGIN(google-explicit-constructor): ready-made text converts like a string would
+  ReplyContext(std::string_view text) noexcept : operation_(text) {}
+  ReplyContext(const std::string& text) noexcept : operation_(text) {}
+  ReplyContext(const char* text) noexcept : operation_(text) {}
+  // NOLINTEND(google-explicit-constructor)
+  ReplyContext(std::string_view operation, std::string_view key) noexcept
+      : operation_(operation), key_(key), names_key_(true) {}
+
+  std::string text() const;
+
+ private:
+  std::string_view operation_;
+  std::string_view key_;
+  bool names_key_ = false;
+};
+
 // Throws when `reply` is an error reply: WRONGTYPE maps to Errc::wrong_type, anything else to
 // Errc::server_reply. `context` names the operation, e.g. "acquire 'orders:42'".
-void throw_if_error(const redisReply& reply, std::string_view context);
+void throw_if_error(const redisReply& reply, const ReplyContext& context);
 
 // throw_if_error for the reply of one of our scripts (scripts.hpp). A script names the key an error
 // is about as "KEYS[n]", replaced here by that key of `keys` (quoted, escaped): a key's bytes never
 // travel inside a Redis error line. Besides WRONGTYPE, a counter Redis cannot increment (not an
 // integer, or at its maximum) maps to Errc::bad_value.
-void throw_if_script_error(const redisReply& reply, std::string_view context, std::span<const std::string> keys);
+void throw_if_script_error(const redisReply& reply, const ReplyContext& context,
+                           std::span<const std::string> keys);
 
 // Shape checks that throw Errc::protocol naming what was expected.
-std::int64_t expect_integer(const redisReply& reply, std::string_view context);
-[[noreturn]] void unexpected_reply(const redisReply& reply, std::string_view expected, std::string_view context);
+std::int64_t expect_integer(const redisReply& reply, const ReplyContext& context);
+[[noreturn]] void unexpected_reply(const redisReply& reply, std::string_view expected, const ReplyContext& context);
 
 inline std::string_view as_view(const redisReply& reply) noexcept { return {reply.str, reply.len}; }
 
@@ -73,9 +97,9 @@ std::string printable_key(std::string_view key);
 Reply to_public_reply(const redisReply& reply);
 
 // Reads a script reply {flag, ...}: the array, checked to have at least `min_size` elements.
-const redisReply& expect_array(const redisReply& reply, std::size_t min_size, std::string_view context);
+const redisReply& expect_array(const redisReply& reply, std::size_t min_size, const ReplyContext& context);
 
 // A string reply, or nullopt for nil; an error reply is thrown (throw_if_error).
-std::optional<std::string> string_or_nil(const redisReply& reply, std::string_view context);
+std::optional<std::string> string_or_nil(const redisReply& reply, const ReplyContext& context);
 
 }  // namespace lockbridge::detail

@@ -40,9 +40,7 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
   throw Error(Errc::bad_option, "unknown strategy");
 }
 
-std::string describe(std::string_view operation, std::string_view key) {
-  return std::string(operation) + " " + printable_key(key);
-}
+std::string describe(std::string_view operation, std::string_view key) { return ReplyContext(operation, key).text(); }
 
 Error naming_key(const Error& error, std::string_view operation, std::string_view key) {
   const std::string message = message_of(error);
@@ -50,10 +48,11 @@ Error naming_key(const Error& error, std::string_view operation, std::string_vie
   return Error(error.errc(), describe(operation, key) + ": " + message);
 }
 
-ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const ScriptCall& call,
-                                 std::string_view key) {
-  const auto replies = run_scripts(connection, scripts, std::span(&call, 1));
-  switch (expect_integer(*replies.front(), describe("release", key))) {
+ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const Script& script,
+                                 std::initializer_list<std::string_view> keys,
+                                 std::initializer_list<std::string_view> args) {
+  const ReplyPtr reply = run_script(connection, scripts, script, keys, args);
+  switch (expect_integer(*reply, ReplyContext("release", *keys.begin()))) {
     case 0:
       return ReleaseOutcome::not_ours;
     case 2:

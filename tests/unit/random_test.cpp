@@ -1,6 +1,11 @@
-// Lock tokens and owner UUIDs from the kernel CSPRNG: their shape, and that they do not repeat.
+// Lock tokens and owner UUIDs from the kernel CSPRNG, drawn ahead a page per thread: their shape,
+// and that they do not repeat, not even across a fork (a child drawing its parent's next tokens
+// would hold the parent's locks).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <set>
 #include <string>
@@ -30,6 +35,34 @@ TEST(RandomToken, ThousandDrawsAreAllDistinct) {
   std::set<std::string> tokens;
   for (int i = 0; i < kDraws; ++i) tokens.insert(random_token());
   EXPECT_EQ(tokens.size(), static_cast<std::size_t>(kDraws));
+}
+
+TEST(RandomToken, AForkedChildDrawsOtherTokensThanItsParent) {
+  (void)random_token();  // the generator is seeded and holds state before the fork
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(pipe_ends[0]);
+    std::string drawn;
+    for (int i = 0; i < 100; ++i) drawn += random_token();
+    const bool written = write(pipe_ends[1], drawn.data(), drawn.size()) == static_cast<ssize_t>(drawn.size());
+    _exit(written ? 0 : 1);
+  }
+  close(pipe_ends[1]);
+  std::set<std::string> tokens;
+  for (int i = 0; i < 100; ++i) tokens.insert(random_token());
+  std::string from_child;
+  char buffer[4096];
+  for (ssize_t got; (got = read(pipe_ends[0], buffer, sizeof buffer)) > 0;) from_child.append(buffer, static_cast<std::size_t>(got));
+  close(pipe_ends[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(from_child.size(), 100U * 32U);
+  for (std::size_t at = 0; at < from_child.size(); at += 32) tokens.insert(from_child.substr(at, 32));
+  EXPECT_EQ(tokens.size(), 200U);
 }
 
 TEST(RandomUuid, IsCanonicalLowercaseVersion4) {

@@ -45,7 +45,7 @@ LegacyFaithful::LegacyFaithful(const LegacyOptions& options, ScriptCache& script
 AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_view key,
                                            const AttemptRequest& request) {  // learns remaining always
   const std::chrono::milliseconds lease = request.lease;
-  const std::string context = describe("acquire", key);
+  const ReplyContext context("acquire", key);
   const std::int64_t now = wall_clock_ms(options_.clock_offset);
   const std::string value = format_legacy_value(options_.format, now + lease.count() + 1, owner_);
   AcquireAttempt attempt;
@@ -90,7 +90,7 @@ ReleaseOutcome LegacyFaithful::release(Connection& connection, std::string_view 
   // jedis-lock 1.0.0 deletes whatever is there, even a lock taken over after our lease ended, and
   // announces nothing: its waiters poll.
   const ReplyPtr reply = connection.run({"DEL", key});
-  return expect_integer(*reply, describe("release", key)) == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
+  return expect_integer(*reply, ReplyContext("release", key)) == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
 }
 
 namespace {
@@ -144,7 +144,7 @@ ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milli
   return call;
 }
 
-LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply& reply, std::string_view context) {
+LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply& reply, const ReplyContext& context) {
   throw_if_error(reply, context);
   const redisReply& result = expect_array(reply, 4, context);
   ScriptResult out;
@@ -161,7 +161,7 @@ LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& conn
                                                                 const AttemptRequest* queued) {
   const ScriptCall call = acquire_call(key, lease, expected, queued);
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  return read_acquire_reply(*replies.front(), describe(expected.empty() ? "acquire" : "take over", key));
+  return read_acquire_reply(*replies.front(), ReplyContext(expected.empty() ? "acquire" : "take over", key));
 }
 
 AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_view key,
@@ -203,11 +203,9 @@ ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view 
                                        std::string_view release_channel) {
   // The announcement is a PUBLISH on a channel Java peers never read, and a handoff to a starving
   // waiter writes a stamp they read as any held lock: both invisible to them.
-  const ScriptCall call{&kLegacyHandOff,
-                        {std::string(key), waiter_queue(key), waiter_times(key), legacy_handoff(key)},
-                        {std::string(value), std::string(release_channel), unit(),
-                         options_.format == LegacyFormat::uuid_ms ? "uuid" : ""}};
-  return release_by_script(connection, scripts_, call, key);
+  return release_by_script(connection, scripts_, kLegacyHandOff,
+                           {key, waiter_queue(key), waiter_times(key), legacy_handoff(key)},
+                           {value, release_channel, unit(), options_.format == LegacyFormat::uuid_ms ? "uuid" : ""});
 }
 
 void LegacyHardened::leave_queue(Connection& connection, std::string_view key,
@@ -235,7 +233,7 @@ ScriptCall LegacyHardened::extend_call(std::string_view key, std::string_view va
 
 std::optional<std::string> LegacyHardened::extend_outcome(
     const redisReply& reply, std::string_view key, std::string_view /*value: the reply has the new stamp*/) const {
-  ScriptResult result = read_acquire_reply(reply, describe("extend", key));
+  ScriptResult result = read_acquire_reply(reply, ReplyContext("extend", key));
   if (!result.written) return std::nullopt;
   return result.value;
 }

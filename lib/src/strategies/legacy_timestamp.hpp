@@ -53,7 +53,7 @@ class LegacyHardened final : public LockStrategy {
   ScriptCall acquire_call(std::string_view key, std::chrono::milliseconds lease, std::string_view expected,
                           const AttemptRequest* request = nullptr) const;
   std::string unit() const;  // the acquire script's ARGV[3]: "s" or "ms"
-  static ScriptResult read_acquire_reply(const redisReply& reply, std::string_view context);
+  static ScriptResult read_acquire_reply(const redisReply& reply, const ReplyContext& context);
   ScriptResult run_acquire_script(Connection& connection, std::string_view key, std::chrono::milliseconds lease,
                                   std::string_view expected, const AttemptRequest* queued = nullptr);
 

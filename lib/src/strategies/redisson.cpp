@@ -46,7 +46,7 @@ AcquireAttempt RedissonStrategy::try_acquire(Connection& connection, std::string
                                              const AttemptRequest& request) {
   const ScriptCall call{&kRedissonLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  const std::string context = describe("acquire", key);
+  const ReplyContext context("acquire", key);
   throw_if_error(*replies.front(), context);  // WRONGTYPE: a string lock at the name
   AcquireAttempt attempt;
   if (replies.front()->type == REDIS_REPLY_NIL) {
@@ -64,7 +64,7 @@ ReleaseOutcome RedissonStrategy::release(Connection& connection, std::string_vie
                         {std::string(key), std::string(release_channel)},
                         {"0", lease_ms_, std::string(value), sharded_ ? "SPUBLISH" : "PUBLISH"}};
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  const std::string context = describe("release", key);
+  const ReplyContext context("release", key);
   throw_if_error(*replies.front(), context);
   // nil: our field is not there (the lease ran out, or the lock was force-unlocked).
   if (replies.front()->type == REDIS_REPLY_NIL) return ReleaseOutcome::not_ours;
@@ -79,7 +79,7 @@ ScriptCall RedissonStrategy::extend_call(std::string_view key, std::string_view 
 
 std::optional<std::string> RedissonStrategy::extend_outcome(const redisReply& reply, std::string_view key,
                                                             std::string_view value) const {
-  if (expect_integer(reply, describe("extend", key)) != 1) return std::nullopt;
+  if (expect_integer(reply, ReplyContext("extend", key)) != 1) return std::nullopt;
   return std::string(value);
 }
 

@@ -43,7 +43,7 @@ AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string
   } else {
     reply = connection.run({"SET", key, last_token_, "NX", "PX", lease_ms, "GET"});
   }
-  const std::string context = describe("acquire", key);
+  const ReplyContext context("acquire", key);
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("ERR syntax")) {
     set_nx_get_ = false;  // Redis before 7.0 cannot combine NX and GET
     return acquire_by_script(connection, key, lease_ms, AttemptRequest{});
@@ -51,7 +51,7 @@ AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("WRONGTYPE")) {
     // Rare: one more round trip to say what the key is.
     const ReplyPtr type = connection.run({"TYPE", key});
-    throw Error(Errc::wrong_type, context + ": WRONGTYPE lock key holds a " +
+    throw Error(Errc::wrong_type, context.text() + ": WRONGTYPE lock key holds a " +
                                       (type->type == REDIS_REPLY_STATUS ? std::string(as_view(*type)) : "non-string") +
                                       ", not a string");
   }
@@ -81,7 +81,7 @@ AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::str
   }
   if (fencing_) call.keys.push_back(fence_counter(key));
   const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  const std::string context = describe("acquire", key);
+  const ReplyContext context("acquire", key);
   throw_if_script_error(*replies.front(), context, call.keys);
   const redisReply& result = expect_array(*replies.front(), 1, context);
   AcquireAttempt attempt;
@@ -116,10 +116,8 @@ void TokenStrategy::leave_queue(Connection& connection, std::string_view key, st
 
 ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view key, std::string_view value,
                                       std::string_view release_channel) {
-  const ScriptCall call{fair_ ? &kCompareAndDeleteFair : &kCompareAndHandOff,
-                        {std::string(key), queue_of(key), deadlines_of(key)},
-                        {std::string(value), std::string(release_channel)}};
-  return release_by_script(connection, scripts_, call, key);
+  return release_by_script(connection, scripts_, fair_ ? kCompareAndDeleteFair : kCompareAndHandOff,
+                           {key, queue_of(key), deadlines_of(key)}, {value, release_channel});
 }
 
 ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value,
@@ -129,7 +127,7 @@ ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view val
 
 std::optional<std::string> TokenStrategy::extend_outcome(const redisReply& reply, std::string_view key,
                                                          std::string_view value) const {
-  if (expect_integer(reply, describe("extend", key)) != 1) return std::nullopt;
+  if (expect_integer(reply, ReplyContext("extend", key)) != 1) return std::nullopt;
   return std::string(value);  // the token stays; only its TTL moved
 }
 
