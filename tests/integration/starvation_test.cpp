@@ -85,6 +85,17 @@ MutexOptions notify_options(milliseconds starvation_after, MutexOptions options 
 
 long long queued(const std::string& key) { return raw({"LLEN", detail::waiter_queue(key)}).integer; }
 
+// Whether the first waiter queued on `key` starves by the server's clock: its "<deadline ms>
+// <starving at ms>" entry says so. False while nobody is queued.
+bool first_waiter_starves(const std::string& key) {
+  const Reply first = raw({"LINDEX", detail::waiter_queue(key), "0"});
+  if (first.is_nil()) return false;
+  const Reply times = raw({"HGET", detail::waiter_times(key), first.str});
+  if (times.is_nil()) return false;
+  const std::int64_t starving_at = std::stoll(times.str.substr(times.str.find(' ') + 1));
+  return server_ms() >= starving_at;
+}
+
 // A queued waiter that starves and is still alive (its deadline a minute ahead by the server's
 // clock), or one that died (its deadline `ms` ahead, never refreshed); with `starving` false, one
 // that will not starve for an hour.
@@ -350,17 +361,24 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   Client other_client = test_client();
   auto other = make(other_client, key, milliseconds(1));
   auto waited = std::async(std::launch::async, [&] { return other->try_lock_for(seconds(30)); });
-  ASSERT_TRUE(
-      eventually([&] { return queued(key) == 1 || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
-  const long busy_at_queue = busy_acquisitions;
+  // Counted from when Redis holds the waiter starving (it queued and its bound passed by the
+  // server's clock), not from when it queued: between the two the busy line may win any number of
+  // races for the free key, as the rule allows (under load up to 4 were counted there, and the
+  // test failed once in CI; from the starving point on, never more than 1 in 1,000 runs).
+  ASSERT_TRUE(eventually([&] {
+    return first_waiter_starves(key) || waited.wait_for(milliseconds(0)) == std::future_status::ready;
+  }));
+  const long busy_at_starving = busy_acquisitions;
   const bool got = waited.get();
-  const long busy_meanwhile = busy_acquisitions - busy_at_queue;
+  const long busy_meanwhile = busy_acquisitions - busy_at_starving;
   if (got) other->unlock();
   stop = true;
   for (auto& thread : threads) thread.get();
   ASSERT_TRUE(got) << "the busy process starved the other waiter";
-  // The hold under way when the waiter queued ends with a handoff: the local line may pass the
-  // lock on at most once more (an acquisition counted just after the queue was seen).
+  // Every release Redis runs after that hands the lock to the waiter. At most two acquisitions are
+  // counted after it: one Redis granted before but counted after, and one by a busy thread queued
+  // in Redis ahead of the waiter (the first live waiter is served; it does not starve, so the key
+  // is freed for it). The local line lets only one busy thread contend, or queue, at a time.
   EXPECT_LE(busy_meanwhile, 2) << "the local line went on passing the lock while a waiter elsewhere starved";
 }
 
