@@ -7,6 +7,7 @@
 #include <span>
 
 #include "../strategy.hpp"
+#include "../background_thread.hpp"
 
 namespace lockbridge::detail {
 
@@ -58,7 +59,7 @@ void LeaseKeeper::keep(const std::shared_ptr<Lease>& lease) {
   const auto needed_at = std::min(entry.next_renewal, valid_until);
   std::lock_guard lock(mutex_);
   entries_.insert_or_assign(lease.get(), std::move(entry));
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable()) thread_ = start_background_thread("lockbridge-keep", [this] { run(); });
   if (needed_at < sleeping_until_) changed_.notify_one();
 }
 

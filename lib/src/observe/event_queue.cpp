@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "background_thread.hpp"
 #include "lockbridge/observer.hpp"
 
 namespace lockbridge::detail {
@@ -28,7 +29,7 @@ void EventQueue::post(std::function<void()> deliver) noexcept {
       return;
     }
     shared_->pending.push_back(std::move(deliver));
-    if (!thread_.joinable()) thread_ = std::thread([shared = shared_] { run(shared); });
+    if (!thread_.joinable()) thread_ = start_background_thread("lockbridge-obs", [shared = shared_] { run(shared); });
     const bool wake = shared_->idle || shared_->pending.size() == kWakeAt;
     lock.unlock();
     if (wake) shared_->posted.notify_one();

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "../cluster/key_slot.hpp"
+#include "../background_thread.hpp"
 #include "../poll_timeout.hpp"
 #include "lockbridge/error.hpp"
 
@@ -76,7 +77,7 @@ std::unique_ptr<ReleaseNotifier::Watch> ReleaseNotifier::watch(const ReleaseChan
       }
     }
     watch = std::make_unique<Watch>(*this, *it->second);
-    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+    if (!thread_.joinable()) thread_ = start_background_thread("lockbridge-wake", [this] { run(); });
   }
   if (new_subscription) wake_thread();
   return watch;
