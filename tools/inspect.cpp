@@ -50,7 +50,7 @@ int run_inspect(int argc, char** argv) {
   nlohmann::ordered_json out = audit::details_line(sample, found);
   const bool exists = sample.type != "none";
   out["exists"] = exists;
-  out["holder"] = holder_of(sample, found);
+  put_holder(out, sample, found);
   const std::optional<std::int64_t> expiry = lease_end_of(sample, found, server_now);
   out["expiry_ms"] = expiry ? nlohmann::ordered_json(*expiry) : nlohmann::ordered_json(nullptr);
   out["remaining_ms_by_redis_time"] =
@@ -62,7 +62,7 @@ int run_inspect(int argc, char** argv) {
   if (vm.count("json")) {
     std::cout << dump_line(out) << std::endl;
   } else {
-    for (const auto& [name, value] : out.items()) std::cout << name << ": " << value.dump() << "\n";
+    for (const auto& [name, value] : out.items()) std::cout << name << ": " << terminal_json(value) << "\n";
   }
   return exists ? kExitOk : kExitNotAcquired;
 }

@@ -121,7 +121,27 @@ std::optional<std::string> read_key(const nlohmann::json& in, const std::string&
 std::string quoted_key(std::string_view key) {
   nlohmann::ordered_json shown;
   put_key(shown, key);
-  return shown["key"].dump();
+  return terminal_json(shown["key"]);
+}
+
+std::string terminal_json(const nlohmann::ordered_json& value) {
+  const std::string json = value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string out;
+  out.reserve(json.size());
+  constexpr std::string_view kHex = "0123456789abcdef";
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(json[i]);
+    // The dump is valid UTF-8, so 0xC2 followed by 0x80-0x9F is exactly a C1 control.
+    const bool c1 = byte == 0xC2 && i + 1 < json.size() && static_cast<unsigned char>(json[i + 1]) <= 0x9F;
+    if (byte != 0x7F && !c1) {
+      out.push_back(json[i]);
+      continue;
+    }
+    const unsigned code = c1 ? static_cast<unsigned char>(json[++i]) : byte;
+    out.append("\\u00").push_back(kHex[code >> 4]);
+    out.push_back(kHex[code & 15]);
+  }
+  return out;
 }
 
 }  // namespace lockbridge::tools

@@ -23,7 +23,12 @@ std::optional<std::string> base64_decode(std::string_view text);
 void put_key(nlohmann::ordered_json& out, std::string_view key, const std::string& field = "key");
 std::optional<std::string> read_key(const nlohmann::json& in, const std::string& field = "key");
 
-// The key as a quoted JSON string, for messages: "lock:a b", "lock:\\xff".
+// The key as a quoted JSON string, for messages: "lock:a b", "lock:\\xff"; terminal-safe.
 std::string quoted_key(std::string_view key);
+
+// A JSON value as text for a terminal: JSON escapes the C0 controls, invalid UTF-8 becomes U+FFFD,
+// and the C1 controls (U+0080-U+009F) and DEL, which JSON leaves as they are and a terminal may
+// obey (CSI is U+009B), are escaped too. For text views of bytes from Redis: keys, holders, values.
+std::string terminal_json(const nlohmann::ordered_json& value);
 
 }  // namespace lockbridge::tools

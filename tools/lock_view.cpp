@@ -1,23 +1,38 @@
 #include "lock_view.hpp"
 
+#include "key_text.hpp"
 #include "saturating.hpp"
 
 namespace lockbridge::tools {
 
-nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Classification& found) {
+void put_holder(nlohmann::ordered_json& out, const audit::KeySample& sample, const audit::Classification& found) {
+  // A holder is bytes from Redis, as a key is (a type hint names any value a token): put_key keeps
+  // them exact and the JSON valid.
   switch (found.lock_class) {
     case audit::LockClass::legacy_uuid_ms:
-      return sample.value.substr(0, sample.value.find(':'));
+      put_key(out, std::string_view(sample.value).substr(0, sample.value.find(':')), "holder");
+      return;
     case audit::LockClass::token:
     case audit::LockClass::python_redis_lock:
-      return sample.type == "string" ? nlohmann::ordered_json(sample.value) : nlohmann::ordered_json(nullptr);
+      if (sample.type == "string") {
+        put_key(out, sample.value, "holder");
+      } else {
+        out["holder"] = nullptr;
+      }
+      return;
     case audit::LockClass::redisson: {
       nlohmann::ordered_json holders = nlohmann::ordered_json::array();
-      for (const auto& [field, count] : sample.fields) holders.push_back({{"client_thread", field}, {"count", count}});
-      return holders;
+      for (const auto& [field, count] : sample.fields) {
+        nlohmann::ordered_json holder;
+        put_key(holder, field, "client_thread");
+        put_key(holder, count, "count");
+        holders.push_back(std::move(holder));
+      }
+      out["holder"] = std::move(holders);
+      return;
     }
     default:
-      return nullptr;  // legacy timestamps carry no owner
+      out["holder"] = nullptr;  // legacy timestamps carry no owner
   }
 }
 

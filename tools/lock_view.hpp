@@ -10,9 +10,11 @@
 
 namespace lockbridge::tools {
 
-// Who holds it, where the format says: a UUID (legacy_uuid_ms), the value (token, python-redis-lock),
-// Redisson's [{client_thread, count}]; null for legacy timestamps, which carry no owner.
-nlohmann::ordered_json holder_of(const audit::KeySample& sample, const audit::Classification& found);
+// Sets out["holder"] to who holds it, where the format says: a UUID (legacy_uuid_ms), the value
+// (token, python-redis-lock), Redisson's [{client_thread, count}]; null for legacy timestamps, which
+// carry no owner. Bytes that are not UTF-8 are written as put_key writes a key: "holder_base64"
+// (or "client_thread_base64", "count_base64") beside the escaped text holds them exactly.
+void put_holder(nlohmann::ordered_json& out, const audit::KeySample& sample, const audit::Classification& found);
 
 // When the lease ends (epoch ms by `server_now_ms`'s clock): the value's expiry for timestamp
 // locks, else the key's TTL; nullopt when it has neither.

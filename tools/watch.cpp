@@ -147,7 +147,7 @@ nlohmann::ordered_json json_of(const KeyView& view, std::uint64_t frame) {
   out["class"] = to_string(view.found.lock_class);
   out["preset"] = preset_of(view).empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(preset_of(view));
   out["stale"] = view.found.has(audit::Flag::stale);
-  out["holder"] = holder_of(view.sample, view.found);
+  put_holder(out, view.sample, view.found);
   out["lease_ms"] = end ? nlohmann::ordered_json(*end - view.server_now_ms) : nlohmann::ordered_json(nullptr);
   out["waiters"] = view.waiters();
   out["subscribers"] = view.subscribers;
@@ -157,13 +157,24 @@ nlohmann::ordered_json json_of(const KeyView& view, std::uint64_t frame) {
   return out;
 }
 
-// The holder as a short cell: a token's first 12 characters, a UUID, Redisson's first field.
+// `text` in at most `width` bytes: cut with ".." at a character's start, never inside one.
+std::string cut(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  std::size_t end = width - 2;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // a continuation byte
+  return text.substr(0, end) + "..";
+}
+
+// The holder as a short cell: a token's first 12 characters, a UUID, Redisson's first field;
+// terminal-safe (a holder is bytes from Redis), without JSON's quotes.
 std::string holder_cell(const nlohmann::ordered_json& holder) {
-  std::string text;
-  if (holder.is_string()) text = holder.get<std::string>();
-  if (holder.is_array() && !holder.empty()) text = holder.front()["client_thread"].get<std::string>();
-  if (text.empty()) return "-";
-  return text.size() > 14 ? text.substr(0, 12) + ".." : text;
+  nlohmann::ordered_json text;
+  if (holder.is_string()) text = holder;
+  if (holder.is_array() && !holder.empty()) text = holder.front()["client_thread"];
+  if (!text.is_string() || text.get<std::string>().empty()) return "-";
+  const std::string shown = terminal_json(text);
+  const std::string unquoted = shown.substr(1, shown.size() - 2);
+  return cut(unquoted, 14);
 }
 
 void print_frame(std::ostream& out, const std::vector<KeyView>& frame, const std::string& pattern,
@@ -179,7 +190,7 @@ void print_frame(std::ostream& out, const std::vector<KeyView>& frame, const std
   for (const KeyView& view : frame) {
     const nlohmann::ordered_json json = json_of(view, 0);
     std::string key = quoted_key(view.sample.key);
-    if (key.size() > 38) key = key.substr(0, 36) + "..";
+    key = cut(key, 38);
     std::string lease = json["lease_ms"].is_null() ? "-" : std::to_string(json["lease_ms"].get<std::int64_t>());
     if (view.found.has(audit::Flag::stale)) lease += " stale";
     out << std::left << std::setw(40) << key << std::setw(16) << json["class"].get<std::string>() << std::setw(10)

@@ -55,10 +55,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (found.lock_class == audit::LockClass::other && found.flags != 0 && options.hint == audit::TypeHint::none) {
     std::abort();  // `other` keys are counted, never flagged, unless a hint says they should be locks
   }
-  // What audit, inspect and watch print of the key: valid JSON whatever the bytes.
-  (void)lockbridge::tools::dump_line(audit::details_line(sample, found));
-  nlohmann::ordered_json line;
-  line["holder"] = lockbridge::tools::holder_of(sample, found);
-  (void)lockbridge::tools::dump_line(line);
+  // What audit, inspect and watch print of the key: exact JSON whatever the bytes (strict dumping
+  // throws on invalid UTF-8; the exact bytes are in *_base64), and terminal-safe text.
+  nlohmann::ordered_json line = audit::details_line(sample, found);
+  lockbridge::tools::put_holder(line, sample, found);
+  (void)line.dump();
+  const std::string shown = lockbridge::tools::terminal_json(line);
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(shown[i]);
+    const bool c1 = byte == 0xC2 && i + 1 < shown.size() && static_cast<unsigned char>(shown[i + 1]) <= 0x9F;
+    if (byte < 0x20 || byte == 0x7F || c1) std::abort();  // nothing a terminal would obey
+  }
   return 0;
 }

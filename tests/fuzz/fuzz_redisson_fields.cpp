@@ -37,15 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
     if (found.lock_class != audit::LockClass::redisson && found.lock_class != audit::LockClass::other) std::abort();
-    const nlohmann::ordered_json holder = lockbridge::tools::holder_of(sample, found);
+    nlohmann::ordered_json line;
+    lockbridge::tools::put_holder(line, sample, found);
+    const nlohmann::ordered_json& holder = line["holder"];
     if (found.lock_class == audit::LockClass::redisson && !sample.fields.empty() &&
         (!holder.is_array() || holder.size() != sample.fields.size())) {
       std::abort();  // every holder is shown
     }
     (void)lockbridge::tools::dump_line(audit::details_line(sample, found));
-    nlohmann::ordered_json line;
-    line["holder"] = holder;
-    (void)lockbridge::tools::dump_line(line);
+    (void)line.dump();  // strict: every holder is valid UTF-8, its exact bytes in *_base64
   }
   return 0;
 }

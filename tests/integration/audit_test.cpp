@@ -112,6 +112,35 @@ TEST(Inspect, ShowsClassHolderAndRemainingLeaseByBothClocks) {
   raw({"DEL", key});
 }
 
+// True when `text` has nothing a terminal would obey: no C0 control but newline, no DEL, no C1.
+bool terminal_safe(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if ((byte < 0x20 && byte != '\n') || byte == 0x7F) return false;
+    if (byte == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F) return false;
+  }
+  return true;
+}
+
+TEST(Inspect, AHolderOfAnyBytesIsShownExactlyInJsonAndSafelyAsText) {
+  const std::string key = unique_key();
+  constexpr char kBytes[] = "tok\x1b[2J\xc2\x9b\xff\x00" "end";  // ESC, CSI (C1), not UTF-8, NUL
+  const std::string value(kBytes, sizeof kBytes - 1);
+  raw({"SET", key, value, "PX", "60000"});
+  const CliRun json = run_cli("inspect '" + key + "' --type-hint token --json");
+  ASSERT_EQ(json.exit_code, 0) << json;
+  ASSERT_EQ(json.lines.size(), 1U) << json;
+  EXPECT_EQ(json.lines[0]["class"], "token");
+  EXPECT_EQ(tools::read_key(json.lines[0], "holder"), value);
+  EXPECT_EQ(tools::read_key(json.lines[0], "value"), value);
+  const CliRun text = run_cli("inspect '" + key + "' --type-hint token");
+  ASSERT_EQ(text.exit_code, 0) << text;
+  EXPECT_THAT(text.output, ::testing::HasSubstr("holder: \"tok\\u001b[2J\\u009b\\\\xff\\u0000end\""));
+  EXPECT_TRUE(terminal_safe(text.output)) << text;
+  EXPECT_EQ(raw({"GET", key}).str, value) << "inspect never writes";
+  raw({"DEL", key});
+}
+
 TEST(Inspect, NamesRedissonHoldersAndSaysWhenTheKeyIsMissing) {
   const std::string key = unique_key();
   raw({"HSET", key, std::string(kUuid) + ":57", "2"});

@@ -71,6 +71,19 @@ TEST(CliWatch, NamesEachFormatsClassAndAStaleKey) {
   for (const std::string& key : {redisson, faithful, stale}) raw({"DEL", key});
 }
 
+TEST(CliWatch, AKeyNamedWithTerminalControlsIsShownEscaped) {
+  const std::string tag = unique_key();
+  const std::string key = "\x1b[2J\xc2\x9b\x7f:" + tag;  // ESC, CSI (C1), DEL; first, as the column is cut
+  raw({"SET", key, std::to_string(server_ms() + 60000)});
+  const CliRun run = run_cli("watch '*" + tag + "' --once");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  EXPECT_THAT(run.output, HasSubstr("\"\\u001b[2J\\u009b\\u007f:lbtest:"));
+  EXPECT_EQ(run.output.find('\x1b'), std::string::npos) << run;
+  EXPECT_EQ(run.output.find("\xc2\x9b"), std::string::npos) << run;
+  EXPECT_EQ(run.output.find('\x7f'), std::string::npos) << run;
+  raw({"DEL", key});
+}
+
 TEST(CliWatch, APatternNothingMatchesIsAnEmptyFrameNotAnError) {
   const CliRun text = run_cli("watch '" + unique_key() + ":nothing:*' --once");
   EXPECT_EQ(text.exit_code, 0) << text;
