@@ -133,6 +133,8 @@ TEST(Tls, MutualTlsNeedsTheClientCertificate) {
   const Error refused = expect_error([&] { (void)without.try_lock(); });
   EXPECT_EQ(refused.errc(), Errc::tls);
   EXPECT_THAT(refused.what(), HasSubstr("wants a client certificate"));
+  // TLS 1.3 tells of it after the request went out, but a refused session runs nothing.
+  EXPECT_THAT(refused.what(), Not(HasSubstr("outcome unknown")));
   EXPECT_EQ(server->command({"EXISTS", "lbtest:mtls"}), "0") << "nothing was sent";
 
   TlsOptions with_certificate = test_tls();

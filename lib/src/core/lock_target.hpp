@@ -34,7 +34,8 @@ struct TargetAttempt {
 
 // Whether an attempt that threw `error` may have written on the server, so that it must be undone:
 // its request was handed to a connection (`sent`) and its reply was lost (timeout, io, protocol).
-// A request never sent (no free pooled connection, a refused connect) wrote nothing.
+// A request never sent (no free pooled connection, a refused connect) wrote nothing, and neither
+// did one on a TLS session the server refused (tls: it may say so only after the request went out).
 inline bool may_have_written(const Error& error, bool sent) noexcept {
   return sent && (error.errc() == Errc::timeout || error.errc() == Errc::io || error.errc() == Errc::protocol);
 }

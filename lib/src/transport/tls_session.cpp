@@ -134,8 +134,13 @@ void TlsSession::fail(bool handshaking) {
                          "the server does not speak TLS on this port (use redis:// without --tls, or the "
                          "server's tls-port)");
   }
-  throw TransportError(Errc::tls,
-                       std::string(handshaking ? "handshake failed: " : "") + openssl_reason("the TLS session failed"));
+  if (!handshaking) {
+    // An established session that broke (a record that does not decrypt, an unexpected alert) is
+    // a broken connection like a reset: a request already written may have run. Errc::tls is kept
+    // for the server refusing the session (above), which runs nothing it was sent.
+    throw TransportError(Errc::io, openssl_reason("the TLS session failed"));
+  }
+  throw TransportError(Errc::tls, "handshake failed: " + openssl_reason("the TLS session failed"));
 }
 
 void TlsSession::socket_failed(const TransportError& error) {
