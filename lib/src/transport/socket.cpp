@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "../poll_timeout.hpp"
+#include "resolver.hpp"
 
 namespace lockbridge::detail {
 namespace {
@@ -43,10 +44,6 @@ void set_flag(int fd, int level, int name) {
   // Best effort: a socket without them still works, only slower or later to notice a dead peer.
   (void)setsockopt(fd, level, name, &on, sizeof on);
 }
-
-struct AddrInfoDeleter {
-  void operator()(addrinfo* info) const noexcept { freeaddrinfo(info); }
-};
 
 }  // namespace
 
@@ -77,19 +74,9 @@ void Socket::wait_for(short events, Deadline deadline, const char* waiting_for) 
 }
 
 Socket Socket::connect_tcp(const std::string& host, int port, Deadline deadline) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  // Name resolution is the one wait the deadline cannot cut short (getaddrinfo blocks); an IP
-  // address never waits for it.
-  const int resolved = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (resolved != 0) {
-    throw TransportError(Errc::io, "cannot resolve '" + host + "': " + gai_strerror(resolved));
-  }
-  const std::unique_ptr<addrinfo, AddrInfoDeleter> addresses(found);
+  const std::shared_ptr<const addrinfo> found = resolve(host, port, deadline);
   std::string failures;
-  for (const addrinfo* address = found; address != nullptr; address = address->ai_next) {
+  for (const addrinfo* address = found.get(); address != nullptr; address = address->ai_next) {
     Socket socket(open_socket(address->ai_family));
     if (const int error = socket.connect_to(address->ai_addr, address->ai_addrlen, deadline); error != 0) {
       failures = errno_text(error);

@@ -1,0 +1,25 @@
+// Host names to addresses, by a deadline. getaddrinfo(3) waits as long as resolv.conf lets it
+// (timeout x attempts x name servers: 10 s and more with the defaults) and nothing can cut it
+// short, so a DNS server that does not answer would hold a connect, and every lock call behind
+// it, far past its connect timeout. Managed Redis is reached by name, and fails over by changing
+// what the name resolves to, so names are looked up for every connect and never cached here.
+#pragma once
+
+#include <netdb.h>
+
+#include <memory>
+#include <string>
+
+#include "transport_error.hpp"
+
+namespace lockbridge::detail {
+
+// The addresses of `host` (a name, an IPv4 or IPv6 address) for TCP `port`, in getaddrinfo's
+// order. An address is resolved at once on the calling thread. A name is looked up on a thread of
+// its own (lockbridge-dns), waited for until `deadline`: then a timeout is thrown and the lookup
+// finishes on its own, freeing what it found. Connects to one host:port while its lookup is in
+// flight wait for that same lookup, so a silent DNS server costs one thread per name, not one per
+// connect attempt. Throws TransportError: io when the name does not resolve, timeout.
+std::shared_ptr<const addrinfo> resolve(const std::string& host, int port, Deadline deadline);
+
+}  // namespace lockbridge::detail

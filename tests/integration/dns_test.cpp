@@ -1,0 +1,186 @@
+// Name resolution keeps the connect timeout: a DNS server that never answers costs a connect its
+// timeout, not resolv.conf's (5 s x 2 attempts here, as by default), and connects to one
+// name share the lookup in flight; a name that cannot be resolved is an io error naming it.
+//
+// Each test runs in a forked child with a mount namespace of its own, where /etc/resolv.conf is
+// bind-mounted over by one naming a loopback name server: a UDP socket that never answers, or an
+// address where nothing listens. That needs root (CI runs as root); elsewhere the tests skip.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kSilentNameServer = "127.0.53.1";   // bound below, never answers
+constexpr const char* kAbsentNameServer = "127.0.53.2";   // nothing listens: refused at once
+constexpr const char* kName = "redis.lockbridge.test";    // in no hosts file: asked of DNS
+
+// A UDP socket on `address`:53 that reads nothing and answers nothing; -1 when it cannot be bound.
+class SilentNameServer {
+ public:
+  explicit SilentNameServer(const char* address) : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in bound{};
+    bound.sin_family = AF_INET;
+    bound.sin_port = htons(53);
+    ::inet_pton(AF_INET, address, &bound.sin_addr);
+    if (fd_ >= 0 && ::bind(fd_, reinterpret_cast<const sockaddr*>(&bound), sizeof bound) != 0) {
+      error_ = std::strerror(errno);
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~SilentNameServer() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  SilentNameServer(const SilentNameServer&) = delete;
+  SilentNameServer& operator=(const SilentNameServer&) = delete;
+  bool bound() const { return fd_ >= 0; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_;
+  std::string error_;
+};
+
+// A resolv.conf naming `name_server`, 5 s per try, 2 tries (glibc's defaults); removed when this
+// object goes.
+class ResolvConf {
+ public:
+  explicit ResolvConf(const char* name_server)
+      : path_(std::filesystem::path(test_dir()) / ("resolv-" + std::to_string(::getpid()) + ".conf")) {
+    std::ofstream(path_) << "nameserver " << name_server << "\noptions timeout:5 attempts:2\n";
+  }
+  ~ResolvConf() { std::filesystem::remove(path_); }
+  ResolvConf(const ResolvConf&) = delete;
+  ResolvConf& operator=(const ResolvConf&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// In the (single-threaded) forked child: its own mount namespace with `conf` over /etc/resolv.conf.
+// "" when done, else why not.
+std::string use_resolv_conf(const ResolvConf& conf) {
+  if (::unshare(CLONE_NEWNS) != 0) return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return std::string("mount --make-rprivate /: ") + std::strerror(errno);
+  }
+  if (::mount(conf.path().c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) != 0) {
+    return std::string("mount --bind over /etc/resolv.conf: ") + std::strerror(errno);
+  }
+  return "";
+}
+
+constexpr std::string_view kSkip = "skip: ";
+
+// Runs `body` in a forked child that resolves through `name_server`; its answer, or skips.
+std::string with_name_server(const char* name_server, const std::function<std::string()>& body) {
+  const ResolvConf conf(name_server);
+  return in_forked_child([&] {
+    if (const std::string why = use_resolv_conf(conf); !why.empty()) return std::string(kSkip) + why;
+    return body();
+  });
+}
+
+// The lockbridge-dns threads of this process now.
+int dns_threads() {
+  int count = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string name;
+    std::getline(std::ifstream(task.path() / "comm"), name);
+    if (name == "lockbridge-dns") ++count;
+  }
+  return count;
+}
+
+std::string tcp_url_of(const std::string& host) { return "redis://" + host + ":" + std::to_string(tcp_port()); }
+
+TEST(Dns, ASilentNameServerCostsTheConnectTimeoutAndConnectsShareOneLookup) {
+  const SilentNameServer server(kSilentNameServer);
+  if (!server.bound()) GTEST_SKIP() << "cannot bind " << kSilentNameServer << ":53: " << server.error();
+  const std::string answer = with_name_server(kSilentNameServer, [] {
+    ClientOptions options;
+    options.connect_timeout = std::chrono::milliseconds(300);
+    options.pool_size = 4;
+    const Client client(tcp_url_of(kName), options);
+    // Four connects at once, each on its own pooled connection: every one times out, and they
+    // wait for one lookup (getaddrinfo's own wait is 10 s: 5 s x 2 tries).
+    std::vector<std::string> errors(4);
+    std::atomic<int> most_threads{0};
+    std::vector<std::thread> callers;
+    const auto started = std::chrono::steady_clock::now();
+    for (std::string& error : errors) {
+      callers.emplace_back([&] {
+        try {
+          client.ping();
+          error = "connected";
+        } catch (const Error& failure) {
+          error = std::string(errc_name(failure.errc())) + ": " + failure.what();
+        }
+      });
+    }
+    for (int i = 0; i < 20; ++i) {
+      most_threads = std::max(most_threads.load(), dns_threads());
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (std::thread& caller : callers) caller.join();
+    const auto waited = std::chrono::steady_clock::now() - started;
+    std::string out = "threads " + std::to_string(most_threads.load()) + "\n";
+    out += waited < std::chrono::seconds(5) ? "before the resolver's timeout\n" : "after the resolver's timeout\n";
+    for (const std::string& error : errors) out += error + "\n";
+    return out;
+  });
+  if (answer.starts_with(kSkip)) GTEST_SKIP() << answer;
+  EXPECT_THAT(answer, StartsWith("threads 1\nbefore the resolver's timeout\n")) << answer;
+  const std::string expected = "timeout: connect to " + tcp_url_of(kName) + ": no answer from DNS for '" + kName + "'";
+  std::size_t lines = 0;
+  for (std::size_t at = answer.find(expected); at != std::string::npos; at = answer.find(expected, at + 1)) ++lines;
+  EXPECT_EQ(lines, 4U) << answer;
+}
+
+TEST(Dns, ANameThatCannotBeResolvedIsAnIoErrorNamingIt) {
+  const std::string answer = with_name_server(kAbsentNameServer, [] {
+    try {
+      Client(tcp_url_of(kName)).ping();
+      return std::string("connected");
+    } catch (const Error& failure) {
+      return std::string(errc_name(failure.errc())) + ": " + failure.what();
+    }
+  });
+  if (answer.starts_with(kSkip)) GTEST_SKIP() << answer;
+  EXPECT_THAT(answer, StartsWith("io: connect to " + tcp_url_of(kName) + ": cannot resolve '" + kName + "'")) << answer;
+}
+
+TEST(Dns, AnAddressAndLocalhostConnectAsBefore) {
+  // An address never starts a lookup; localhost comes from the hosts file.
+  for (const std::string host : {"127.0.0.1", "localhost"}) {
+    const Client client(tcp_url_of(host));
+    EXPECT_NO_THROW(client.ping()) << host;
+  }
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
