@@ -161,6 +161,46 @@ TEST(Dns, ASilentNameServerCostsTheConnectTimeoutAndConnectsShareOneLookup) {
   EXPECT_EQ(lines, 4U) << answer;
 }
 
+TEST(Dns, AForkedChildLooksANameUpAgainRatherThanWaitOnItsParentsLookup) {
+  const SilentNameServer server(kSilentNameServer);
+  if (!server.bound()) GTEST_SKIP() << "cannot bind " << kSilentNameServer << ":53: " << server.error();
+  const std::string answer = with_name_server(kSilentNameServer, [] {
+    ClientOptions options;
+    options.connect_timeout = std::chrono::milliseconds(300);
+    // This process's lookup of the name waits 10 s on the silent name server; the child forked
+    // meanwhile finds the name in its hosts file, if it looks it up itself.
+    std::thread caller([&] {
+      try {
+        Client(tcp_url_of(kName), options).ping();
+      } catch (const Error&) {
+        // the silent name server: expected
+      }
+    });
+    while (dns_threads() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const std::string child = in_forked_child([&] {
+      const std::filesystem::path hosts = std::filesystem::path(test_dir()) / ("hosts-" + std::to_string(::getpid()));
+      std::ofstream(hosts) << "127.0.0.1 " << kName << "\n";
+      std::string result;
+      if (::unshare(CLONE_NEWNS) != 0 || ::mount(hosts.c_str(), "/etc/hosts", nullptr, MS_BIND, nullptr) != 0) {
+        result = std::string(kSkip) + "cannot mount a hosts file: " + std::strerror(errno);
+      } else {
+        try {
+          Client(tcp_url_of(kName), options).ping();
+          result = "connected";
+        } catch (const Error& failure) {
+          result = failure.what();
+        }
+      }
+      std::filesystem::remove(hosts);
+      return result;
+    });
+    caller.join();
+    return child;
+  });
+  if (answer.starts_with(kSkip)) GTEST_SKIP() << answer;
+  EXPECT_EQ(answer, "connected");
+}
+
 TEST(Dns, ANameThatCannotBeResolvedIsAnIoErrorNamingIt) {
   const std::string answer = with_name_server(kAbsentNameServer, [] {
     try {

@@ -1,5 +1,7 @@
 #include "resolver.hpp"
 
+#include <pthread.h>
+
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -41,9 +43,25 @@ struct InFlight {
   std::map<std::string, std::shared_ptr<Lookup>> lookups;  // by "host\0port"
 };
 
+InFlight& in_flight();
+
+// fork() copies the map but not the lookup threads: a child would wait on lookups no thread of its
+// own finishes, and find the mutex locked for ever if a thread held it then. So fork waits for the
+// mutex, and the child starts with no lookups in flight.
+void before_fork() { in_flight().mutex.lock(); }
+void after_fork_in_parent() { in_flight().mutex.unlock(); }
+void after_fork_in_child() {
+  in_flight().lookups.clear();
+  in_flight().mutex.unlock();
+}
+
 // Never destroyed: a lookup thread may still be running when the process's statics are.
 InFlight& in_flight() {
-  static auto* const state = new InFlight;
+  static auto* const state = [] {
+    auto* const made = new InFlight;
+    ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    return made;
+  }();
   return *state;
 }
 
