@@ -12,6 +12,7 @@
 #include "audit/classify.hpp"
 #include "audit/tally.hpp"
 #include "cli_common.hpp"
+#include "key_text.hpp"
 #include "lock_view.hpp"
 
 namespace audit = lockbridge::tools::audit;

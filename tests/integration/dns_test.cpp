@@ -33,8 +33,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-constexpr const char* kSilentNameServer = "127.0.53.1";   // bound below, never answers
-constexpr const char* kAbsentNameServer = "127.0.53.2";   // nothing listens: refused at once
+// Bound by a test, never answering: one address per test, as CTest runs them side by side.
+constexpr const char* kSilentNameServer = "127.0.53.1";
+constexpr const char* kSilentNameServerForFork = "127.0.53.3";
+constexpr const char* kAbsentNameServer = "127.0.53.2";  // nothing listens: refused at once
 constexpr const char* kName = "redis.lockbridge.test";    // in no hosts file: asked of DNS
 
 // A UDP socket on `address`:53 that reads nothing and answers nothing; -1 when it cannot be bound.
@@ -162,9 +164,9 @@ TEST(Dns, ASilentNameServerCostsTheConnectTimeoutAndConnectsShareOneLookup) {
 }
 
 TEST(Dns, AForkedChildLooksANameUpAgainRatherThanWaitOnItsParentsLookup) {
-  const SilentNameServer server(kSilentNameServer);
-  if (!server.bound()) GTEST_SKIP() << "cannot bind " << kSilentNameServer << ":53: " << server.error();
-  const std::string answer = with_name_server(kSilentNameServer, [] {
+  const SilentNameServer server(kSilentNameServerForFork);
+  if (!server.bound()) GTEST_SKIP() << "cannot bind " << kSilentNameServerForFork << ":53: " << server.error();
+  const std::string answer = with_name_server(kSilentNameServerForFork, [] {
     ClientOptions options;
     options.connect_timeout = std::chrono::milliseconds(300);
     // This process's lookup of the name waits 10 s on the silent name server; the child forked
