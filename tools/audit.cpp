@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "audit/eviction.hpp"
 #include "audit/scanner.hpp"
 #include "audit/tally.hpp"
 #include "cli_common.hpp"
@@ -19,27 +20,39 @@ constexpr std::string_view kUsage =
     "lockbridge audit [--url URL] [--match PATTERN] [--type-hint "
     "none|legacy-ms|legacy-seconds|legacy-uuid-ms|token|redisson]\n"
     "                 [--batch N] [--far-future MS] [--json] [--details FILE] [--fail-on "
-    "stale,no-ttl,bad-value,...]\n\n"
+    "stale,no-ttl,bad-value,eviction,...]\n\n"
     "Walks the keys matching PATTERN with SCAN and classifies each: legacy_ms, legacy_seconds,\n"
     "legacy_uuid_ms, legacy_forever, token, redisson, python_redis_lock or other; flags stale, no_ttl,\n"
-    "far_future, bad_value, wrong_type. Changes nothing. Progress goes to stderr.\n"
+    "far_future, bad_value, wrong_type. Says whether each server's maxmemory-policy may evict lock\n"
+    "keys (--fail-on eviction: it may, or INFO cannot tell). Changes nothing. Progress goes to stderr.\n"
     "Exit status: 0 nothing named by --fail-on found, 4 something was, 2 bad usage, 3 Redis error,\n"
     "5 a local file (details, stdout) could not be written, 130 interrupted.";
 
-unsigned flags_from(const std::string& list) {
+// What --fail-on names: key flags, and "eviction" (a server that may evict lock keys, or cannot
+// tell).
+struct FailOn {
   unsigned flags = 0;
+  bool eviction = false;
+};
+
+FailOn fail_on_from(const std::string& list) {
+  FailOn fail_on;
   std::stringstream in(list);
   std::string name;
   while (std::getline(in, name, ',')) {
     if (name.empty()) continue;
+    if (name == "eviction") {
+      fail_on.eviction = true;
+      continue;
+    }
     const auto flag = audit::flag_from_string(name);
     if (!flag) {
-      throw Error(Errc::bad_option,
-                  "--fail-on: unknown flag '" + name + "' (stale, no-ttl, far-future, bad-value, wrong-type)");
+      throw Error(Errc::bad_option, "--fail-on: unknown flag '" + name +
+                                        "' (stale, no-ttl, far-future, bad-value, wrong-type, eviction)");
     }
-    flags |= static_cast<unsigned>(*flag);
+    fail_on.flags |= static_cast<unsigned>(*flag);
   }
-  return flags;
+  return fail_on;
 }
 
 }  // namespace
@@ -60,7 +73,7 @@ int run_audit(int argc, char** argv) {
   audit::ClassifyOptions classify_options;
   classify_options.hint = choice_option(audit::kTypeHintNames, "type-hint", vm["type-hint"].as<std::string>());
   classify_options.far_future = far_future_option(vm);
-  const unsigned fail_on = flags_from(vm["fail-on"].as<std::string>());
+  const FailOn fail_on = fail_on_from(vm["fail-on"].as<std::string>());
   const int batch_size = batch_option(vm);
   std::optional<OutputFile> details;
   if (vm.count("details")) {
@@ -73,6 +86,8 @@ int run_audit(int argc, char** argv) {
   // Every master of a cluster (SCAN sees one server's keys), only masters: a replica's keys are
   // its master's.
   const std::vector<Client> masters = target.client().masters();
+  std::vector<audit::Eviction> eviction;
+  for (const Client& master : masters) eviction.push_back(audit::read_eviction(master));
   ScanProgress progress("audit", total_keys(masters));
   audit::Tally tally;
   std::vector<audit::KeySample> batch;
@@ -94,15 +109,19 @@ int run_audit(int argc, char** argv) {
   }
   const double seconds = progress.seconds();
   if (vm.count("json")) {
-    std::cout << dump_line(tally.to_json(seconds)) << std::endl;
+    nlohmann::ordered_json summary = tally.to_json(seconds);
+    summary["eviction"] = audit::to_json(eviction);
+    std::cout << dump_line(summary) << std::endl;
   } else {
     tally.print(std::cout, seconds);
+    audit::print(std::cout, eviction);
   }
   // A partial listing would read as keys gone when compared with the last run's: an interrupted
   // run leaves the file as it was.
   if (details) details->finish(!interrupted(), "audit");
   if (interrupted()) return kExitInterrupted;
-  return tally.any(fail_on) ? kExitFindings : kExitOk;
+  const bool found = tally.any(fail_on.flags) || (fail_on.eviction && audit::any_not_known_safe(eviction));
+  return found ? kExitFindings : kExitOk;
 }
 
 }  // namespace lockbridge::tools

@@ -1,0 +1,128 @@
+#include "eviction.hpp"
+
+#include <charconv>
+#include <ostream>
+
+#include "lockbridge/error.hpp"
+#include "replies.hpp"
+
+namespace lockbridge::tools::audit {
+namespace {
+
+std::optional<std::uint64_t> number(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string_view reach_text(Eviction::Reach reach) {
+  switch (reach) {
+    case Eviction::Reach::none:
+      return "evicts no key";
+    case Eviction::Reach::with_ttl:
+      return "may evict lock keys with a TTL (every lock but faithful legacy stamps); a lock evicted is lost";
+    case Eviction::Reach::any:
+      return "may evict any lock key; a lock evicted is lost";
+    case Eviction::Reach::unknown:
+      break;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Eviction::Reach Eviction::reach() const noexcept {
+  if (policy.empty() || !maxmemory) return Reach::unknown;
+  if (*maxmemory == 0 || policy == "noeviction") return Reach::none;
+  if (policy.starts_with("volatile-")) return Reach::with_ttl;
+  if (policy.starts_with("allkeys-")) return Reach::any;
+  return Reach::unknown;  // a policy this version does not know: not called safe
+}
+
+void parse_info_into(std::string_view info, Eviction& out) {
+  while (!info.empty()) {
+    const std::size_t eol = info.find('\n');
+    std::string_view line = info.substr(0, eol);
+    info = eol == std::string_view::npos ? std::string_view() : info.substr(eol + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view field = line.substr(0, colon);
+    const std::string_view value = line.substr(colon + 1);
+    if (field == "maxmemory_policy") out.policy = std::string(value);
+    if (field == "maxmemory") out.maxmemory = number(value);
+    if (field == "evicted_keys") out.evicted_keys = number(value);
+  }
+}
+
+Eviction read_eviction(const Client& master) {
+  Eviction out;
+  out.server = master.url().redacted();
+  try {
+    parse_info_into(string_reply(master.command({"INFO", "memory"}), {"INFO"}), out);
+    parse_info_into(string_reply(master.command({"INFO", "stats"}), {"INFO"}), out);
+  } catch (const Error& error) {
+    if (error.errc() != Errc::server_reply) throw;
+    out.error = error.what();
+  }
+  if (out.error.empty() && out.reach() == Eviction::Reach::unknown) {
+    out.error = out.policy.empty() || !out.maxmemory ? "INFO memory has no maxmemory or maxmemory_policy"
+                                                      : "unknown maxmemory-policy '" + out.policy + "'";
+  }
+  return out;
+}
+
+std::string_view to_string(Eviction::Reach reach) noexcept {
+  switch (reach) {
+    case Eviction::Reach::none:
+      return "none";
+    case Eviction::Reach::with_ttl:
+      return "keys_with_ttl";
+    case Eviction::Reach::any:
+      return "any_key";
+    case Eviction::Reach::unknown:
+      break;
+  }
+  return "unknown";
+}
+
+bool any_not_known_safe(const std::vector<Eviction>& servers) noexcept {
+  for (const Eviction& server : servers) {
+    if (server.reach() != Eviction::Reach::none) return true;
+  }
+  return false;
+}
+
+nlohmann::ordered_json to_json(const std::vector<Eviction>& servers) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Eviction& server : servers) {
+    nlohmann::ordered_json line;
+    line["server"] = server.server;
+    line["maxmemory_policy"] =
+        server.policy.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(server.policy);
+    line["maxmemory"] = server.maxmemory ? nlohmann::ordered_json(*server.maxmemory) : nlohmann::ordered_json(nullptr);
+    line["evicted_keys"] =
+        server.evicted_keys ? nlohmann::ordered_json(*server.evicted_keys) : nlohmann::ordered_json(nullptr);
+    line["may_evict"] = to_string(server.reach());
+    if (!server.error.empty()) line["error"] = server.error;
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+void print(std::ostream& out, const std::vector<Eviction>& servers) {
+  for (const Eviction& server : servers) {
+    out << "eviction on " << server.server << ": ";
+    if (!server.error.empty()) {
+      out << "unknown (" << server.error << ")\n";
+      continue;
+    }
+    out << server.policy << ", maxmemory " << *server.maxmemory << (*server.maxmemory == 0 ? " (no limit)" : "")
+        << ": " << reach_text(server.reach());
+    if (server.evicted_keys) out << "; " << *server.evicted_keys << " keys evicted since the server started";
+    out << "\n";
+  }
+}
+
+}  // namespace lockbridge::tools::audit
