@@ -93,10 +93,9 @@ void Connection::fail(std::string_view doing, const TransportError& error, bool 
     // Redis drops a plain client on its TLS port at once: the first request meets a closed socket.
     reason += " (if the port expects TLS, use rediss:// or --tls)";
   }
-  // A TLS error is the server refusing the session (docs/errors.md, tls): TLS 1.3 may tell a client
-  // without the certificate it wants only after its first request went out, but the server runs
-  // nothing on a session it refused. may_have_written() reads the code the same way.
-  outcome_unknown = outcome_unknown && error.code() != Errc::tls;
+  // A session the server refused by an alert ran nothing, though TLS 1.3 may tell so only after
+  // the first request went out (docs/errors.md, tls).
+  outcome_unknown = outcome_unknown && !error.session_refused();
   throw Error(error.code(), std::string(doing) + " on " + where_ + ": " + reason +
                                 (outcome_unknown ? " (the command may have run: outcome unknown)" : ""));
 }

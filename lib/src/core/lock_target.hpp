@@ -33,11 +33,14 @@ struct TargetAttempt {
 };
 
 // Whether an attempt that threw `error` may have written on the server, so that it must be undone:
-// its request was handed to a connection (`sent`) and its reply was lost (timeout, io, protocol).
-// A request never sent (no free pooled connection, a refused connect) wrote nothing, and neither
-// did one on a TLS session the server refused (tls: it may say so only after the request went out).
+// its request was handed to a connection (`sent`) and its reply was lost (timeout, io, protocol,
+// tls). A request never sent (no free pooled connection, a refused connect or handshake) wrote
+// nothing. A tls error after the request went out is mostly a session the server refused, which
+// ran nothing, but a reset read as one may not be: the undo deletes only this attempt's own value,
+// so when unsure it is undone.
 inline bool may_have_written(const Error& error, bool sent) noexcept {
-  return sent && (error.errc() == Errc::timeout || error.errc() == Errc::io || error.errc() == Errc::protocol);
+  return sent && (error.errc() == Errc::timeout || error.errc() == Errc::io || error.errc() == Errc::protocol ||
+                  error.errc() == Errc::tls);
 }
 
 // What an extend found.

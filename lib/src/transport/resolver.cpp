@@ -3,15 +3,20 @@
 #include <pthread.h>
 
 #include <condition_variable>
+#include <exception>
 #include <map>
 #include <mutex>
-#include <system_error>
 #include <utility>
 
 #include "../background_thread.hpp"
 
 namespace lockbridge::detail {
 namespace {
+
+// Lookups of one host:port that may run at once. Beyond it a connect joins the latest lookup even
+// after a connect gave up on it, so a silent DNS server costs a few threads per name, not one per
+// connect attempt.
+constexpr int kMaxLookupsPerName = 4;
 
 struct AddrInfoDeleter {
   void operator()(addrinfo* info) const noexcept { freeaddrinfo(info); }
@@ -26,10 +31,16 @@ std::shared_ptr<const addrinfo> lookup_now(const std::string& host, const std::s
   hints.ai_flags = flags;
   addrinfo* found = nullptr;
   status = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
-  return status == 0 ? std::shared_ptr<const addrinfo>(found, AddrInfoDeleter{}) : nullptr;
+  if (status != 0) return nullptr;
+  try {
+    return std::shared_ptr<const addrinfo>(found, AddrInfoDeleter{});
+  } catch (const std::bad_alloc&) {  // the control block: the deleter has freed `found`
+    status = EAI_MEMORY;
+    return nullptr;
+  }
 }
 
-// One lookup in flight, shared by every connect that wants its host:port meanwhile.
+// One lookup: its answer, for every connect waiting on it.
 struct Lookup {
   std::mutex mutex;
   std::condition_variable finished;
@@ -38,9 +49,18 @@ struct Lookup {
   std::shared_ptr<const addrinfo> found;
 };
 
+// The lookups of one host:port. `latest` is joined by new connects while `joinable`: until it
+// answers, or until a connect waiting on it gives up (a query lost in the network waits out
+// resolv.conf's timeout; a new query may well be answered at once).
+struct Name {
+  std::shared_ptr<Lookup> latest;
+  bool joinable = false;
+  int running = 0;
+};
+
 struct InFlight {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<Lookup>> lookups;  // by "host\0port"
+  std::mutex mutex;  // guards `names` and every Name in it
+  std::map<std::string, Name> names;  // by "host\0port"
 };
 
 InFlight& in_flight();
@@ -51,7 +71,7 @@ InFlight& in_flight();
 void before_fork() { in_flight().mutex.lock(); }
 void after_fork_in_parent() { in_flight().mutex.unlock(); }
 void after_fork_in_child() {
-  in_flight().lookups.clear();
+  in_flight().names.clear();
   in_flight().mutex.unlock();
 }
 
@@ -71,9 +91,15 @@ void run_lookup(const std::shared_ptr<Lookup>& lookup, const std::string& host, 
   int status = 0;
   std::shared_ptr<const addrinfo> found = lookup_now(host, service, 0, status);
   {
-    // Connects from now on start a lookup of their own: its answer may differ (a failover).
-    const std::lock_guard<std::mutex> in_flight_guard(in_flight().mutex);
-    in_flight().lookups.erase(id);
+    const std::lock_guard<std::mutex> names_guard(in_flight().mutex);
+    const auto it = in_flight().names.find(id);
+    if (it != in_flight().names.end()) {  // absent only in a child forked meanwhile
+      Name& name = it->second;
+      --name.running;
+      // Connects from now on start a lookup of their own: its answer may differ (a failover).
+      if (name.latest == lookup) name.latest.reset();
+      if (name.running == 0 && !name.latest) in_flight().names.erase(it);
+    }
   }
   const std::lock_guard<std::mutex> guard(lookup->mutex);
   lookup->status = status;
@@ -82,20 +108,30 @@ void run_lookup(const std::shared_ptr<Lookup>& lookup, const std::string& host, 
   lookup->finished.notify_all();
 }
 
-std::shared_ptr<Lookup> start_lookup(const std::string& host, const std::string& service) {
-  const std::string id = host + '\0' + service;
+std::shared_ptr<Lookup> start_lookup(const std::string& host, const std::string& service, const std::string& id) {
   InFlight& state = in_flight();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  if (const auto it = state.lookups.find(id); it != state.lookups.end()) return it->second;
-  auto lookup = std::make_shared<Lookup>();
+  Name& name = state.names[id];
+  if (name.latest && (name.joinable || name.running >= kMaxLookupsPerName)) return name.latest;
   try {
+    auto lookup = std::make_shared<Lookup>();
     start_background_thread("lockbridge-dns", [lookup, host, service, id] { run_lookup(lookup, host, service, id); })
         .detach();
-  } catch (const std::system_error& error) {  // no thread to be had (RLIMIT_NPROC, memory)
-    throw TransportError(Errc::io, "cannot look up '" + host + "': no thread for it: " + error.what());
+    name.latest = lookup;
+    name.joinable = true;
+    ++name.running;
+    return lookup;
+  } catch (const std::exception& error) {  // no thread or memory to be had (RLIMIT_NPROC)
+    if (name.running == 0 && !name.latest) state.names.erase(id);
+    throw TransportError(Errc::io, "cannot look up '" + host + "': " + error.what());
   }
-  state.lookups.emplace(id, lookup);
-  return lookup;
+}
+
+// A connect gave up on `lookup`: the next one asks DNS again rather than wait on it.
+void stop_joining(const std::string& id, const std::shared_ptr<Lookup>& lookup) {
+  const std::lock_guard<std::mutex> guard(in_flight().mutex);
+  const auto it = in_flight().names.find(id);
+  if (it != in_flight().names.end() && it->second.latest == lookup) it->second.joinable = false;
 }
 
 [[noreturn]] void unresolved(const std::string& host, int status) {
@@ -110,14 +146,18 @@ std::shared_ptr<const addrinfo> resolve(const std::string& host, int port, Deadl
   if (auto address = lookup_now(host, service, AI_NUMERICHOST, status)) return address;
   if (status != EAI_NONAME) unresolved(host, status);  // an address, but not one of ours (EAI_FAMILY...)
 
-  const std::shared_ptr<Lookup> lookup = start_lookup(host, service);
-  std::unique_lock<std::mutex> lock(lookup->mutex);
-  if (!lookup->finished.wait_until(lock, deadline, [&] { return lookup->done; })) {
-    throw TransportError(Errc::timeout, "no answer from DNS for '" + host +
-                                            "' within the connect timeout (resolv.conf's name servers)");
+  const std::string id = host + '\0' + service;
+  const std::shared_ptr<Lookup> lookup = start_lookup(host, service, id);
+  {
+    std::unique_lock<std::mutex> lock(lookup->mutex);
+    if (lookup->finished.wait_until(lock, deadline, [&] { return lookup->done; })) {
+      if (lookup->status != 0) unresolved(host, lookup->status);
+      return lookup->found;
+    }
   }
-  if (lookup->status != 0) unresolved(host, lookup->status);
-  return lookup->found;
+  stop_joining(id, lookup);
+  throw TransportError(Errc::timeout,
+                       "no answer from DNS for '" + host + "' within the connect timeout (resolv.conf's name servers)");
 }
 
 }  // namespace lockbridge::detail

@@ -16,10 +16,15 @@ namespace lockbridge::detail {
 
 // The addresses of `host` (a name, an IPv4 or IPv6 address) for TCP `port`, in getaddrinfo's
 // order. An address is resolved at once on the calling thread. A name is looked up on a thread of
-// its own (lockbridge-dns), waited for until `deadline`: then a timeout is thrown and the lookup
-// finishes on its own, freeing what it found. Connects to one host:port while its lookup is in
-// flight wait for that same lookup, so a silent DNS server costs one thread per name, not one per
-// connect attempt. Throws TransportError: io when the name does not resolve, timeout.
+// its own (lockbridge-dns, detached), waited for until `deadline`: then a timeout is thrown and the
+// lookup finishes on its own, freeing what it found. Connects to one host:port join the lookup in
+// flight until one of them gives up on it; the next starts a new one (a lost query waits out
+// resolv.conf's timeout, a new one may be answered at once), up to 4 at once per host:port.
+// Throws TransportError: io when the name does not resolve, timeout.
+//
+// A lookup thread runs the library's code until getaddrinfo returns: a program that unloads
+// lockbridge (dlclose) must not do so while a connect by name has timed out in the last
+// resolv.conf timeout.
 std::shared_ptr<const addrinfo> resolve(const std::string& host, int port, Deadline deadline);
 
 }  // namespace lockbridge::detail

@@ -115,18 +115,29 @@ void TlsSession::fail(bool handshaking) {
                          "the server answered in plain text: the port does not speak TLS (use redis:// "
                          "without --tls, or the server's tls-port)");
   }
+  // The server's alerts refusing our certificate (or its absence). TLS 1.3 may send them after the
+  // client's side of the handshake is done and its first request is out; the server runs nothing
+  // on a session it refused.
+  constexpr auto kRefused = TransportError::Session::refused;
   if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
       (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && !client_certificate_) ||
       (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE && !client_certificate_)) {
     ERR_clear_error();
-    throw TransportError(Errc::tls, std::string(kWantsCertificate));
+    throw TransportError(Errc::tls, std::string(kWantsCertificate), kRefused);
   }
   if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
       reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN) {
     ERR_clear_error();
     throw TransportError(Errc::tls,
                          "the server refused the client certificate (is it signed by a CA the server "
-                         "trusts, tls-ca-cert-file?)");
+                         "trusts, tls-ca-cert-file?)",
+                         kRefused);
+  }
+  if (!handshaking) {
+    // An established session that broke (a record that does not decrypt, plain text amid the
+    // records, an unexpected alert) is a broken connection like a reset: a request already
+    // written may have run.
+    throw TransportError(Errc::io, openssl_reason("the TLS session failed"));
   }
   if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
     ERR_clear_error();
@@ -134,18 +145,19 @@ void TlsSession::fail(bool handshaking) {
                          "the server does not speak TLS on this port (use redis:// without --tls, or the "
                          "server's tls-port)");
   }
-  if (!handshaking) {
-    // An established session that broke (a record that does not decrypt, an unexpected alert) is
-    // a broken connection like a reset: a request already written may have run. Errc::tls is kept
-    // for the server refusing the session (above), which runs nothing it was sent.
-    throw TransportError(Errc::io, openssl_reason("the TLS session failed"));
-  }
   throw TransportError(Errc::tls, "handshake failed: " + openssl_reason("the TLS session failed"));
 }
 
 void TlsSession::socket_failed(const TransportError& error) {
+  // A reset where the certificate alert was expected (TLS 1.3's alert overtaken by it) names the
+  // likely cause, but it is a guess: a server with tls-auth-clients optional asks for a
+  // certificate too, accepts the session without one, and may have run a request before a reset
+  // for another reason. So nothing is promised about what ran.
   if (error.code() == Errc::io && certificate_requested_ && !client_certificate_ && !got_data_) {
-    throw TransportError(Errc::tls, std::string(kWantsCertificate) + " (" + error.what() + ")");
+    throw TransportError(Errc::tls,
+                         "the server closed the connection after asking for a client certificate, and none was "
+                         "given: it may require one (--cert and --key; tls-auth-clients) (" +
+                             std::string(error.what()) + ")");
   }
   throw error;
 }

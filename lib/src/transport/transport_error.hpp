@@ -14,11 +14,18 @@ using Deadline = std::chrono::steady_clock::time_point;
 
 class TransportError : public std::runtime_error {
  public:
-  TransportError(Errc code, const std::string& reason) : std::runtime_error(reason), code_(code) {}
+  // Whether the server is known to have run nothing sent on the connection: it refused the TLS
+  // session with an alert that says so. A guess at the cause (a reset) never is.
+  enum class Session { maybe_ran, refused };
+
+  TransportError(Errc code, const std::string& reason, Session session = Session::maybe_ran)
+      : std::runtime_error(reason), code_(code), session_(session) {}
   Errc code() const noexcept { return code_; }
+  bool session_refused() const noexcept { return session_ == Session::refused; }
 
  private:
   Errc code_;
+  Session session_;
 };
 
 // The peer ended the connection (EOF, or TLS's close_notify).
