@@ -51,6 +51,9 @@ TEST(AuditEviction, OnlyServersKnownToKeepTheirKeysAreSafe) {
   EXPECT_FALSE(any_not_known_safe({safe, safe}));
   EXPECT_TRUE(any_not_known_safe({safe, parsed("maxmemory:1\nmaxmemory_policy:volatile-ttl\n")}));
   EXPECT_TRUE(any_not_known_safe({safe, refused}));  // fails closed
+  Eviction half_read = safe;  // a policy read, then a failure: what is known is not enough
+  half_read.error = "NOPERM";
+  EXPECT_EQ(half_read.reach(), Eviction::Reach::unknown);
   EXPECT_EQ(to_json({refused})[0]["may_evict"], "unknown");
   EXPECT_EQ(to_json({refused})[0]["error"], "NOPERM");
 }

@@ -33,7 +33,7 @@ std::string_view reach_text(Eviction::Reach reach) {
 }  // namespace
 
 Eviction::Reach Eviction::reach() const noexcept {
-  if (policy.empty() || !maxmemory) return Reach::unknown;
+  if (!error.empty() || policy.empty() || !maxmemory) return Reach::unknown;
   if (*maxmemory == 0 || policy == "noeviction") return Reach::none;
   if (policy.starts_with("volatile-")) return Reach::with_ttl;
   if (policy.starts_with("allkeys-")) return Reach::any;
@@ -61,10 +61,16 @@ Eviction read_eviction(const Client& master) {
   out.server = master.url().redacted();
   try {
     parse_info_into(string_reply(master.command({"INFO", "memory"}), {"INFO"}), out);
-    parse_info_into(string_reply(master.command({"INFO", "stats"}), {"INFO"}), out);
   } catch (const Error& error) {
     if (error.errc() != Errc::server_reply) throw;
     out.error = error.what();
+    return out;
+  }
+  try {
+    // Only evicted_keys: an ACL that allows INFO memory alone leaves the count unknown, not the policy.
+    parse_info_into(string_reply(master.command({"INFO", "stats"}), {"INFO"}), out);
+  } catch (const Error& error) {
+    if (error.errc() != Errc::server_reply) throw;
   }
   if (out.error.empty() && out.reach() == Eviction::Reach::unknown) {
     out.error = out.policy.empty() || !out.maxmemory ? "INFO memory has no maxmemory or maxmemory_policy"
@@ -114,7 +120,7 @@ nlohmann::ordered_json to_json(const std::vector<Eviction>& servers) {
 void print(std::ostream& out, const std::vector<Eviction>& servers) {
   for (const Eviction& server : servers) {
     out << "eviction on " << server.server << ": ";
-    if (!server.error.empty()) {
+    if (server.reach() == Eviction::Reach::unknown) {
       out << "unknown (" << server.error << ")\n";
       continue;
     }

@@ -140,7 +140,7 @@ void stop_joining(const std::string& id, const std::shared_ptr<Lookup>& lookup) 
 
 }  // namespace
 
-std::shared_ptr<const addrinfo> resolve(const std::string& host, int port, Deadline deadline) {
+std::shared_ptr<const addrinfo> resolve(const std::string& host, int port, Deadline deadline) try {
   const std::string service = std::to_string(port);
   int status = 0;
   if (auto address = lookup_now(host, service, AI_NUMERICHOST, status)) return address;
@@ -158,6 +158,8 @@ std::shared_ptr<const addrinfo> resolve(const std::string& host, int port, Deadl
   stop_joining(id, lookup);
   throw TransportError(Errc::timeout,
                        "no answer from DNS for '" + host + "' within the connect timeout (resolv.conf's name servers)");
+} catch (const std::bad_alloc&) {
+  throw TransportError(Errc::io, "cannot look up '" + host + "': out of memory");
 }
 
 }  // namespace lockbridge::detail

@@ -19,12 +19,12 @@ namespace lockbridge::detail {
 // its own (lockbridge-dns, detached), waited for until `deadline`: then a timeout is thrown and the
 // lookup finishes on its own, freeing what it found. Connects to one host:port join the lookup in
 // flight until one of them gives up on it; the next starts a new one (a lost query waits out
-// resolv.conf's timeout, a new one may be answered at once), up to 4 at once per host:port.
+// resolv.conf's timeout, a new one may be answered at once), up to 4 at once per host and port.
 // Throws TransportError: io when the name does not resolve, timeout.
 //
-// A lookup thread runs the library's code until getaddrinfo returns: a program that unloads
-// lockbridge (dlclose) must not do so while a connect by name has timed out in the last
-// resolv.conf timeout.
+// A lookup thread runs the library's code until getaddrinfo returns and it has handed over the
+// answer: a program that unloads lockbridge (dlclose) must not do so while a lockbridge-dns thread
+// exists (after a connect by name, for up to resolv.conf's timeouts).
 std::shared_ptr<const addrinfo> resolve(const std::string& host, int port, Deadline deadline);
 
 }  // namespace lockbridge::detail

@@ -117,8 +117,9 @@ void TlsSession::fail(bool handshaking) {
   }
   // The server's alerts refusing our certificate (or its absence). TLS 1.3 may send them after the
   // client's side of the handshake is done and its first request is out; the server runs nothing
-  // on a session it refused.
-  constexpr auto kRefused = TransportError::Session::refused;
+  // on a session it refused. Once a reply came, the session was accepted, and an alert then (a
+  // renegotiation, a proxy in front of Redis) proves nothing about what ran.
+  const auto kRefused = got_data_ ? TransportError::Session::maybe_ran : TransportError::Session::refused;
   if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
       (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && !client_certificate_) ||
       (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE && !client_certificate_)) {
