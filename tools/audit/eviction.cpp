@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "lockbridge/error.hpp"
+#include "lockbridge/name_table.hpp"
 #include "replies.hpp"
 
 namespace lockbridge::tools::audit {
@@ -16,19 +17,13 @@ std::optional<std::uint64_t> number(std::string_view text) {
   return value;
 }
 
-std::string_view reach_text(Eviction::Reach reach) {
-  switch (reach) {
-    case Eviction::Reach::none:
-      return "evicts no key";
-    case Eviction::Reach::with_ttl:
-      return "may evict lock keys with a TTL (every lock but faithful legacy stamps); a lock evicted is lost";
-    case Eviction::Reach::any:
-      return "may evict any lock key; a lock evicted is lost";
-    case Eviction::Reach::unknown:
-      break;
-  }
-  return "unknown";
-}
+// What each reach means, for the text summary.
+constexpr NameTable<Eviction::Reach, 3> kReachTexts{{{
+    {Eviction::Reach::none, "evicts no key"},
+    {Eviction::Reach::with_ttl,
+     "may evict lock keys with a TTL (every lock but faithful legacy stamps); a lock evicted is lost"},
+    {Eviction::Reach::any, "may evict any lock key; a lock evicted is lost"},
+}}};
 
 }  // namespace
 
@@ -79,19 +74,7 @@ Eviction read_eviction(const Client& master) {
   return out;
 }
 
-std::string_view to_string(Eviction::Reach reach) noexcept {
-  switch (reach) {
-    case Eviction::Reach::none:
-      return "none";
-    case Eviction::Reach::with_ttl:
-      return "keys_with_ttl";
-    case Eviction::Reach::any:
-      return "any_key";
-    case Eviction::Reach::unknown:
-      break;
-  }
-  return "unknown";
-}
+std::string_view to_string(Eviction::Reach reach) noexcept { return kReachNames.name(reach); }
 
 bool any_not_known_safe(const std::vector<Eviction>& servers) noexcept {
   for (const Eviction& server : servers) {
@@ -125,7 +108,7 @@ void print(std::ostream& out, const std::vector<Eviction>& servers) {
       continue;
     }
     out << server.policy << ", maxmemory " << *server.maxmemory << (*server.maxmemory == 0 ? " (no limit)" : "")
-        << ": " << reach_text(server.reach());
+        << ": " << kReachTexts.name(server.reach());
     if (server.evicted_keys) out << "; " << *server.evicted_keys << " keys evicted since the server started";
     out << "\n";
   }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/name_table.hpp"
 
 namespace lockbridge::tools::audit {
 
@@ -42,6 +43,13 @@ Eviction read_eviction(const Client& master);
 // Parses INFO's "field:value" lines (CRLF or LF) into the three fields above; others are ignored.
 void parse_info_into(std::string_view info, Eviction& out);
 
+// JSON's may_evict: none, keys_with_ttl, any_key, unknown.
+inline constexpr NameTable<Eviction::Reach, 4> kReachNames{{{
+    {Eviction::Reach::none, "none"},
+    {Eviction::Reach::with_ttl, "keys_with_ttl"},
+    {Eviction::Reach::any, "any_key"},
+    {Eviction::Reach::unknown, "unknown"},
+}}};
 std::string_view to_string(Eviction::Reach reach) noexcept;
 // Whether any of `servers` is not known to keep its lock keys: it may evict them (reach with_ttl or
 // any), or could not say (unknown). --fail-on eviction fails closed: a gate is no gate if an ACL
