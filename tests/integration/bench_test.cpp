@@ -217,7 +217,10 @@ TEST(BenchCheckKeyProtocol, AClientIgnoringTheLockIsCountedAsViolations) {
 }
 
 TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnly) {
-  const std::string args = " --fault skew --lease 300 --skew-ms 5000 --retry 10 --duration 1.5 --json";
+  // A lease of 2 s, well under the 5 s skew: the skewed faithful client finds every stamp expired,
+  // while a holder of the others would have to stall 2 s to outlive its lease (with 300 ms, a
+  // loaded machine at the suite's start did that once: an overlap no clock caused).
+  const std::string args = " --fault skew --lease 2000 --skew-ms 5000 --retry 10 --duration 1.5 --json";
   const nlohmann::json faithful = only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
   const nlohmann::json hardened = only_json_object(run_cli("bench --strategy legacy --preset hardened" + args));
   const nlohmann::json token = only_json_object(run_cli("bench --strategy token" + args));
