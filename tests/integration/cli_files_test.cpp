@@ -209,8 +209,19 @@ TEST(CliFiles, AJournalThatCannotGrowIsAFileErrorAndNoWriteIsSent) {
   EXPECT_THAT(run.errors, HasSubstr("File too large")) << run;
   EXPECT_THAT(run.errors, HasSubstr("[file]")) << run;
   EXPECT_THAT(run.errors, ::testing::Not(HasSubstr("connection"))) << run;
-  EXPECT_EQ(stamps.values(), before) << "the planned writes were not on disk, so none was sent";
-  expect_incomplete_summary(run, 5, "converted", 0);
+  // A batch is journaled before its writes are sent. The first SCAN step may bring only a few
+  // keys, whose lines fit in the 1 KiB, and be converted; once the journal cannot grow, nothing
+  // more is sent. So every key changed is in the journal on disk, and not every key changed.
+  const auto after = stamps.values();
+  const std::string on_disk = contents(journal);
+  std::int64_t changed = 0;
+  for (const std::string& key : stamps.keys) {
+    if (after.at(key) == before.at(key)) continue;
+    ++changed;
+    EXPECT_THAT(on_disk, HasSubstr(key)) << "a write was sent before its journal line was on disk";
+  }
+  EXPECT_LT(changed, static_cast<std::int64_t>(stamps.keys.size())) << "the full journal stopped nothing";
+  expect_incomplete_summary(run, 5, "converted", changed);
 }
 
 TEST(CliFiles, AFailedWriteToStandardOutputIsAFileErrorNotSuccess) {
