@@ -86,4 +86,16 @@ std::int64_t time_reply_ms(const Reply& reply) {
   return *seconds * 1000 + *micros / 1000;
 }
 
+void for_each_info_field(std::string_view info,
+                         const std::function<void(std::string_view field, std::string_view value)>& visit) {
+  while (!info.empty()) {
+    const std::size_t eol = info.find('\n');
+    std::string_view line = info.substr(0, eol);
+    info = eol == std::string_view::npos ? std::string_view() : info.substr(eol + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::size_t colon = line.find(':');
+    if (colon != std::string_view::npos) visit(line.substr(0, colon), line.substr(colon + 1));
+  }
+}
+
 }  // namespace lockbridge::tools

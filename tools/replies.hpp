@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,11 @@ bool is_unknown_command(const Reply& reply) noexcept;
 std::string string_reply(const Reply& reply, Asked asked);  // a bulk or status string
 std::int64_t integer_reply(const Reply& reply, Asked asked);
 const std::vector<Reply>& array_reply(const Reply& reply, Asked asked);
+
+// INFO's text, one "field:value" line at a time (CRLF or LF); section headers ("# Memory") and
+// blank lines, which have no colon, are skipped.
+void for_each_info_field(std::string_view info,
+                         const std::function<void(std::string_view field, std::string_view value)>& visit);
 
 // TIME's reply as epoch milliseconds: two decimal numbers, seconds and microseconds. Anything else
 // is Error{protocol} ("TIME reply ... is not a number").

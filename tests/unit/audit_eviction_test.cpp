@@ -19,11 +19,11 @@ TEST(AuditEviction, ReadsTheThreeFieldsOfInfoWithCrLfOrLf) {
       "# Memory\r\nused_memory:1000\r\nmaxmemory:1048576\r\nmaxmemory_human:1.00M\r\n"
       "maxmemory_policy:allkeys-lru\r\n# Stats\r\nevicted_keys:12\r\n");
   EXPECT_EQ(crlf.policy, "allkeys-lru");
-  EXPECT_EQ(crlf.maxmemory, 1048576U);
-  EXPECT_EQ(crlf.evicted_keys, 12U);
+  EXPECT_EQ(crlf.maxmemory, 1048576);
+  EXPECT_EQ(crlf.evicted_keys, 12);
   const Eviction lf = parsed("maxmemory:0\nmaxmemory_policy:noeviction");
   EXPECT_EQ(lf.policy, "noeviction");
-  EXPECT_EQ(lf.maxmemory, 0U);
+  EXPECT_EQ(lf.maxmemory, 0);
   EXPECT_FALSE(lf.evicted_keys.has_value());
 }
 

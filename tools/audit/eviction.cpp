@@ -1,8 +1,8 @@
 #include "eviction.hpp"
 
-#include <charconv>
 #include <ostream>
 
+#include "cli_common.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/name_table.hpp"
 #include "replies.hpp"
@@ -10,11 +10,10 @@
 namespace lockbridge::tools::audit {
 namespace {
 
-std::optional<std::uint64_t> number(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
+// A count or a size from INFO: a whole number, not negative.
+std::optional<std::int64_t> amount(std::string_view text) {
+  const std::optional<std::int64_t> value = whole_number(text);
+  return value && *value >= 0 ? value : std::nullopt;
 }
 
 // What each reach means, for the text summary.
@@ -36,19 +35,11 @@ Eviction::Reach Eviction::reach() const noexcept {
 }
 
 void parse_info_into(std::string_view info, Eviction& out) {
-  while (!info.empty()) {
-    const std::size_t eol = info.find('\n');
-    std::string_view line = info.substr(0, eol);
-    info = eol == std::string_view::npos ? std::string_view() : info.substr(eol + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    const std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    const std::string_view field = line.substr(0, colon);
-    const std::string_view value = line.substr(colon + 1);
+  for_each_info_field(info, [&out](std::string_view field, std::string_view value) {
     if (field == "maxmemory_policy") out.policy = std::string(value);
-    if (field == "maxmemory") out.maxmemory = number(value);
-    if (field == "evicted_keys") out.evicted_keys = number(value);
-  }
+    if (field == "maxmemory") out.maxmemory = amount(value);
+    if (field == "evicted_keys") out.evicted_keys = amount(value);
+  });
 }
 
 Eviction read_eviction(const Client& master) {

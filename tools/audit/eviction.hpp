@@ -29,8 +29,8 @@ struct Eviction {
 
   std::string server;  // the master's URL, password hidden
   std::string policy;  // maxmemory_policy, or "" when unknown
-  std::optional<std::uint64_t> maxmemory;     // bytes; 0: no limit
-  std::optional<std::uint64_t> evicted_keys;  // since the server started
+  std::optional<std::int64_t> maxmemory;     // bytes; 0: no limit
+  std::optional<std::int64_t> evicted_keys;  // since the server started
   std::string error;                          // why it is unknown
 
   Reach reach() const noexcept;

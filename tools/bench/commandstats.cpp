@@ -14,20 +14,13 @@ constexpr std::array<std::string_view, 6> kBenchOwn{"incr", "decr", "info", "pin
 
 CommandCounts parse_commandstats(std::string_view info) {
   CommandCounts counts;
-  while (!info.empty()) {
-    const std::size_t eol = info.find('\n');
-    std::string_view line = info.substr(0, eol);
-    info = eol == std::string_view::npos ? std::string_view() : info.substr(eol + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.starts_with(kPrefix)) continue;
-    const std::size_t colon = line.find(':');
-    const std::size_t calls = line.find("calls=", colon);
-    if (colon == std::string_view::npos || calls == std::string_view::npos) continue;
-    std::uint64_t value = 0;
-    const char* first = line.data() + calls + 6;
-    if (std::from_chars(first, line.data() + line.size(), value).ec != std::errc()) continue;
-    counts[std::string(line.substr(kPrefix.size(), colon - kPrefix.size()))] = value;
-  }
+  for_each_info_field(info, [&counts](std::string_view field, std::string_view value) {
+    const std::size_t calls = value.find("calls=");
+    if (!field.starts_with(kPrefix) || calls == std::string_view::npos) return;
+    std::uint64_t number = 0;
+    if (std::from_chars(value.data() + calls + 6, value.data() + value.size(), number).ec != std::errc()) return;
+    counts[std::string(field.substr(kPrefix.size()))] = number;
+  });
   return counts;
 }
 

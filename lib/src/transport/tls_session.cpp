@@ -119,12 +119,12 @@ void TlsSession::fail(bool handshaking) {
   // client's side of the handshake is done and its first request is out; the server runs nothing
   // on a session it refused. Once a reply came, the session was accepted, and an alert then (a
   // renegotiation, a proxy in front of Redis) proves nothing about what ran.
-  const auto kRefused = got_data_ ? TransportError::Session::maybe_ran : TransportError::Session::refused;
+  const auto refused = got_data_ ? TransportError::Session::maybe_ran : TransportError::Session::refused;
   if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
       (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && !client_certificate_) ||
       (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE && !client_certificate_)) {
     ERR_clear_error();
-    throw TransportError(Errc::tls, std::string(kWantsCertificate), kRefused);
+    throw TransportError(Errc::tls, std::string(kWantsCertificate), refused);
   }
   if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
       reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN) {
@@ -132,7 +132,7 @@ void TlsSession::fail(bool handshaking) {
     throw TransportError(Errc::tls,
                          "the server refused the client certificate (is it signed by a CA the server "
                          "trusts, tls-ca-cert-file?)",
-                         kRefused);
+                         refused);
   }
   if (!handshaking) {
     // An established session that broke (a record that does not decrypt, plain text amid the
