@@ -224,8 +224,11 @@ TEST(Dns, AForkedChildLooksANameUpAgainRatherThanWaitOnItsParentsLookup) {
     // hosts file, if it looks it up itself.
     ClientOptions waits_long;
     waits_long.connect_timeout = std::chrono::milliseconds(5000);
+    // The child's connect succeeds only through a lookup of its own, and has 3 s for it on a
+    // loaded machine (with 300 ms the test failed once beside the bench tests, cause not seen):
+    // waiting on the parent's lookup instead, it times out however long it waits.
     ClientOptions options;
-    options.connect_timeout = std::chrono::milliseconds(300);
+    options.connect_timeout = std::chrono::milliseconds(3000);
     std::thread caller([&] {
       try {
         Client(tcp_url_of(kName), waits_long).ping();
@@ -268,7 +271,9 @@ TEST(Dns, AForkedChildLooksANameUpAgainRatherThanWaitOnItsParentsLookup) {
 TEST(Dns, ANameThatCannotBeResolvedIsAnIoErrorNamingIt) {
   const std::string answer = with_name_server(kAbsentNameServer, [] {
     try {
-      Client(tcp_url_of(kName)).ping();
+      ClientOptions options;
+      options.connect_timeout = std::chrono::milliseconds(5000);  // a refused query is io at once, loaded or not
+      Client(tcp_url_of(kName), options).ping();
       return std::string("connected");
     } catch (const Error& failure) {
       return std::string(errc_name(failure.errc())) + ": " + failure.what();
