@@ -44,6 +44,30 @@ bool is_resp_start(char byte) { return byte == '-' || byte == '+' || byte == '$'
 constexpr std::string_view kWantsCertificate =
     "the server wants a client certificate (--cert and --key; tls-auth-clients)";
 
+// What the server's alert `reason` says of the client certificate (given or not); empty for
+// another alert.
+std::string_view refusal(int reason, bool certificate_given) {
+  if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
+      (!certificate_given &&
+       (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE || reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE))) {
+    return kWantsCertificate;
+  }
+  if (!certificate_given) return {};
+  switch (reason) {
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+      return "the server refused the client certificate (is it signed by a CA the server trusts, tls-ca-cert-file?)";
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+      return "the server refused the client certificate: it has expired (or is not valid yet: check the clocks)";
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+      return "the server refused the client certificate: it has been revoked";
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 // Remembered, and the handshake goes on, with the configured certificate or without one (a server
@@ -96,9 +120,32 @@ void TlsSession::flush(Socket& socket, Deadline deadline) {
   try {
     socket.write_all(std::string_view(data, static_cast<std::size_t>(pending)), deadline);
   } catch (const TransportError& error) {
+    BIO_ctrl(out_, BIO_CTRL_RESET, 0, nullptr);  // never sent again by the alert's read below
+    if (error.code() == Errc::io && !got_data_) read_alert(socket);
     socket_failed(error);
   }
   BIO_ctrl(out_, BIO_CTRL_RESET, 0, nullptr);  // BIO_reset
+}
+
+void TlsSession::read_alert(Socket& socket) {
+  // TLS 1.3 tells a client that its certificate was refused only after the client's side of the
+  // handshake is done: the server sends its alert and closes with our first request unread, which
+  // the kernel answers with a reset. A write after that reset fails, but the alert came before it
+  // and still waits in the receive queue: read it, so the error says why.
+  std::array<char, kChunk> buffer{};
+  try {
+    while (const auto arrived = socket.read_now(buffer)) {
+      if (*arrived == 0) break;
+      feed(std::span<const char>(buffer.data(), *arrived));
+    }
+  } catch (const TransportError&) {
+    // The reset, once the queue is read: what it held is all there is.
+  }
+  ERR_clear_error();
+  char plain[1];
+  const int got = SSL_read(ssl_.get(), plain, sizeof plain);
+  if (got <= 0 && SSL_get_error(ssl_.get(), got) == SSL_ERROR_SSL) refused_certificate();
+  ERR_clear_error();
 }
 
 void TlsSession::fail(bool handshaking) {
@@ -115,25 +162,7 @@ void TlsSession::fail(bool handshaking) {
                          "the server answered in plain text: the port does not speak TLS (use redis:// "
                          "without --tls, or the server's tls-port)");
   }
-  // The server's alerts refusing our certificate (or its absence). TLS 1.3 may send them after the
-  // client's side of the handshake is done and its first request is out; the server runs nothing
-  // on a session it refused. Once a reply came, the session was accepted, and an alert then (a
-  // renegotiation, a proxy in front of Redis) proves nothing about what ran.
-  const auto refused = got_data_ ? TransportError::Session::maybe_ran : TransportError::Session::refused;
-  if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
-      (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && !client_certificate_) ||
-      (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE && !client_certificate_)) {
-    ERR_clear_error();
-    throw TransportError(Errc::tls, std::string(kWantsCertificate), refused);
-  }
-  if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
-      reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN) {
-    ERR_clear_error();
-    throw TransportError(Errc::tls,
-                         "the server refused the client certificate (is it signed by a CA the server "
-                         "trusts, tls-ca-cert-file?)",
-                         refused);
-  }
+  refused_certificate();
   if (!handshaking) {
     // An established session that broke (a record that does not decrypt, plain text amid the
     // records, an unexpected alert) is a broken connection like a reset: a request already
@@ -147,6 +176,18 @@ void TlsSession::fail(bool handshaking) {
                          "server's tls-port)");
   }
   throw TransportError(Errc::tls, "handshake failed: " + openssl_reason("the TLS session failed"));
+}
+
+void TlsSession::refused_certificate() {
+  // The server's alerts refusing our certificate (or its absence). TLS 1.3 may send them after the
+  // client's side of the handshake is done and its first request is out; the server runs nothing
+  // on a session it refused. Once a reply came, the session was accepted, and an alert then (a
+  // renegotiation, a proxy in front of Redis) proves nothing about what ran.
+  const std::string_view why = refusal(ERR_GET_REASON(ERR_peek_error()), client_certificate_);
+  if (why.empty()) return;
+  ERR_clear_error();
+  throw TransportError(Errc::tls, std::string(why),
+                       got_data_ ? TransportError::Session::maybe_ran : TransportError::Session::refused);
 }
 
 void TlsSession::socket_failed(const TransportError& error) {

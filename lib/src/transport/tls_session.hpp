@@ -51,6 +51,12 @@ class TlsSession {
   // Waits for bytes from the server, up to `deadline`, and gives them to OpenSSL.
   void receive(Socket& socket, Deadline deadline);
   [[noreturn]] void fail(bool handshaking);
+  // Throws the tls error that an alert on OpenSSL's error queue says (a client certificate wanted,
+  // or ours refused: expired, revoked, an unknown CA); returns for any other error.
+  void refused_certificate();
+  // After a write met a reset: reads what the server sent before it (an alert refusing our
+  // certificate), and throws what it says; returns when it says nothing of the kind.
+  void read_alert(Socket& socket);
   // An io failure of the socket, said better when the likely cause is known: a server that asked
   // for a client certificate, got none, and hung up (TLS 1.3 tells the client after its handshake
   // is done, often as a reset that overtakes the alert).
