@@ -15,6 +15,7 @@
 
 #include "fd_buffer.hpp"
 #include "lockbridge/deadline.hpp"
+#include "lockbridge/url.hpp"
 #include "lockbridge/version.hpp"
 
 namespace lockbridge::tools {
@@ -57,7 +58,13 @@ namespace {
 TlsOptions tls_options_from(const po::variables_map& vm) {
   TlsOptions tls;
   tls.enabled = vm.count("tls") > 0;
-  const auto text = [&vm](const char* name) { return vm.count(name) ? vm[name].as<std::string>() : std::string(); };
+  // An empty value is a mistake (an unset shell variable), never the same as leaving it out.
+  const auto text = [&vm](const char* name) {
+    if (!vm.count(name)) return std::string();
+    const std::string& value = vm[name].as<std::string>();
+    if (value.empty()) throw Error(Errc::bad_option, "--" + std::string(name) + " must not be empty");
+    return value;
+  };
   tls.ca_file = text("cacert");
   tls.ca_dir = text("cacertdir");
   tls.cert_file = text("cert");
@@ -71,8 +78,7 @@ TlsOptions tls_options_from(const po::variables_map& vm) {
 RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence persistence) {
   server_.tls = tls_options_from(vm);
   server_.tls.validate();
-  const bool tls_flags = server_.tls.enabled || !server_.tls.ca_file.empty() || !server_.tls.ca_dir.empty() ||
-                         !server_.tls.cert_file.empty() || !server_.tls.server_name.empty() || !server_.tls.verify;
+  const bool tls_flags = server_.tls.enabled || !server_.tls.settings_given().empty();
   if (vm.count("url")) {
     server_.url = vm["url"].as<std::string>();
   } else if (const char* env = std::getenv("LOCKBRIDGE_URL"); env != nullptr && *env != '\0') {
@@ -85,6 +91,9 @@ RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence
     embedded_ = EmbeddedRedis::start(std::chrono::seconds(10), persistence);
     server_.url = embedded_->url();
   }
+  // Before anything is sent, or the embedded server stopped: TLS settings for a plain URL are
+  // refused, not ignored.
+  server_.tls.validate(parse_redis_url(server_.url));
   if (!server_.tls.verify) {
     std::cerr << "lockbridge: warning: --insecure: the server's certificate is not checked; anyone on the path can "
                  "read and change the traffic, lock tokens and password included\n";
@@ -232,6 +241,9 @@ bool sleep_unless_interrupted(std::chrono::milliseconds duration) { return sleep
 namespace {
 
 int run_body(std::string_view command, const std::function<int()>& body) {
+  // A failure after an interrupt is said as it is, and the exit is 130: the interrupt is why the
+  // work stopped (a wait it cut short, a connection it broke), and a script must see that.
+  const auto unless_interrupted = [](int code) { return interrupted() ? kExitInterrupted : code; };
   try {
     return body();
   } catch (const po::error& error) {
@@ -239,13 +251,13 @@ int run_body(std::string_view command, const std::function<int()>& body) {
     return kExitUsage;
   } catch (const Error& error) {
     std::cerr << "lockbridge " << command << ": " << error.what() << " [" << errc_name(error.errc()) << "]\n";
-    return exit_code_for(error);
+    return unless_interrupted(exit_code_for(error));
   } catch (const FileError& error) {
     std::cerr << "lockbridge " << command << ": " << error.what() << " [file]\n";
-    return kExitFile;
+    return unless_interrupted(kExitFile);
   } catch (const std::exception& error) {
     std::cerr << "lockbridge " << command << ": " << error.what() << "\n";
-    return kExitRedis;
+    return unless_interrupted(kExitRedis);
   }
 }
 

@@ -33,6 +33,33 @@ void TlsOptions::validate() const {
   }
 }
 
+std::string TlsOptions::settings_given() const {
+  std::string given;
+  const auto add = [&given](bool set, const char* name) {
+    if (set) given += (given.empty() ? "" : ", ") + std::string(name);
+  };
+  add(!ca_file.empty(), "--cacert");
+  add(!ca_dir.empty(), "--cacertdir");
+  add(!cert_file.empty(), "--cert");
+  add(!key_file.empty(), "--key");
+  add(!server_name.empty(), "--sni");
+  add(!verify, "--insecure");
+  return given;
+}
+
+void TlsOptions::validate(const RedisUrl& url) const {
+  validate();
+  const bool tls = url.tls || enabled;
+  if (url.transport == RedisUrl::Transport::unix_socket && tls) {
+    throw Error(Errc::bad_option, "TLS over a unix socket: Redis serves TLS on TCP ports only (tls-port)");
+  }
+  if (const std::string given = settings_given(); !tls && !given.empty()) {
+    throw Error(Errc::bad_option, "TLS settings (" + given + ") for a connection without TLS (" + url.redacted() +
+                                      "): use a rediss:// URL, or --tls (TlsOptions::enabled); they are never "
+                                      "ignored, which would send the password and the locks in plain text");
+  }
+}
+
 namespace detail {
 namespace {
 RedisUrl primary_server(const RedisUrl& url) {
@@ -77,9 +104,7 @@ Client::Client(std::string_view url, ClientOptions options) : Client(parse_redis
 
 Client::Client(RedisUrl url, ClientOptions options) {
   options.validate();
-  if (url.transport == RedisUrl::Transport::unix_socket && (url.tls || options.tls.enabled)) {
-    throw Error(Errc::bad_option, "TLS over a unix socket: Redis serves TLS on TCP ports only (tls-port)");
-  }
+  options.tls.validate(url);
   state_ = std::make_shared<detail::ClientState>(std::move(url), options);
 }
 

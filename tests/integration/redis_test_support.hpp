@@ -209,7 +209,8 @@ void expect_incomplete_summary(const CliRun& run, int exit_code, const std::stri
 // signal it. Every wait is bounded: a CLI still running when the test gives up is killed.
 class BackgroundCli {
  public:
-  explicit BackgroundCli(const std::string& args);
+  // with_url appends --url (and --cacert) for the fixture's server.
+  explicit BackgroundCli(const std::string& args, bool with_url = true);
   ~BackgroundCli();  // SIGKILLs a CLI still running
   BackgroundCli(const BackgroundCli&) = delete;
   BackgroundCli& operator=(const BackgroundCli&) = delete;

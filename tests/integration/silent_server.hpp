@@ -3,6 +3,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,6 +33,11 @@ class SilentServer {
   ~SilentServer() { close(fd_); }
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // Whether a client has connected (its connection waits in the backlog).
+  bool anyone_connected() const {
+    pollfd listening{fd_, POLLIN, 0};
+    return poll(&listening, 1, 0) > 0;
+  }
   std::string url() const { return "redis://" + address(); }
 
  private:

@@ -6,6 +6,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -14,6 +20,7 @@
 #include "redis_test_support.hpp"
 #include "silent_server.hpp"
 #include "topology.hpp"
+#include "transport/tls_context.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -253,7 +260,7 @@ Error tls_failure(const TlsOptions& tls) {
 TEST(Tls, UnreadableOrMismatchedFilesAreNamedAndTheirContentNeverShown) {
   TlsOptions missing = test_tls();
   missing.ca_file = test_dir() + "/no-such-ca.pem";
-  EXPECT_THAT(tls_failure(missing).what(), HasSubstr("no-such-ca.pem': No such file or directory"));
+  EXPECT_THAT(tls_failure(missing).what(), HasSubstr("no-such-ca.pem' (--cacert): No such file or directory"));
 
   TlsOptions mismatched = test_tls();
   mismatched.cert_file = tls_file("client.pem");
@@ -270,6 +277,133 @@ TEST(Tls, UnreadableOrMismatchedFilesAreNamedAndTheirContentNeverShown) {
   ASSERT_FALSE(key_text.empty());
   EXPECT_THAT(message, Not(HasSubstr("PRIVATE KEY")));
   EXPECT_THAT(message, Not(HasSubstr(key_text.substr(40, 20))));
+}
+
+// ---- the files: read with bounds, named with their options --------------------------------------
+
+// A FIFO whose writer (this object) never writes: a file that never ends.
+class SilentFifo {
+ public:
+  explicit SilentFifo(const std::string& name) : path_(test_dir() + "/" + name + "-" + std::to_string(::getpid())) {
+    ::unlink(path_.c_str());
+    if (::mkfifo(path_.c_str(), 0600) != 0) throw std::runtime_error("mkfifo " + path_);
+    writer_ = ::open(path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);  // a writer, without waiting for a reader
+  }
+  ~SilentFifo() {
+    ::close(writer_);
+    ::unlink(path_.c_str());
+  }
+  SilentFifo(const SilentFifo&) = delete;
+  SilentFifo& operator=(const SilentFifo&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int writer_ = -1;
+};
+
+// The message of a PING through a Client with `tls` (connect timeout 300 ms), in a child process
+// that is given up on after 20 s: a read that never ends must fail, not hang the suite.
+std::string bounded_failure(const TlsOptions& tls) {
+  return in_forked_child([&] {
+    ClientOptions options = trusting(tls);
+    options.connect_timeout = std::chrono::milliseconds(300);
+    try {
+      Client(tls_url(), options).ping();
+      return std::string("no error");
+    } catch (const Error& error) {
+      return std::string(errc_name(error.errc())) + ": " + error.what();
+    }
+  });
+}
+
+TEST(Tls, ATlsFileThatNeverEndsFailsAtTheConnectTimeoutNamingItsOption) {
+  const SilentFifo fifo("never-ends");
+  TlsOptions ca = test_tls();
+  ca.ca_file = fifo.path();
+  TlsOptions certificate = test_tls();
+  certificate.cert_file = fifo.path();
+  certificate.key_file = tls_file("client.key");
+  TlsOptions key = test_tls();
+  key.cert_file = tls_file("client.pem");
+  key.key_file = fifo.path();
+  for (const auto& [tls, option] : {std::pair{ca, "(--cacert)"}, {certificate, "(--cert)"}, {key, "(--key"}}) {
+    const std::string message = bounded_failure(tls);
+    EXPECT_THAT(message, HasSubstr("tls: ")) << message;
+    EXPECT_THAT(message, HasSubstr("'" + fifo.path() + "' " + option)) << message;
+    EXPECT_THAT(message, HasSubstr("it did not end within the connect timeout")) << message;
+  }
+}
+
+TEST(Tls, ATlsFileTooLargeEmptyOrOfTheWrongKindIsRefusedNamingIt) {
+  const std::string empty = test_dir() + "/empty-" + std::to_string(::getpid()) + ".pem";
+  std::ofstream(empty).close();
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "(--cacert): more than 4 MiB came"},
+      {empty, "(--cacert): it is empty"},
+      {test_dir(), "(--cacert): it is a directory (a directory of hashed CAs is --cacertdir)"},
+      {tls_file("client.key"), "(--cacert): it holds no PEM certificate"}};
+  for (const auto& [path, why] : cases) {
+    TlsOptions tls = test_tls();
+    tls.ca_file = path;
+    const std::string message = bounded_failure(tls);
+    EXPECT_THAT(message, HasSubstr("tls: ")) << message;
+    EXPECT_THAT(message, HasSubstr("cannot use the CA file '" + path + "' " + why)) << message;
+  }
+  std::filesystem::remove(empty);
+}
+
+TEST(Tls, ACaDirectoryIsCheckedAndNamed) {
+  const auto failure = [](const std::string& directory) {
+    TlsOptions tls;
+    tls.ca_dir = directory;
+    return bounded_failure(tls);
+  };
+  EXPECT_THAT(failure(test_dir() + "/no-such-dir"),
+              HasSubstr("cannot use the CA directory '" + test_dir() + "/no-such-dir' (--cacertdir): No such file"));
+  EXPECT_THAT(failure(tls_file("ca.pem")), HasSubstr("(--cacertdir): it is not a directory"));
+  // PEM files, but none named by its hash: OpenSSL would never find the CA in it.
+  EXPECT_THAT(failure(test_dir() + "/tls"), HasSubstr("(--cacertdir): it holds no certificate named by its hash"));
+  EXPECT_THAT(failure(tls_file("other-ca-dir")),
+              HasSubstr("unknown CA: no CA in --cacertdir '" + tls_file("other-ca-dir") + "' signed"));
+  EXPECT_EQ(failure(tls_file("ca-dir")), "no error");
+}
+
+TEST(Tls, APipedCaIsReadOnceAndKeptWhileAFileIsReadAgainAfterAMinute) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const std::string ca = file_text(tls_file("ca.pem"));
+  ASSERT_EQ(::write(pipe_fds[1], ca.data(), ca.size()), static_cast<ssize_t>(ca.size()));
+  ::close(pipe_fds[1]);
+  TlsOptions piped;
+  piped.ca_file = "/dev/fd/" + std::to_string(pipe_fds[0]);  // as bash's <(...) names it
+  const auto now = std::chrono::steady_clock::now();
+  const auto deadline = now + std::chrono::seconds(5);
+  const detail::SslContextPtr first = detail::tls_context(piped, deadline, now);
+  // A minute later the pipe is empty: reading it again would fail every new connection.
+  EXPECT_EQ(detail::tls_context(piped, deadline, now + std::chrono::minutes(2)), first);
+  Mutex mutex(Client(tls_url(), trusting(piped)), unique_key(), token_options());
+  EXPECT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  ::close(pipe_fds[0]);
+
+  // A regular file is read again (a renewed CA is picked up without a restart).
+  const TlsOptions file = test_tls();
+  const detail::SslContextPtr built = detail::tls_context(file, deadline, now + std::chrono::minutes(3));
+  EXPECT_NE(detail::tls_context(file, deadline, now + std::chrono::minutes(5)), built);
+}
+
+TEST(Tls, TlsSettingsWithoutTlsAreRefusedNotIgnored) {
+  ClientOptions options = trusting();
+  options.tls.server_name = "redis.example";
+  for (const std::string& url : {"redis://:s3cr3t-pw@127.0.0.1:" + std::to_string(tcp_port()), unix_url()}) {
+    const Error error = expect_error([&] { Client client(url, options); });
+    EXPECT_EQ(error.errc(), Errc::bad_option);
+    EXPECT_THAT(error.what(), HasSubstr("TLS settings (--cacert, --sni)"));
+    EXPECT_THAT(error.what(), Not(HasSubstr("s3cr3t-pw")));
+  }
+  options.tls.enabled = true;  // the same settings, TLS on: taken
+  EXPECT_NO_THROW(Client("redis://127.0.0.1:" + std::to_string(tls_port()), options));
 }
 
 TEST(Tls, APasswordInTheUrlNeverAppearsInAnError) {
@@ -305,6 +439,44 @@ TEST(TlsCli, InsecureWarnsOnStderr) {
   const CliRun run = run_cli("hold " + unique_key() + " --for 0 --insecure --url " + tls_url(), false);
   EXPECT_EQ(run.exit_code, 0) << run;
   EXPECT_THAT(run.errors, HasSubstr("warning: --insecure"));
+}
+
+TEST(TlsCli, TlsSettingsForAPlainUrlAreRefusedBeforeAnythingIsSent) {
+  const SilentServer server;
+  const std::string settings[] = {"--cacert " + tls_file("ca.pem"), "--cacertdir " + tls_file("ca-dir"),
+                                  "--cert " + tls_file("client.pem") + " --key " + tls_file("client.key"),
+                                  "--sni redis.example", "--insecure"};
+  for (const std::string& given : settings) {
+    const CliRun run =
+        run_cli("hold " + unique_key() + " --for 0 --url redis://:s3cr3t-pw@" + server.address() + " " + given, false);
+    EXPECT_EQ(run.exit_code, 2) << run;
+    EXPECT_THAT(run.errors, HasSubstr("for a connection without TLS")) << run;
+    EXPECT_THAT(run.errors, HasSubstr("use a rediss:// URL, or --tls")) << run;
+    EXPECT_THAT(run.errors, Not(HasSubstr("s3cr3t-pw"))) << run;
+    EXPECT_THAT(run.errors, Not(HasSubstr("warning: --insecure"))) << run;
+  }
+  EXPECT_FALSE(server.anyone_connected()) << "nothing may be sent in plain text";
+  const CliRun empty = run_cli("hold " + unique_key() + " --for 0 --cacert '' --url " + tls_url(), false);
+  EXPECT_EQ(empty.exit_code, 2) << empty;
+  EXPECT_THAT(empty.errors, HasSubstr("--cacert must not be empty"));
+}
+
+TEST(TlsCli, AnInterruptWhileATlsFileIsReadExits130) {
+  const SilentFifo fifo("cli-never-ends");
+  BackgroundCli cli("hold " + unique_key() + " --for 0 --url " + tls_url() + " --cacert " + fifo.path(), false);
+  // Once the CLI has the FIFO open, it is waiting for the file to end.
+  const auto has_fifo_open = [&] {
+    std::error_code ignored;
+    for (const auto& fd : std::filesystem::directory_iterator("/proc/" + std::to_string(cli.pid()) + "/fd", ignored)) {
+      if (std::filesystem::read_symlink(fd.path(), ignored) == fifo.path()) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(has_fifo_open)) << cli.errors();
+  ::kill(cli.pid(), SIGINT);
+  const CliRun run = cli.finish();
+  EXPECT_EQ(run.exit_code, 130) << run;
+  EXPECT_THAT(run.errors, HasSubstr("cannot use the CA file '" + fifo.path() + "' (--cacert)")) << run;
 }
 
 TEST(TlsCli, TlsFlagsWithoutAServerAreBadUsage) {

@@ -43,8 +43,14 @@ struct TlsOptions {
   bool verify =
       true;  // false: no chain and no host check (--insecure): anyone on the path can read and change the traffic
 
-  // Both a certificate and its key, or neither.
+  // Both a certificate and its key, or neither. Throws Error{Errc::bad_option}.
   void validate() const;
+  // The same, and: settings that only TLS uses (files, server name, verify off) need a connection
+  // that uses TLS (a rediss URL, or `enabled`); without one they would be ignored and the password
+  // sent in plain text. Over a unix socket TLS is refused. Throws Error{Errc::bad_option}.
+  void validate(const RedisUrl& url) const;
+  // The settings given that only TLS uses, by the CLI's names ("--cacert, --sni"); empty when none.
+  std::string settings_given() const;
 };
 
 struct ClientOptions {

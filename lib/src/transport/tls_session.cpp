@@ -17,8 +17,18 @@ bool is_ip_address(const std::string& host) {
          inet_pton(AF_INET6, host.c_str(), scratch.data()) == 1;
 }
 
+// An unknown CA, said with the CAs the client trusts.
+std::string unknown_ca(const TlsOptions& options) {
+  std::string trusted;
+  if (!options.ca_file.empty()) trusted = "in --cacert '" + options.ca_file + "'";
+  if (!options.ca_dir.empty()) trusted += (trusted.empty() ? "in " : " or ") + ("--cacertdir '" + options.ca_dir + "'");
+  if (trusted.empty())
+    return "unknown CA: no CA the system trusts signed the server's certificate (--cacert names the CA)";
+  return "unknown CA: no CA " + trusted + " signed the server's certificate";
+}
+
 // A failed verification, in words a person can act on.
-std::string verify_failure(long result, const std::string& name) {
+std::string verify_failure(long result, const std::string& name, const std::string& unknown_ca) {
   switch (result) {
     case X509_V_ERR_HOSTNAME_MISMATCH:
       return "host name mismatch: the server's certificate is not for '" + name + "'";
@@ -33,7 +43,7 @@ std::string verify_failure(long result, const std::string& name) {
     case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
     case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
     case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-      return "unknown CA: the server's certificate is not signed by a trusted CA (--cacert names the CA)";
+      return unknown_ca;
     default:
       return std::string("the server's certificate failed verification: ") + X509_verify_cert_error_string(result);
   }
@@ -77,9 +87,10 @@ int TlsSession::on_certificate_request(SSL* /*ssl*/, void* session) {
   return 1;
 }
 
-TlsSession::TlsSession(const TlsOptions& options, const std::string& host)
-    : context_(tls_context(options)),
+TlsSession::TlsSession(const TlsOptions& options, const std::string& host, Deadline deadline)
+    : context_(tls_context(options, deadline)),
       name_(options.server_name.empty() ? host : options.server_name),
+      unknown_ca_(unknown_ca(options)),
       client_certificate_(!options.cert_file.empty()) {
   ERR_clear_error();
   ssl_.reset(SSL_new(context_.get()));
@@ -152,7 +163,7 @@ void TlsSession::fail(bool handshaking) {
   const long verified = SSL_get_verify_result(ssl_.get());
   if (handshaking && verified != X509_V_OK) {
     ERR_clear_error();
-    throw TransportError(Errc::tls, verify_failure(verified, name_));
+    throw TransportError(Errc::tls, verify_failure(verified, name_, unknown_ca_));
   }
   const unsigned long code = ERR_peek_error();
   const int reason = ERR_GET_REASON(code);

@@ -24,8 +24,9 @@ namespace lockbridge::detail {
 class TlsSession {
  public:
   // `host` is the name or address connected to: sent as SNI (names only) and checked against the
-  // certificate, unless options.server_name replaces it.
-  TlsSession(const TlsOptions& options, const std::string& host);
+  // certificate, unless options.server_name replaces it. The files of `options` are read by
+  // `deadline` when the shared context is (re)built.
+  TlsSession(const TlsOptions& options, const std::string& host, Deadline deadline);
 
   void handshake(Socket& socket, Deadline deadline);
   void write_all(Socket& socket, std::string_view plain, Deadline deadline);
@@ -66,9 +67,10 @@ class TlsSession {
 
   SslContextPtr context_;
   std::unique_ptr<SSL, SslDeleter> ssl_;
-  BIO* in_ = nullptr;   // owned by ssl_: bytes from the server, for OpenSSL to read
-  BIO* out_ = nullptr;  // owned by ssl_: bytes OpenSSL wrote, for the server
-  std::string name_;    // what the certificate must be for
+  BIO* in_ = nullptr;       // owned by ssl_: bytes from the server, for OpenSSL to read
+  BIO* out_ = nullptr;      // owned by ssl_: bytes OpenSSL wrote, for the server
+  std::string name_;        // what the certificate must be for
+  std::string unknown_ca_;  // the message for a server signed by a CA not trusted, naming those trusted
   bool client_certificate_ = false;
   bool certificate_requested_ = false;  // the server asked for a client certificate
   bool got_data_ = false;               // a read returned data: the server accepted the session

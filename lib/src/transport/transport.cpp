@@ -13,7 +13,7 @@ Socket connect_socket(const RedisUrl& url, Deadline deadline) {
 Transport::Transport(const RedisUrl& url, const ClientOptions& options, Deadline deadline)
     : socket_(connect_socket(url, deadline)) {
   if (!uses_tls(url, options)) return;
-  tls_ = std::make_unique<TlsSession>(options.tls, url.host);
+  tls_ = std::make_unique<TlsSession>(options.tls, url.host, deadline);
   tls_->handshake(socket_, deadline);
 }
 
