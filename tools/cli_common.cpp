@@ -78,6 +78,8 @@ TlsOptions tls_options_from(const po::variables_map& vm) {
 RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence persistence) {
   server_.tls = tls_options_from(vm);
   server_.tls.validate();
+  // Checked (and listening) before a server is started or reached.
+  server_.metrics = serve_metrics(vm);  // hold and bench only add --metrics
   const bool tls_flags = server_.tls.enabled || !server_.tls.settings_given().empty();
   if (vm.count("url")) {
     server_.url = vm["url"].as<std::string>();
@@ -98,7 +100,6 @@ RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence
     std::cerr << "lockbridge: warning: --insecure: the server's certificate is not checked; anyone on the path can "
                  "read and change the traffic, lock tokens and password included\n";
   }
-  server_.metrics = serve_metrics(vm);  // hold and bench only add --metrics
 }
 
 void add_url_option(po::options_description& options) {

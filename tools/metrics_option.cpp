@@ -13,7 +13,8 @@ namespace lockbridge::tools {
 void add_metrics_option(po::options_description& options) {
   options.add_options()("metrics", po::value<std::string>()->value_name("HOST:PORT"),
                         "serve Prometheus metrics of this run's locks at http://HOST:PORT/metrics while it runs "
-                        "(port 0: a free one; the address is printed on stderr)");
+                        "(HOST an IPv4 address, [an IPv6 address] or localhost; port 0: a free one; the address "
+                        "is printed on stderr)");
 }
 
 #ifdef LOCKBRIDGE_WITH_PROMETHEUS
@@ -22,6 +23,7 @@ class Served final : public ServedMetrics {
  public:
   explicit Served(const std::string& address) {
     const int port = metrics_.serve(address);
+    // The host as given (serve() took nothing else): an IPv4 address, [an IPv6 one] or localhost.
     std::cerr << "metrics: http://" << address.substr(0, address.rfind(':')) << ':' << port << "/metrics" << std::endl;
   }
   std::shared_ptr<Observer> observer() const override { return metrics_.observer(); }

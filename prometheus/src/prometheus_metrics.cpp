@@ -6,10 +6,15 @@
 #include <exception>
 
 #include "client_counters.hpp"
+#include "listen_address.hpp"
 #include "lock_metrics.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge {
+namespace {
+constexpr int kWorkers = 3;
+constexpr std::chrono::milliseconds kRequestTimeout{2000};
+}  // namespace
 
 struct PrometheusMetrics::State {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
@@ -32,16 +37,17 @@ std::shared_ptr<prometheus::Registry> PrometheusMetrics::registry() const { retu
 
 int PrometheusMetrics::serve(const std::string& address) {
   if (state_->exposer) throw Error(Errc::bad_option, "metrics: already served");
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size() ||
-      address.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
-    throw Error(Errc::bad_option, "metrics: '" + address + "' is not HOST:PORT");
-  }
+  const detail::ListenAddress listen = detail::parse_listen_address(address);
   try {
-    // One thread: a scrape is small, and a service should not pay more for being watched.
-    state_->exposer = std::make_unique<prometheus::Exposer>(address, 1);
-  } catch (const std::exception& error) {
-    throw Error(Errc::io, "metrics: cannot listen on " + address + ": " + error.what());
+    // CivetWeb gives each connection a worker thread until it is answered. A client that connects
+    // and sends nothing (or trickles) holds its worker until the request timeout, counted from
+    // the connection's start; with three workers and 2 s, such a client delays a scrape by 2 s
+    // at most, where CivetWeb's defaults (one worker here, 30 s) held every scrape behind it.
+    state_->exposer = std::make_unique<prometheus::Exposer>(
+        std::vector<std::string>{"listening_ports", listen.civet, "num_threads", std::to_string(kWorkers),
+                                 "request_timeout_ms", std::to_string(kRequestTimeout.count())});
+  } catch (const std::exception&) {
+    throw Error(Errc::io, "metrics: cannot listen on " + listen.civet + ": " + detail::why_not_listening(listen));
   }
   state_->exposer->RegisterCollectable(state_->registry);
   state_->exposer->RegisterCollectable(state_->clients);

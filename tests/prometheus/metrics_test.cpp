@@ -171,10 +171,55 @@ TEST(PrometheusMetrics, AKeyLabelOnlyWhenAskedForAndBoundedByTheCaller) {
 
 TEST(PrometheusMetrics, AMalformedOrTakenAddressIsAClearError) {
   PrometheusMetrics metrics;
-  EXPECT_EQ(expect_error([&] { metrics.serve("no-port"); }).errc(), Errc::bad_option);
+  // What CivetWeb would have read its own way: a list (and a port on every interface), a port that
+  // wraps round, its '+' and 's' suffixes, a host name it cannot bind.
+  for (const char* address : {"no-port", "7338,127.0.0.1:7339", "127.0.0.1:4294974634", "127.0.0.1:65536",
+                              "127.0.0.1:+80", "127.0.0.1:80s", ":80", "redis.example:80", "::1:80", "[nope]:80"}) {
+    const Error error = expect_error([&] { metrics.serve(address); });
+    EXPECT_EQ(error.errc(), Errc::bad_option) << address;
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("metrics: '" + std::string(address) + "'")) << address;
+  }
   const int port = metrics.serve("127.0.0.1:0");
   PrometheusMetrics other;
-  EXPECT_EQ(expect_error([&] { other.serve("127.0.0.1:" + std::to_string(port)); }).errc(), Errc::io);
+  const Error taken = expect_error([&] { other.serve("127.0.0.1:" + std::to_string(port)); });
+  EXPECT_EQ(taken.errc(), Errc::io);
+  EXPECT_THAT(taken.what(),
+              ::testing::HasSubstr("cannot listen on 127.0.0.1:" + std::to_string(port) + ": Address already in use"));
+  PrometheusMetrics named;
+  EXPECT_GT(named.serve("localhost:0"), 0);
+}
+
+// A raw TCP connection to the metrics port, left open without a request (or with part of one).
+class IdleConnection {
+ public:
+  IdleConnection(int port, const std::string& partial_request) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      throw std::runtime_error("connect to the metrics port");
+    }
+    (void)send(fd_, partial_request.data(), partial_request.size(), MSG_NOSIGNAL);
+  }
+  ~IdleConnection() { close(fd_); }
+  IdleConnection(const IdleConnection&) = delete;
+  IdleConnection& operator=(const IdleConnection&) = delete;
+
+ private:
+  int fd_;
+};
+
+TEST(PrometheusMetrics, AnIdleOrSlowClientDoesNotHoldUpAScrape) {
+  PrometheusMetrics metrics;
+  const int port = metrics.serve("127.0.0.1:0");
+  // More silent clients than the server has workers: one sends nothing, one half a request.
+  const IdleConnection silent(port, "");
+  const IdleConnection slow(port, "GET /metrics HTTP/1.1\r\n");
+  const IdleConnection another(port, "");
+  const IdleConnection yet_another(port, "G");
+  // scrape() gives up after 5 s without an answer; the server's one worker once waited 30 s for each.
+  for (int i = 0; i < 3; ++i) EXPECT_NO_THROW((void)scrape(port)) << "scrape " << i;
 }
 
 // `lockbridge hold --metrics`: while it holds the lock, its metrics say so.
@@ -195,6 +240,13 @@ TEST(PrometheusMetrics, HoldServesTheMetricsOfItsLockWhileItRuns) {
   EXPECT_GT(sample(scrape(port), "lockbridge_redis_round_trips_total"), 0);
   ::kill(hold.pid(), SIGTERM);
   (void)hold.finish();
+}
+
+TEST(PrometheusMetrics, TheCliRefusesAMalformedAddressBeforeAnythingElse) {
+  const CliRun run = run_cli("hold " + unique_key() + " --for 0 --metrics 7338,127.0.0.1:7339");
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, ::testing::HasSubstr("metrics: '7338,127.0.0.1:7339' is not HOST:PORT")) << run;
+  EXPECT_THAT(run.output, ::testing::Not(::testing::HasSubstr("acquired"))) << run;
 }
 
 TEST(PrometheusMetrics, BenchRefusesMetricsForWorkersInOtherProcesses) {

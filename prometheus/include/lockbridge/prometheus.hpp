@@ -46,9 +46,12 @@ class PrometheusMetrics {
   void watch(const Client& client);
   // Every metric above.
   std::shared_ptr<prometheus::Registry> registry() const;
-  // Serves the metrics at http://ADDRESS/metrics ("HOST:PORT"; port 0 picks a free one) until this
-  // object goes. Returns the port. Throws Error{bad_option} for a malformed address, Error{io}
-  // when nothing can listen there. Once per object.
+  // Serves the metrics at http://ADDRESS/metrics until this object goes, on three HTTP worker
+  // threads; a client that sends no request within 2 s is dropped, so an idle or slow client
+  // cannot hold up a scrape. ADDRESS is HOST:PORT: HOST an IPv4 address (0.0.0.0: every
+  // interface), [an IPv6 address] or localhost; PORT 0 to 65535, 0 picking a free one. Returns the
+  // port. Throws Error{bad_option} for any other address, Error{io} naming the reason when nothing
+  // can listen there (a port in use). Once per object.
   int serve(const std::string& address);
 
  private:
