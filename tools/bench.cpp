@@ -30,7 +30,8 @@ constexpr std::string_view kUsage =
     "--seed, checking exclusion and fencing throughout; exit 1 when an overlap no fault allows, or a\n"
     "stale fenced write, was seen. Without --url its server keeps an append-only file (fsync always)\n"
     "and restart crashes it.\n"
-    "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error,\n"
+    "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error (also\n"
+    "when errors stopped the work: a client still failing at the end, e.g. a server that died),\n"
     "5 stdout could not be written, 130 interrupted (SIGINT, SIGTERM, SIGHUP: the run stops at once).";
 
 // --duration: at most a day.
@@ -155,7 +156,12 @@ int run_bench(int argc, char** argv) {
     bench::print_table(std::cout, result);
   }
   if (interrupted()) return kExitInterrupted;
-  return result.violations > 0 && config.fault == bench::Fault::none ? kExitNotAcquired : kExitOk;
+  if (result.violations > 0 && config.fault == bench::Fault::none) return kExitNotAcquired;
+  if (result.stopped_by) {
+    std::cerr << "lockbridge bench: errors stopped the work: " << *result.stopped_by << "\n";
+    return kExitRedis;
+  }
+  return kExitOk;
 }
 
 }  // namespace lockbridge::tools

@@ -214,6 +214,12 @@ int run_compare(int argc, char** argv) {
       std::cerr << "  " << workload.name << ": " << strategy.name << "\n";
       results.push_back(bench::run_bench(config, target.server(), target.embedded_server()));
       violations += results.back().violations;
+      // A run whose work errors stopped (a server that died, an ACL refusing the lock's commands)
+      // measured nothing; the next ones would not either. The files are left as they were.
+      if (const auto& stopped = results.back().stopped_by) {
+        throw Error(Errc::io, "compare stopped: " + std::string(workload.name) + ", " + strategy.name +
+                                  ": errors stopped the work: " + *stopped);
+      }
     }
   }
   // A signal stops the run in flight (the last one included) short: its figures are partial, so

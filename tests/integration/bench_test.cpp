@@ -11,6 +11,7 @@
 
 #include "embedded_server.hpp"
 #include "redis_test_support.hpp"
+#include "topology.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -146,6 +147,37 @@ TEST(Bench, AKeyOfAnotherTypeStopsTheRunWithExitTwoInsteadOfRetryingForEver) {
     EXPECT_EQ(raw({"EXISTS", key + ":check"}).integer, 0) << "the check key is cleaned up";
   }
   raw({"DEL", key});
+}
+
+TEST(Bench, ErrorsThatStoppedTheWorkExitThree) {
+  // An ACL user whose every acquire is refused: the run acquires nothing.
+  const AclUser user({"+@all", "-set"});
+  const CliRun refused = run_cli("bench --json --duration 0.5 --url '" + user.url() + "'", false);
+  EXPECT_EQ(refused.exit_code, 3) << refused;
+  const nlohmann::json result = only_json_object(refused);
+  EXPECT_EQ(result["acquisitions"], 0) << refused;
+  EXPECT_THAT(result["stopped_by_errors"].get<std::string>(), ::testing::HasSubstr("NOPERM")) << refused;
+  EXPECT_THAT(refused.errors, ::testing::HasSubstr("errors stopped the work")) << refused;
+
+  // A server that dies mid-run: the run goes on to its end, failing.
+  const auto server = ServerProcess::start_server();
+  const std::string key = unique_key("bench");
+  BackgroundCli bench(
+      "bench --json --clients 2 --duration 4" + protocol_keys(key) + " --url redis://" + server->address(), false);
+  // Killed once the run is well under way: hundreds of entries into the critical section, and the
+  // round trip timed between them.
+  const auto entries = [&] {
+    const std::string stats = server->command({"INFO", "commandstats"});
+    const auto at = stats.find("cmdstat_incr:calls=");
+    return at == std::string::npos ? 0 : std::stoi(stats.substr(at + 19));
+  };
+  ASSERT_TRUE(eventually([&] { return entries() >= 400; })) << bench.errors();
+  server->kill();
+  const CliRun died = bench.finish(std::chrono::seconds(30));
+  EXPECT_EQ(died.exit_code, 3) << died;
+  ASSERT_EQ(died.lines.size(), 1U) << died;
+  EXPECT_GT(died.lines.front()["acquisitions"], 0) << died;
+  EXPECT_FALSE(died.lines.front()["stopped_by_errors"].is_null()) << died;
 }
 
 // A client in another program that follows the protocol on the same key and check key joins the

@@ -90,6 +90,7 @@ ordered_json to_json(const BenchResult& r) {
       {"untimed_acquisitions", r.dropped_samples},
       {"fault", r.fault},
       {"first_errors", r.first_errors},
+      {"stopped_by_errors", r.stopped_by ? nlohmann::ordered_json(*r.stopped_by) : nlohmann::ordered_json()},
   };
 }
 
@@ -125,6 +126,7 @@ void print_table(std::ostream& out, const BenchResult& r) {
       row("fault: " + name, value.is_string() ? value.get<std::string>() : value.dump());
   }
   for (const auto& error : r.first_errors) row("first error", error);
+  if (r.stopped_by) row("stopped by errors", *r.stopped_by);
 }
 
 }  // namespace lockbridge::tools::bench

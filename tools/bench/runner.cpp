@@ -201,6 +201,10 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
     result.unfinished_waits += slot.unfinished.load();
     if (slot.first_error[0] != '\0')
       result.first_errors.push_back("client " + std::to_string(i) + ": " + slot.first_error);
+    if (slot.failing.load() && !result.stopped_by) {
+      result.stopped_by = "client " + std::to_string(i) +
+                          " was still failing when the run ended (its first error: " + slot.first_error + ")";
+    }
     for (const HoldSample& s : samples.back())
       result.lost_leases += s.release == HoldSample::Release::lease_lost ? 1 : 0;
   }

@@ -32,6 +32,9 @@ struct BenchResult {
   std::optional<double> redis_cmds_per_acquire;
   std::optional<double> round_trips_per_acquire;
   std::vector<std::string> first_errors;  // one per client that had any
+  // Set when errors stopped the work: a client was still failing when the run ended (a server
+  // that died, an ACL that refuses the lock's commands). The figures then say little.
+  std::optional<std::string> stopped_by;
   nlohmann::ordered_json fault;           // null without --fault
 };
 

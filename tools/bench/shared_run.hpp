@@ -77,6 +77,7 @@ struct ClientSlot {
   std::atomic<std::uint64_t> timeouts{0};     // acquire attempts that gave up before the run's end
   std::atomic<std::uint64_t> unfinished{0};   // waits still under way when the run ended
   std::atomic<std::uint64_t> recoveries{0};   // acquisitions that followed an error
+  std::atomic<bool> failing{false};           // its last cycle failed: an error stopped its work
   std::atomic<std::uint64_t> round_trips{0};  // requests the lock's connection sent during the run
   std::atomic<std::uint64_t> recorded{0};     // samples stored (later ones are dropped when full)
   std::atomic<std::uint32_t> pings{0};        // rtt_us entries stored

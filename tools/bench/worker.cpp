@@ -56,6 +56,7 @@ class Worker {
         interleaved += time_pings(1);
       }
     }
+    slot_.failing.store(failing_, std::memory_order_relaxed);
     slot_.round_trips.store(lock_client_.stats().round_trips - trips_before - interleaved, std::memory_order_relaxed);
     const auto timed = static_cast<int>(slot_.pings.load(std::memory_order_relaxed));
     if (timed < spec_.rtt_pings) time_pings(spec_.rtt_pings - timed);
@@ -266,6 +267,7 @@ void run_worker(const WorkerSpec& spec, SharedRun& run) noexcept {
   } catch (const std::exception& error) {  // e.g. bad options: the client never started
     run.note_error(spec.index, error.what());
     control.errors.fetch_add(1, std::memory_order_relaxed);
+    run.slot(spec.index).failing.store(true, std::memory_order_relaxed);
     if (!ready) control.ready.fetch_add(1, std::memory_order_acq_rel);
   }
   control.finished.fetch_add(1, std::memory_order_acq_rel);
