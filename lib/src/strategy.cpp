@@ -48,11 +48,59 @@ Error naming_key(const Error& error, std::string_view operation, std::string_vie
   return Error(error.errc(), describe(operation, key) + ": " + message);
 }
 
-ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const Script& script,
-                                 std::initializer_list<std::string_view> keys,
-                                 std::initializer_list<std::string_view> args) {
-  const ReplyPtr reply = run_script(connection, scripts, script, keys, args);
-  switch (expect_integer(*reply, ReplyContext("release", *keys.begin()))) {
+namespace {
+
+// An error reply refusing the script command itself: an ACL user that may not run scripts. Nothing ran.
+bool refuses_scripts(const redisReply& reply) {
+  if (reply.type != REDIS_REPLY_ERROR) return false;
+  const std::string_view text = as_view(reply);
+  return text.starts_with("NOPERM") &&
+         (text.find("'evalsha'") != std::string_view::npos || text.find("'eval'") != std::string_view::npos);
+}
+
+// An owner-checked delete in plain commands, for a user that may not run scripts (it could take
+// the lock with SET NX, and must be able to give it back). WATCH makes the DEL inside MULTI/EXEC
+// happen only if nobody changed the key after the GET that found our value. MULTI is confirmed
+// before the DEL is sent: a DEL outside a transaction would not be guarded by the WATCH. No
+// handoff and no release message (a command the user may not run would abort the transaction):
+// waiters elsewhere find the key free at their next attempt.
+ReleaseOutcome release_without_script(Connection& connection, std::string_view key, std::string_view value) {
+  const ReplyContext context("release (without a script)", key);
+  struct Unwatch {  // a WATCH left on a pooled connection would fail someone's later EXEC
+    Connection& connection;
+    bool watching = false;
+    ~Unwatch() {
+      if (!watching) return;
+      try {
+        (void)connection.run({"UNWATCH"});
+      } catch (...) {  // the connection is dropped after an error: nothing is left watched
+      }
+    }
+  };
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Unwatch unwatch{connection};
+    const std::array<std::vector<std::string_view>, 2> look{std::vector<std::string_view>{"WATCH", key},
+                                                            std::vector<std::string_view>{"GET", key}};
+    const auto seen = connection.pipeline(look);
+    unwatch.watching = seen[0]->type != REDIS_REPLY_ERROR;
+    throw_if_error(*seen[0], context);
+    throw_if_error(*seen[1], context);
+    if (seen[1]->type != REDIS_REPLY_STRING || as_view(*seen[1]) != value) return ReleaseOutcome::not_ours;
+    throw_if_error(*connection.run({"MULTI"}), context);
+    const std::array<std::vector<std::string_view>, 2> remove{std::vector<std::string_view>{"DEL", key},
+                                                              std::vector<std::string_view>{"EXEC"}};
+    const auto done = connection.pipeline(remove);
+    unwatch.watching = false;  // EXEC (or its refusal, EXECABORT) ends the WATCH and the transaction
+    throw_if_error(*done[1], context);
+    if (done[1]->type == REDIS_REPLY_ARRAY) return ReleaseOutcome::released;
+    // nil: the key changed between the GET and the EXEC (a lease renewed, or ended and taken):
+    // look again.
+  }
+  return ReleaseOutcome::not_ours;  // changed under us three times: it is not ours to delete
+}
+
+ReleaseOutcome release_outcome(std::int64_t reply) {
+  switch (reply) {
     case 0:
       return ReleaseOutcome::not_ours;
     case 2:
@@ -60,6 +108,24 @@ ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, c
     default:
       return ReleaseOutcome::released;
   }
+}
+
+}  // namespace
+
+ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const Script& script,
+                                 std::initializer_list<std::string_view> keys,
+                                 std::initializer_list<std::string_view> args) {
+  const ReplyPtr reply = run_script(connection, scripts, script, keys, args);
+  const std::string_view key = *keys.begin();
+  if (refuses_scripts(*reply)) {
+    try {
+      return release_without_script(connection, key, *args.begin());
+    } catch (const Error& error) {
+      throw Error(error.errc(), message_of(error) + " (tried because this user may not run scripts: " +
+                                    std::string(as_view(*reply)) + "); the lock stays until its lease ends");
+    }
+  }
+  return release_outcome(expect_integer(*reply, ReplyContext("release", key)));
 }
 
 std::string starving_in_arg(const AttemptRequest& request) {

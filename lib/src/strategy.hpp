@@ -97,7 +97,10 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
 // Runs an owner-checked release script of `key` (kCompareAndHandOff, kCompareAndDeleteFair,
 // kLegacyHandOff; `keys` starts with `key`): a reply of 1 deleted it, 2 handed it to a starving
 // waiter, 0 found it not ours. Views, not a ScriptCall: every lock cycle ends here, and copying
-// the names into strings cost more than the rest of the client's work on the release.
+// the names into strings cost more than the rest of the client's work on the release. `args`
+// starts with the value to compare. A user whose ACL refuses the script (NOPERM for EVALSHA or
+// EVAL) may still have taken the lock with SET NX: the same compare-and-delete then runs in plain
+// commands (WATCH, GET, MULTI, DEL, EXEC), without the handoff or the release message.
 ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const Script& script,
                                  std::initializer_list<std::string_view> keys,
                                  std::initializer_list<std::string_view> args);

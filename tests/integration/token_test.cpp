@@ -47,6 +47,40 @@ TEST(Token, ReleaseNeverTouchesAnotherOwnersLock) {
   next.unlock();
 }
 
+// A user whose ACL refuses scripts takes the lock with SET NX, so it must be able to give it back:
+// the release runs as WATCH, GET, MULTI, DEL, EXEC, still owner-checked.
+TEST(Token, AUserThatMayNotRunScriptsStillReleasesItsLockAndOnlyItsOwn) {
+  const AclUser user({"+@all", "-@scripting"});
+  const Client client(user.url());
+  const std::string key = unique_key();
+  Mutex mutex(client, key, token_options());
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  EXPECT_FALSE(mutex.last_error()) << mutex.last_error().message();
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << "released, not left for its whole lease";
+
+  ASSERT_TRUE(mutex.try_lock());
+  raw({"SET", key, "someone-else", "PX", "5000"});  // the lease ran out and another took it
+  mutex.unlock();
+  EXPECT_EQ(mutex.last_error(), Errc::lease_lost);
+  EXPECT_EQ(raw({"GET", key}).str, "someone-else");
+  raw({"DEL", key});
+}
+
+TEST(Token, AUserThatMayRunNeitherScriptsNorWatchIsToldTheLockStaysUntilItsLeaseEnds) {
+  const AclUser user({"+@all", "-@scripting", "-watch"});
+  const std::string key = unique_key();
+  Mutex mutex(Client(user.url()), key, token_options());
+  std::string reported;
+  mutex.on_release_error([&](const Error& error) { reported = error.what(); });
+  ASSERT_TRUE(mutex.try_lock());
+  mutex.unlock();
+  EXPECT_EQ(mutex.last_error(), Errc::server_reply);
+  EXPECT_THAT(reported, ::testing::HasSubstr("'watch'"));
+  EXPECT_THAT(reported, ::testing::HasSubstr("the lock stays until its lease ends"));
+  raw({"DEL", key});
+}
+
 TEST(Token, ExtendNeverTouchesAnotherOwnersLock) {
   const std::string key = unique_key();
   Mutex mutex(test_client(), key, token_options());
