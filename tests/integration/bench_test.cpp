@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -251,8 +253,11 @@ TEST(BenchCheckKeyProtocol, AClientIgnoringTheLockIsCountedAsViolations) {
 TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnly) {
   // A lease of 2 s, well under the 5 s skew: the skewed faithful client finds every stamp expired,
   // while a holder of the others would have to stall 2 s to outlive its lease (with 300 ms, a
-  // loaded machine at the suite's start did that once: an overlap no clock caused).
-  const std::string args = " --fault skew --lease 2000 --skew-ms 5000 --retry 10 --duration 1.5 --json";
+  // loaded machine at the suite's start did that once: an overlap no clock caused). Each client
+  // thinks 20 ms after its release, longer than the others' 10 ms retry: without it the skewed
+  // client, which sees every stamp as expired, could hold the key for most of a loaded run, and
+  // once found nobody else holding it to take over from (0 double grants, under -j2).
+  const std::string args = " --fault skew --lease 2000 --skew-ms 5000 --retry 10 --think 20 --duration 1.5 --json";
   const nlohmann::json faithful = only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
   const nlohmann::json hardened = only_json_object(run_cli("bench --strategy legacy --preset hardened" + args));
   const nlohmann::json token = only_json_object(run_cli("bench --strategy token" + args));
@@ -295,6 +300,39 @@ TEST(BenchFaults, StallCutsTheHolderOffAndItsLateReleaseDeletesNothing) {
   EXPECT_GT(fault["second_holder_entries"].get<int>(), 0) << result.dump();
   EXPECT_EQ(fault["victim_release"], "refused: the lease had ended, nothing was deleted") << result.dump();
   EXPECT_EQ(fault["stale_writes_accepted_by_fenced_resource"], 0) << result.dump();
+}
+
+// The victim's check-key commands reach the server directly (the resource is not behind the
+// partition): a DECR lost with the stalled link left the count at 1, and every later entry of the
+// run counted as a violation (with the key left at 1 after it).
+TEST(BenchFaults, AStallCountsOnlyRealOverlapsAndLeavesNoKeyBehind) {
+  for (const std::string& strategy : {std::string("token"), std::string("redisson")}) {
+    const CliRun run = run_cli("bench --fault stall --strategy " + strategy + " --json");
+    ASSERT_EQ(run.exit_code, 0) << run;
+    const nlohmann::json result = only_json_object(run);
+    ASSERT_FALSE(result["fault"].contains("failure")) << result.dump();
+    EXPECT_EQ(result["violations"], 0) << strategy << ": " << result.dump();
+    EXPECT_EQ(raw({"EXISTS", result["check_key"].get<std::string>()}).integer, 0) << strategy;
+    EXPECT_EQ(raw({"EXISTS", result["key"].get<std::string>()}).integer, 0) << strategy;
+  }
+}
+
+TEST(BenchFaults, AnInterruptDuringAStallExits130AtOnceAndLeavesNoKeyBehind) {
+  BackgroundCli bench("bench --fault stall --json");
+  ASSERT_TRUE(eventually([&] { return bench.errors().find("its link to the server stalled") != std::string::npos; }))
+      << bench.errors();
+  ::kill(bench.pid(), SIGINT);
+  const CliRun run = bench.finish(std::chrono::seconds(5));  // at once: the link heals, the clients leave
+  EXPECT_EQ(run.exit_code, 130) << run;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
+  EXPECT_EQ(raw({"EXISTS", run.lines.front()["check_key"].get<std::string>()}).integer, 0) << run;
+  EXPECT_EQ(raw({"EXISTS", run.lines.front()["key"].get<std::string>()}).integer, 0) << run;
+}
+
+TEST(BenchFaults, AFaultThatWouldOutlastTheRunIsRefused) {
+  const CliRun run = run_cli("bench --fault stall --lease 31536000000 --duration 1");
+  EXPECT_EQ(run.exit_code, 2) << run;
+  EXPECT_THAT(run.errors, ::testing::HasSubstr("longer than --duration")) << run;
 }
 
 TEST(BenchFaults, StallRefusesAServerItCannotPutAProxyBefore) {

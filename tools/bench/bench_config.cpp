@@ -24,6 +24,18 @@ void BenchConfig::validate() const {
                 "--fault pause, kill and stall need --hold > 0, so that a holder can be caught holding");
   }
   if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --lock-key");
+  // pause and stall cut a holder off for twice the lease, kill waits for its lease to end: the
+  // run is kept going until then, so a lease too long for --duration would make it run that long.
+  const auto effect = fault == Fault::pause || fault == Fault::stall ? 2 * lock.lease
+                      : fault == Fault::kill                         ? lock.lease
+                                                                     : std::chrono::milliseconds::zero();
+  if (!ops && effect > duration) {
+    throw Error(Errc::bad_option,
+                "--fault " + std::string(to_string(fault)) + " lasts " +
+                    (fault == Fault::kill ? "the lease" : "twice the lease") + " (" + std::to_string(effect.count()) +
+                    " ms), longer than --duration (" + std::to_string(duration.count()) +
+                    " ms): give a shorter --lease (with --fault the default is 2000 ms) or a longer --duration");
+  }
 }
 
 std::string BenchConfig::wait_mode() const { return waiting_label(lock) + (lock.local_queue ? ", local queue" : ""); }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "saturating.hpp"
@@ -75,14 +77,10 @@ void FaultInjector::tick(std::int64_t now) {
         fault_ns_ = now_ns();
         phase_ = Phase::active;
         keep_until_ = add_saturating(add_saturating(fault_ns_, 2 * lease), 1000 * kNsPerMs);
+        announce(config_.fault == Fault::stall ? "its link to the server stalled" : "stopped (SIGSTOP)",
+                 2 * config_.lock.lease);
       } else if (now >= add_saturating(fault_ns_, 2 * lease)) {
-        if (config_.fault == Fault::stall) {
-          links_.at(static_cast<std::size_t>(victim_))->heal();
-        } else {
-          fleet_.resume(victim_);
-        }
-        cleared_ns_ = now_ns();
-        phase_ = Phase::done;
+        clear();
       }
       return;
     case Fault::kill:
@@ -90,6 +88,7 @@ void FaultInjector::tick(std::int64_t now) {
         if (!catch_holder()) return;
         fleet_.kill_client(victim_);
         fault_ns_ = now_ns();
+        announce("killed (SIGKILL)", std::nullopt);
         acquisitions_at_fault_ = control.acquisitions.load();
         // The dead holder never leaves the check key: do it for it, or every later INCR would
         // count as a violation. Nobody else can be inside yet: the lock is still held.
@@ -130,6 +129,25 @@ void FaultInjector::tick(std::int64_t now) {
     case Fault::skew:
       return;
   }
+}
+
+void FaultInjector::announce(std::string_view what, std::optional<std::chrono::milliseconds> lasting) const {
+  if (!config_.progress) return;
+  std::string line = "bench: --fault " + std::string(to_string(config_.fault)) + ": client " + std::to_string(victim_) +
+                     ", holding the lock, " + std::string(what);
+  if (lasting) line += " for " + std::to_string(lasting->count()) + " ms";
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+void FaultInjector::clear() {
+  if (phase_ != Phase::active || (config_.fault != Fault::pause && config_.fault != Fault::stall)) return;
+  if (config_.fault == Fault::stall) {
+    links_.at(static_cast<std::size_t>(victim_))->heal();
+  } else {
+    fleet_.resume(victim_);
+  }
+  cleared_ns_ = now_ns();
+  phase_ = Phase::done;
 }
 
 nlohmann::ordered_json FaultInjector::report(const std::vector<HoldSample>& ordered) const {

@@ -3,9 +3,11 @@
 // what happened from the samples afterwards.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,9 @@ class FaultInjector {
 
   // Called by the conductor every few milliseconds.
   void tick(std::int64_t now);
+  // Ends a fault still on when the run ends (its time, or an interrupt): heals a stalled link,
+  // resumes a stopped client.
+  void clear();
   // The run must not end before this (the fault's effect takes time to show).
   std::int64_t keep_running_until() const noexcept { return keep_until_; }
 
@@ -45,7 +50,9 @@ class FaultInjector {
   static std::string_view victim_release(const HoldSample* victim_hold, std::uint64_t entries);
   void report_fencing(const std::vector<HoldSample>& ordered, ordered_json& out) const;
 
-  bool catch_holder();     // suspends the current holder; false when nobody is caught holding
+  bool catch_holder();  // suspends the current holder; false when nobody is caught holding
+  // One line on stderr (unless the run is quiet): which client the fault hit, how, for how long.
+  void announce(std::string_view what, std::optional<std::chrono::milliseconds> lasting) const;
   void pause_check_key();  // holds INCR/DECR of the check key back until none is in flight
 
   const BenchConfig& config_;

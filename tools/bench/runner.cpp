@@ -85,8 +85,9 @@ std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const RedisServe
   }
   std::vector<WorkerSpec> specs;
   for (int i = 0; i < config.clients; ++i) {
-    WorkerSpec spec{i,           server,      config.key,   config.check_key,
-                    config.lock, config.hold, config.think, i == kRttClient ? config.rtt_pings : 0};
+    WorkerSpec spec{i,           server,           server,
+                    config.key,  config.check_key, config.lock,
+                    config.hold, config.think,     i == kRttClient ? config.rtt_pings : 0};
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
     if (!links.empty()) spec.server.url = link_prefix + std::to_string(links[i]->port()) + link_suffix;
     specs.push_back(std::move(spec));
@@ -181,6 +182,9 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+  // Ended (or interrupted) while a fault is on: a stalled link heals and a stopped client goes on,
+  // so every client finishes its cycle (its release reaches Redis) and leaves.
+  faults.clear();
   control.stop.store(true);
   fleet.join();
   result.duration_s = static_cast<double>(now_ns() - start) / 1e9;

@@ -35,7 +35,7 @@ struct BenchResult {
   // Set when errors stopped the work: a client was still failing when the run ended (a server
   // that died, an ACL that refuses the lock's commands). The figures then say little.
   std::optional<std::string> stopped_by;
-  nlohmann::ordered_json fault;           // null without --fault
+  nlohmann::ordered_json fault;  // null without --fault
 };
 
 // `embedded` is the server behind `server` when lockbridge started it (restart needs it), else null.

@@ -34,7 +34,7 @@ class Worker {
         control_(run.control()),
         slot_(run.slot(spec.index)),
         lock_client_(spec.server.client(one_connection())),
-        check_client_(spec.server.client(one_connection())),
+        check_client_(spec.check_server.client(one_connection())),
         mutex_(lock_client_, spec.key, spec.lock) {}
 
   // Opens both connections and loads the lock's scripts, so the run measures steady state.

@@ -13,7 +13,12 @@ namespace lockbridge::tools::bench {
 
 struct WorkerSpec {
   int index = 0;
-  RedisServer server;
+  RedisServer server;  // for the lock: with --fault stall, through this client's own link
+  // For the check key and the fenced resource: the bench's instruments, and what the lock
+  // protects, which a partition between the client and the lock's server does not cut off. Always
+  // the server itself: a check command lost with a stalled link would leave the count off for the
+  // rest of the run (and the key at 1 after it).
+  RedisServer check_server;
   std::string key;
   std::string check_key;
   MutexOptions lock;
