@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fd_buffer.hpp"
+#include "key_text.hpp"
 #include "lockbridge/deadline.hpp"
 #include "lockbridge/url.hpp"
 #include "lockbridge/version.hpp"
@@ -289,7 +290,7 @@ int guarded(std::string_view command, const std::function<int()>& body) {
 std::string_view version() noexcept { return LOCKBRIDGE_VERSION; }
 
 std::string dump_line(const nlohmann::ordered_json& value) {
-  return value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return terminal_safe_json(value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 // ---- numbers on the command line -------------------------------------------------------------

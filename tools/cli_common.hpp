@@ -163,7 +163,8 @@ std::string_view version() noexcept;
 int guarded(std::string_view command, const std::function<int()>& body);
 
 // One line of JSON. Redis keys go in through put_key() (key_text.hpp), which keeps them exact;
-// any other invalid UTF-8 is replaced (U+FFFD), never thrown on.
+// any other invalid UTF-8 is replaced (U+FFFD), never thrown on; what a terminal would obey (C1
+// controls, bidirectional overrides) is \u-escaped (terminal_safe_json).
 std::string dump_line(const nlohmann::ordered_json& value);
 
 }  // namespace lockbridge::tools

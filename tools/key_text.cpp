@@ -1,5 +1,6 @@
 #include "key_text.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -125,21 +126,87 @@ std::string quoted_key(std::string_view key) {
 }
 
 std::string terminal_json(const nlohmann::ordered_json& value) {
-  const std::string json = value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return terminal_safe_json(value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+namespace {
+
+constexpr std::string_view kHex = "0123456789abcdef";
+
+// The code point of the valid UTF-8 sequence of `length` bytes at `at`.
+char32_t code_point(std::string_view at, std::size_t length) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(at[k])); };
+  switch (length) {
+    case 1:
+      return byte(0);
+    case 2:
+      return ((byte(0) & 0x1F) << 6) | (byte(1) & 0x3F);
+    case 3:
+      return ((byte(0) & 0x0F) << 12) | ((byte(1) & 0x3F) << 6) | (byte(2) & 0x3F);
+    default:
+      return ((byte(0) & 0x07) << 18) | ((byte(1) & 0x3F) << 12) | ((byte(2) & 0x3F) << 6) | (byte(3) & 0x3F);
+  }
+}
+
+// What a terminal may obey instead of showing: the C0 controls (ESC starts its sequences), DEL,
+// the C1 controls (CSI is U+009B), and the bidirectional formatting characters, which reorder
+// what follows them on the line (the "Trojan Source" characters: U+202A-U+202E, U+2066-U+2069,
+// and the marks U+200E, U+200F, U+061C).
+bool obeyed_by_terminals(char32_t code) noexcept {
+  return code < 0x20 || (code >= 0x7F && code <= 0x9F) || code == 0x061C || code == 0x200E || code == 0x200F ||
+         (code >= 0x202A && code <= 0x202E) || (code >= 0x2066 && code <= 0x2069);
+}
+
+void append_u_escape(std::string& out, char32_t code) {
+  out.append("\\u");
+  for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(code >> shift) & 15]);
+}
+
+}  // namespace
+
+std::string terminal_safe_json(std::string_view json) {
   std::string out;
   out.reserve(json.size());
-  constexpr std::string_view kHex = "0123456789abcdef";
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(json[i]);
-    // The dump is valid UTF-8, so 0xC2 followed by 0x80-0x9F is exactly a C1 control.
-    const bool c1 = byte == 0xC2 && i + 1 < json.size() && static_cast<unsigned char>(json[i + 1]) <= 0x9F;
-    if (byte != 0x7F && !c1) {
-      out.push_back(json[i]);
+  for (std::size_t i = 0; i < json.size();) {
+    const std::size_t length = std::max<std::size_t>(utf8_sequence(json, i), 1);
+    const char32_t code = code_point(json.substr(i), length);
+    // Inside a JSON string any character may be written as \uXXXX; the dump already escaped the
+    // C0 controls, and outside strings there is only ASCII punctuation.
+    if (code >= 0x7F && obeyed_by_terminals(code)) {
+      append_u_escape(out, code);
+    } else {
+      out.append(json.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence(text, i);
+    if (length == 0) {  // not UTF-8: the byte, in hex
+      const auto byte = static_cast<unsigned char>(text[i++]);
+      out.append("\\x").push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 15]);
       continue;
     }
-    const unsigned code = c1 ? static_cast<unsigned char>(json[++i]) : byte;
-    out.append("\\u00").push_back(kHex[code >> 4]);
-    out.push_back(kHex[code & 15]);
+    const char32_t code = code_point(text.substr(i), length);
+    if (code == '\t') {
+      out.push_back(' ');
+    } else if (obeyed_by_terminals(code)) {
+      if (code <= 0xFF) {
+        out.append("\\x").push_back(kHex[code >> 4]);
+        out.push_back(kHex[code & 15]);
+      } else {
+        append_u_escape(out, code);
+      }
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
   }
   return out;
 }

@@ -27,8 +27,18 @@ std::optional<std::string> read_key(const nlohmann::json& in, const std::string&
 std::string quoted_key(std::string_view key);
 
 // A JSON value as text for a terminal: JSON escapes the C0 controls, invalid UTF-8 becomes U+FFFD,
-// and the C1 controls (U+0080-U+009F) and DEL, which JSON leaves as they are and a terminal may
-// obey (CSI is U+009B), are escaped too. For text views of bytes from Redis: keys, holders, values.
+// and what JSON leaves as it is and a terminal may obey is escaped too (terminal_safe_json). For
+// text views of bytes from Redis: keys, holders, values.
 std::string terminal_json(const nlohmann::ordered_json& value);
+
+// A JSON text (valid UTF-8, as dump() writes it) with DEL, the C1 controls (CSI is U+009B) and the
+// bidirectional formatting characters (U+202E and kin, which reorder the rest of a line) written
+// as \uXXXX: the same JSON value, safe to print. Every JSON line the CLI prints goes through it.
+std::string terminal_safe_json(std::string_view json);
+
+// Any text (a message, a pattern, a URL, bytes from Redis) for a terminal: valid UTF-8 stays, but
+// controls (C0 but tab, which becomes a space; DEL; C1), bidirectional formatting characters
+// and bytes that are not UTF-8 are written as \xHH or \uXXXX.
+std::string terminal_text(std::string_view text);
 
 }  // namespace lockbridge::tools

@@ -1,5 +1,6 @@
 #include "lock_view.hpp"
 
+#include "cli_common.hpp"
 #include "key_text.hpp"
 #include "saturating.hpp"
 
@@ -25,7 +26,12 @@ void put_holder(nlohmann::ordered_json& out, const audit::KeySample& sample, con
       for (const auto& [field, count] : sample.fields) {
         nlohmann::ordered_json holder;
         put_key(holder, field, "client_thread");
-        put_key(holder, count, "count");
+        // Redisson writes its re-entry count as an integer: a number, as every count is here.
+        if (const auto number = whole_number(count)) {
+          holder["count"] = *number;
+        } else {
+          put_key(holder, count, "count");
+        }
         holders.push_back(std::move(holder));
       }
       out["holder"] = std::move(holders);

@@ -1,6 +1,7 @@
 // lockbridge watch PATTERN: a live view, like top, of the lock keys matching PATTERN: class,
 // holder, remaining lease by Redis TIME, waiters, queue, starving waiters, fence. Every master of
 // a cluster; read-only (SCAN, reads, PUBSUB NUMSUB/SHARDNUMSUB: never a write).
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,151 +12,23 @@
 #include <thread>
 
 #include "audit/classify.hpp"
-#include "audit/scanner.hpp"
 #include "cli_common.hpp"
 #include "key_text.hpp"
-#include "lock_view.hpp"
-#include "lockbridge/lock_keys.hpp"
-#include "replies.hpp"
 #include "subcommands.hpp"
+#include "watch/frame.hpp"
 
 namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge watch PATTERN [--url URL] [--interval MS] [--once] [--json] [--batch N]\n\n"
+    "lockbridge watch PATTERN [--url URL] [--interval MS | --once] [--top N | --json] [--batch N]\n\n"
     "A live view of the lock keys matching PATTERN (SCAN's MATCH), refreshed every --interval:\n"
     "class, holder, remaining lease by Redis TIME, waiters (subscribers of the key's release\n"
-    "channel, and waiters queued in Redis), starving waiters and the fence. Sorted by waiters.\n"
-    "Every master of a cluster. Never writes. --once prints one frame; --json prints one JSON line\n"
-    "per key per frame. --batch: keys per SCAN (larger: fewer round trips in a large keyspace).\n"
+    "channel, and waiters queued in Redis), starving waiters and the fence. The table shows the\n"
+    "--top keys with the most waiters. Every master of a cluster. Never writes. --once prints one\n"
+    "frame; --json prints one JSON line per key per frame, every key, in SCAN order. Memory is one\n"
+    "batch, whatever the keyspace. --batch: keys per SCAN (larger: fewer round trips in a large keyspace).\n"
     "Exit status: 0, 2 bad usage, 3 Redis error, 5 stdout could not be written, 130 interrupted.";
-
-// One lock key in a frame.
-struct KeyView {
-  audit::KeySample sample;
-  audit::Classification found;
-  std::int64_t server_now_ms = 0;
-  std::int64_t subscribers = 0;  // connections subscribed to its release channel(s): waiting processes
-  std::int64_t queued = 0;       // waiters in its Redis queues (notify's waiter queue, fair mode's)
-  std::int64_t starving = 0;     // queued waiters whose starving time has passed
-  std::optional<std::int64_t> fence;
-
-  std::int64_t waiters() const { return std::max(subscribers, queued); }
-};
-
-// The preset a legacy key was written by: the hardened one sets a safety TTL, jedis-lock never does.
-std::string_view preset_of(const KeyView& view) {
-  switch (view.found.lock_class) {
-    case audit::LockClass::legacy_ms:
-    case audit::LockClass::legacy_seconds:
-    case audit::LockClass::legacy_uuid_ms:
-      return view.sample.pttl_ms >= 0 ? "hardened" : "faithful";
-    default:
-      return "";
-  }
-}
-
-// "<deadline> <starving at>" entries whose starving time has passed by `now_ms`.
-std::int64_t count_starving(const Reply& times, std::int64_t now_ms) {
-  std::int64_t starving = 0;
-  for (const Reply& entry : times.elements) {
-    const auto space = entry.str.find(' ');
-    if (space == std::string::npos) continue;  // fair mode's entries: no starving time
-    try {
-      if (std::stoll(entry.str.substr(space + 1)) <= now_ms) ++starving;
-    } catch (const std::exception&) {  // not ours to judge
-    }
-  }
-  return starving;
-}
-
-std::int64_t subscriber_count(const Reply& reply) {
-  // PUBSUB NUMSUB / SHARDNUMSUB: [channel, count, channel, count ...]
-  std::int64_t total = 0;
-  for (std::size_t i = 1; i < reply.elements.size(); i += 2) total += reply.elements[i].integer;
-  return total;
-}
-
-// The waiters, queue and fence of each key, read from `master` in one pipelined round trip.
-void read_companions(const Client& master, std::vector<KeyView>& views) {
-  if (views.empty()) return;
-  constexpr std::size_t kPerKey = 6;
-  std::vector<std::vector<std::string>> commands;
-  commands.reserve(views.size() * kPerKey);
-  for (const KeyView& view : views) {
-    const LockKeyNames names = lock_key_names(view.sample.key);
-    commands.push_back({"PUBSUB", "SHARDNUMSUB", names.release_channel, names.redisson_channel});
-    commands.push_back({"PUBSUB", "NUMSUB", names.redisson_channel});
-    commands.push_back({"LLEN", names.waiter_queue});
-    commands.push_back({"LLEN", names.fair_queue});
-    commands.push_back({"HVALS", names.waiter_times});
-    commands.push_back({"GET", names.fence_counter});
-  }
-  const std::vector<Reply> replies = master.pipeline(commands);
-  for (std::size_t i = 0; i < views.size(); ++i) {
-    KeyView& view = views[i];
-    const Reply* reply = &replies[i * kPerKey];
-    // A companion of another type (someone else's key) is not ours to count: left at zero.
-    if (reply[0].kind == Reply::Kind::array) view.subscribers += subscriber_count(reply[0]);
-    if (reply[1].kind == Reply::Kind::array) view.subscribers += subscriber_count(reply[1]);
-    if (reply[2].kind == Reply::Kind::integer) view.queued += reply[2].integer;
-    if (reply[3].kind == Reply::Kind::integer) view.queued += reply[3].integer;
-    if (reply[4].kind == Reply::Kind::array) view.starving = count_starving(reply[4], view.server_now_ms);
-    if (reply[5].kind == Reply::Kind::string) {
-      try {
-        view.fence = std::stoll(reply[5].str);
-      } catch (const std::exception&) {
-      }
-    }
-  }
-}
-
-// One frame: every lock key matching `pattern` on every master, most waiters first.
-std::vector<KeyView> read_frame(const std::vector<Client>& masters, const std::string& pattern, int batch_size) {
-  std::vector<KeyView> frame;
-  for (const Client& master : masters) {
-    std::vector<KeyView> views;
-    audit::KeyScanner scanner(master, pattern, batch_size);
-    std::vector<audit::KeySample> batch;
-    std::int64_t server_now_ms = 0;
-    while (!interrupted() && scanner.next(batch, server_now_ms)) {
-      for (audit::KeySample& sample : batch) {
-        const audit::Classification found = audit::classify(sample, server_now_ms, {});
-        if (found.lock_class == audit::LockClass::other) continue;  // companions, and everything else
-        KeyView view;
-        view.sample = std::move(sample);
-        view.found = found;
-        view.server_now_ms = server_now_ms;
-        views.push_back(std::move(view));
-      }
-    }
-    read_companions(master, views);
-    frame.insert(frame.end(), std::make_move_iterator(views.begin()), std::make_move_iterator(views.end()));
-  }
-  std::sort(frame.begin(), frame.end(), [](const KeyView& a, const KeyView& b) {
-    return a.waiters() != b.waiters() ? a.waiters() > b.waiters() : a.sample.key < b.sample.key;
-  });
-  return frame;
-}
-
-nlohmann::ordered_json json_of(const KeyView& view, std::uint64_t frame) {
-  const std::optional<std::int64_t> end = lease_end_of(view.sample, view.found, view.server_now_ms);
-  nlohmann::ordered_json out;
-  out["frame"] = frame;
-  put_key(out, view.sample.key);  // binary-safe: key_b64 when not UTF-8
-  out["class"] = to_string(view.found.lock_class);
-  out["preset"] = preset_of(view).empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(preset_of(view));
-  out["stale"] = view.found.has(audit::Flag::stale);
-  put_holder(out, view.sample, view.found);
-  out["lease_ms"] = end ? nlohmann::ordered_json(*end - view.server_now_ms) : nlohmann::ordered_json(nullptr);
-  out["waiters"] = view.waiters();
-  out["subscribers"] = view.subscribers;
-  out["queued"] = view.queued;
-  out["starving"] = view.starving;
-  out["fence"] = view.fence ? nlohmann::ordered_json(*view.fence) : nlohmann::ordered_json(nullptr);
-  return out;
-}
 
 // `text` in at most `width` bytes: cut with ".." at a character's start, never inside one.
 std::string cut(const std::string& text, std::size_t width) {
@@ -177,28 +50,93 @@ std::string holder_cell(const nlohmann::ordered_json& holder) {
   return cut(unquoted, 14);
 }
 
-void print_frame(std::ostream& out, const std::vector<KeyView>& frame, const std::string& pattern,
-                 std::chrono::milliseconds interval, bool once) {
-  out << "lockbridge watch " << pattern << ": " << frame.size() << " lock key" << (frame.size() == 1 ? "" : "s");
+// The display order: most waiters first, then by key.
+bool shown_before(std::int64_t waiters_a, const std::string& key_a, std::int64_t waiters_b, const std::string& key_b) {
+  return waiters_a != waiters_b ? waiters_a > waiters_b : key_a < key_b;
+}
+
+// The table's line for a key.
+std::string row_of(const watch::KeyView& view) {
+  const nlohmann::ordered_json json = watch::json_of(view, 0);
+  std::string lease = json["lease_ms"].is_null() ? "-" : std::to_string(json["lease_ms"].get<std::int64_t>());
+  if (view.found.has(audit::Flag::stale)) lease += " stale";
+  const std::string_view preset = watch::preset_of(view);
+  std::ostringstream row;
+  row << std::left << std::setw(40) << cut(quoted_key(view.sample.key), 38) << std::setw(16)
+      << json["class"].get<std::string>() << std::setw(10) << (preset.empty() ? "-" : std::string(preset))
+      << std::setw(16) << holder_cell(json["holder"]) << std::right << std::setw(10) << lease << std::setw(8)
+      << view.waiters() << std::setw(7) << view.queued << std::setw(9) << view.starving << std::setw(8)
+      << (view.fence ? std::to_string(*view.fence) : "-") << "\n";
+  return row.str();
+}
+
+// The `limit` keys a frame shows, of however many it has: a heap whose top is the first to go, so
+// memory is `limit` rows, not the keyspace.
+class TopRows {
+ public:
+  explicit TopRows(std::size_t limit) : limit_(limit) {}
+
+  void offer(const watch::KeyView& view) {
+    ++total_;
+    const std::int64_t waiters = view.waiters();
+    if (rows_.size() == limit_) {
+      const Row& last = rows_.front();
+      if (!shown_before(waiters, view.sample.key, last.waiters, last.key)) return;
+      std::pop_heap(rows_.begin(), rows_.end(), order);
+      rows_.pop_back();
+    }
+    rows_.push_back(Row{waiters, view.sample.key, row_of(view)});
+    std::push_heap(rows_.begin(), rows_.end(), order);
+  }
+
+  std::uint64_t total() const noexcept { return total_; }
+  // The rows in display order (once, at the frame's end).
+  std::vector<std::string> take_lines() {
+    std::sort_heap(rows_.begin(), rows_.end(), order);
+    std::vector<std::string> lines;
+    lines.reserve(rows_.size());
+    for (Row& row : rows_) lines.push_back(std::move(row.line));
+    rows_.clear();
+    return lines;
+  }
+
+ private:
+  struct Row {
+    std::int64_t waiters;
+    std::string key;
+    std::string line;
+  };
+  static bool order(const Row& a, const Row& b) { return shown_before(a.waiters, a.key, b.waiters, b.key); }
+  std::size_t limit_;
+  std::uint64_t total_ = 0;
+  std::vector<Row> rows_;
+};
+
+void print_frame(std::ostream& out, TopRows& top, const std::string& pattern, std::chrono::milliseconds interval,
+                 bool once) {
+  const std::vector<std::string> lines = top.take_lines();
+  out << "lockbridge watch " << terminal_text(pattern) << ": " << top.total() << " lock key"
+      << (top.total() == 1 ? "" : "s");
+  if (lines.size() < top.total()) out << " (the " << lines.size() << " with the most waiters shown: --top N)";
   if (!once) out << ", every " << interval.count() << " ms (Ctrl-C stops)";
   out << "\n";
-  if (frame.empty()) return;
+  if (lines.empty()) return;
   out << std::left << std::setw(40) << "KEY" << std::setw(16) << "CLASS" << std::setw(10) << "PRESET" << std::setw(16)
       << "HOLDER" << std::right << std::setw(10) << "LEASE_MS" << std::setw(8) << "WAITERS" << std::setw(7) << "QUEUED"
       << std::setw(9) << "STARVING" << std::setw(8) << "FENCE"
       << "\n";
-  for (const KeyView& view : frame) {
-    const nlohmann::ordered_json json = json_of(view, 0);
-    std::string key = quoted_key(view.sample.key);
-    key = cut(key, 38);
-    std::string lease = json["lease_ms"].is_null() ? "-" : std::to_string(json["lease_ms"].get<std::int64_t>());
-    if (view.found.has(audit::Flag::stale)) lease += " stale";
-    out << std::left << std::setw(40) << key << std::setw(16) << json["class"].get<std::string>() << std::setw(10)
-        << (preset_of(view).empty() ? "-" : std::string(preset_of(view))) << std::setw(16)
-        << holder_cell(json["holder"]) << std::right << std::setw(10) << lease << std::setw(8) << view.waiters()
-        << std::setw(7) << view.queued << std::setw(9) << view.starving << std::setw(8)
-        << (view.fence ? std::to_string(*view.fence) : "-") << "\n";
+  for (const std::string& line : lines) out << line;
+}
+
+// Rows a frame shows without --top: what fits the terminal, else kDefaultTop.
+constexpr std::int64_t kDefaultTop = 100;
+constexpr std::int64_t kMaxTop = 100000;
+std::size_t default_top() {
+  winsize size{};
+  if (isatty(STDOUT_FILENO) == 1 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_row > 0) {
+    return std::max<std::size_t>(size.ws_row > 3 ? size.ws_row - 3 : 1, 5);
   }
+  return kDefaultTop;
 }
 
 }  // namespace
@@ -208,7 +146,9 @@ int run_watch(int argc, char** argv) {
   add_url_option(options);
   options.add_options()("pattern", po::value<std::string>(), "SCAN MATCH pattern (positional)")(
       "interval", number_value("1000"), "ms between frames (10 to 1 day)")("once", "print one frame and exit")(
-      "json", "one JSON line per key per frame");
+      "json", "one JSON line per key per frame, every key, in SCAN order")(
+      "top", number_value(),
+      "the table shows the N keys (1 to 100000) with the most waiters (default: what fits the terminal, else 100)");
   add_batch_option(options, "one SCAN round trip each");
   po::positional_options_description positional;
   positional.add("pattern", 1);
@@ -220,6 +160,13 @@ int run_watch(int argc, char** argv) {
       milliseconds_option(vm, "interval", std::chrono::milliseconds(10), std::chrono::milliseconds(24LL * 3600 * 1000));
   const bool once = vm.count("once") > 0;
   const bool json = vm.count("json") > 0;
+  if (json && vm.count("top")) {
+    throw Error(Errc::bad_option, "--top is the table's: --json prints every key (filter its lines instead)");
+  }
+  if (once && !vm["interval"].defaulted())
+    throw Error(Errc::bad_option, "--interval is between frames: --once prints one");
+  const std::size_t top =
+      vm.count("top") ? static_cast<std::size_t>(count_option(vm, "top", 1, kMaxTop)) : default_top();
   const int batch_size = batch_option(vm);
   // A terminal gets one frame in place of the last; a pipe or a file gets every frame in turn.
   const bool redraw = !once && !json && isatty(STDOUT_FILENO) == 1;
@@ -228,18 +175,29 @@ int run_watch(int argc, char** argv) {
   const Client client = target.client();
   for (std::uint64_t frame_number = 1; !interrupted(); ++frame_number) {
     // Masters asked afresh each frame: a cluster may have failed over or resharded meanwhile.
-    const std::vector<KeyView> frame = read_frame(client.masters(), pattern, batch_size);
-    if (interrupted()) break;
-    std::ostringstream text;
+    const std::vector<Client> masters = client.masters();
     if (json) {
-      for (const KeyView& view : frame) text << dump_line(json_of(view, frame_number)) << "\n";
+      // Streamed batch by batch: however many keys match, memory is one batch.
+      watch::for_each_batch(masters, pattern, batch_size, [&](std::vector<watch::KeyView>& views) {
+        std::string lines;
+        for (const watch::KeyView& view : views) lines += dump_line(watch::json_of(view, frame_number)) + "\n";
+        std::cout << lines;
+      });
+      std::cout << std::flush;
     } else {
+      TopRows rows(top);
+      watch::for_each_batch(masters, pattern, batch_size, [&](std::vector<watch::KeyView>& views) {
+        for (const watch::KeyView& view : views) rows.offer(view);
+      });
+      if (interrupted()) break;
+      std::ostringstream text;
       if (redraw) text << "\x1b[H\x1b[2J";
-      print_frame(text, frame, pattern, interval, once);
+      print_frame(text, rows, pattern, interval, once);
       if (!redraw && !once) text << "\n";
+      std::cout << text.str() << std::flush;
     }
-    std::cout << text.str() << std::flush;
     if (!std::cout) return kExitFile;
+    if (interrupted()) break;
     if (once) return kExitOk;
     const auto wake = std::chrono::steady_clock::now() + interval;
     while (!interrupted() && std::chrono::steady_clock::now() < wake) {
