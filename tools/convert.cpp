@@ -83,10 +83,6 @@ int run_rollback(const po::variables_map& vm, const Client& client) {
   const std::optional<NamedFile> details_name = details_file(vm);
   check_files({journal_file}, details_name ? std::vector{*details_name} : std::vector<NamedFile>{});
   convert::JournalReader journal(journal_file.path);
-  if (journal.torn_header()) {
-    std::cerr << "lockbridge convert: the journal '" << journal_file.path
-              << "' stops inside its header: its run ended before it wrote anything to Redis; nothing to roll back\n";
-  }
   std::optional<OutputFile> details;
   if (details_name) details.emplace(*details_name, kOwnerOnly);
   const ScanProgress clock("rollback", 0);

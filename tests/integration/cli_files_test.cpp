@@ -125,6 +125,28 @@ TEST(CliFiles, RollbackRefusesAnOutputThatIsItsJournalByAnyPath) {
   ASSERT_EQ(run_cli("convert --rollback '" + journal + "'").exit_code, 0) << "the journal still works";
 }
 
+// `convert --rollback J --json > J` is refused, but the shell has emptied J first (root ignores
+// the journal's read-only mode). An empty file is not a journal convert wrote, so rollback says so
+// and fails, where it once found "nothing to roll back" and exited 0 with every key converted.
+TEST(CliFiles, ARollbackOfAJournalTheShellEmptiedIsRefusedNotASuccess) {
+  const Scratch scratch;
+  const LiveStamps stamps(2);
+  const std::string journal = scratch.path("journal.jsonl");
+  ASSERT_EQ(run_cli("convert --to token --journal '" + journal + "'" + stamps.match()).exit_code, 0);
+  const auto converted = stamps.values();
+  (void)run_cli("convert --rollback '" + journal + "' --json > '" + journal + "'");
+  if (::geteuid() != 0) {
+    EXPECT_NE(contents(journal), "") << "the journal is read-only: the shell could not empty it";
+    GTEST_SKIP() << "only root can empty the read-only journal";
+  }
+  ASSERT_EQ(contents(journal), "") << "the shell emptied it";
+  const CliRun again = run_cli("convert --rollback '" + journal + "'");
+  EXPECT_EQ(again.exit_code, 2) << again;
+  EXPECT_THAT(again.errors, HasSubstr("is not a journal convert wrote: it is empty")) << again;
+  EXPECT_THAT(again.errors, Not(HasSubstr("nothing to roll back"))) << again;
+  EXPECT_EQ(stamps.values(), converted) << "nothing was sent";
+}
+
 TEST(CliFiles, AuditNeverOverwritesAConvertJournal) {
   const Scratch scratch;
   const LiveStamps stamps(1);
@@ -334,10 +356,12 @@ TEST(CliFiles, DetailsFilesHoldingLockValuesAreCreatedForTheOwnerOnly) {
                     true, umask_022)
                 .exit_code,
             0);
-  for (const char* name : {"audit.jsonl", "convert.jsonl", "rollback.jsonl", "journal.jsonl"}) {
+  for (const char* name : {"audit.jsonl", "convert.jsonl", "rollback.jsonl"}) {
     SCOPED_TRACE(name);
     EXPECT_EQ(mode_of(scratch.path(name)), fs::perms::owner_read | fs::perms::owner_write);
   }
+  // The journal is written through the descriptor that created it: by name, it is read-only.
+  EXPECT_EQ(mode_of(scratch.path("journal.jsonl")), fs::perms::owner_read);
   // A file replaced keeps its own mode: the user's choice.
   fs::permissions(scratch.path("audit.jsonl"), fs::perms::group_read, fs::perm_options::add);
   ASSERT_EQ(

@@ -254,6 +254,7 @@ TEST(Convert, AMalformedLineInTheMiddleOfAJournalStopsRollbackBeforeAnyWrite) {
 
   // A torn last line is what a crash leaves: its writes were never sent, and rollback goes on.
   {
+    std::filesystem::permissions(converted, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
     std::ofstream out(converted, std::ios::app);
     out << "{\"n\":99,\"key\":\"k\",\"act";
   }

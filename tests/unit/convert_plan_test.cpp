@@ -151,8 +151,14 @@ TEST_F(ConvertJournal, NeverOverwritesAJournal) {
   }
 }
 
+// What a crash (or a test) appends to a journal convert made read-only.
+void allow_appending(const std::string& path) {
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+}
+
 TEST_F(ConvertJournal, IgnoresATornLastLineButNotAMalformedOne) {
   { JournalWriter writer(path_, {}); }
+  allow_appending(path_);
   std::ofstream(path_, std::ios::app)
       << R"({"n":1,"key":"a","action":"to_token","old_value":"1","old_pttl_ms":-1,"old_exp)";
   JournalReader torn(path_);
@@ -173,6 +179,7 @@ TEST_F(ConvertJournal, ANumberThatIsNotAnIntegerInRangeIsAMalformedLine) {
   for (const std::string bad : {"1795377777777777777777777777777777777777777700509231", "1.5", "1e3", "-3", "\"7\""}) {
     std::remove(path_.c_str());
     { JournalWriter writer(path_, {}); }
+    allow_appending(path_);
     std::ofstream(path_, std::ios::app) << planned << bad << "}\n";
     JournalReader reader(path_);
     std::vector<JournalRecord> batch;
@@ -186,21 +193,34 @@ TEST_F(ConvertJournal, ANumberThatIsNotAnIntegerInRangeIsAMalformedLine) {
   }
 }
 
-// Found by ConvertCrash: a convert killed while it created its journal leaves an empty file or a
-// beginning of the header. It wrote nothing to Redis (the header is synced before any write), so
-// the journal reads as empty rather than "not a journal".
-TEST_F(ConvertJournal, AJournalTornInsideItsHeaderReadsAsEmpty) {
-  for (const std::string& torn : {std::string(), std::string("{\"lockbridge_conv"),
-                                  std::string("{\"lockbridge_convert_journal\":1,\"lockbridge_version\":\"0.")}) {
-    std::ofstream(path_, std::ios::trunc) << torn;
-    JournalReader reader(path_);
-    EXPECT_TRUE(reader.torn_header()) << torn;
-    std::vector<JournalRecord> batch;
-    EXPECT_FALSE(reader.next_batch(batch)) << torn;
-    reader.rewind();
-    EXPECT_FALSE(reader.next_batch(batch)) << torn;
+// A journal appears under its name with its header whole, read-only: a `> J` of its owner fails,
+// and a file that is empty or has no whole header (a shell emptied it, or another program's file)
+// is never a journal convert wrote, so rollback refuses it instead of finding nothing to undo.
+TEST_F(ConvertJournal, IsCreatedWholeAndReadOnlyAndAnEmptyOrHeaderlessFileIsNone) {
+  { JournalWriter writer(path_, {{"to", "token"}}); }
+  EXPECT_EQ(std::filesystem::status(path_).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read);
+  EXPECT_EQ(JournalReader(path_).header()["to"], "token");
+  const std::string name = std::filesystem::path(path_).filename().string();
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path_).parent_path())) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with(name + ".tmp-")) << "a temporary file left: " << entry;
   }
-  for (const std::string& other : {std::string("{\"other\":1}"), std::string("{\"other"), std::string("x")}) {
+  for (const std::string& headless : {std::string(), std::string("{\"lockbridge_conv"),
+                                      std::string("{\"lockbridge_convert_journal\":1,\"lockbridge_version\":\"0.")}) {
+    std::filesystem::remove(path_);
+    std::ofstream(path_, std::ios::trunc) << headless;
+    try {
+      JournalReader reader(path_);
+      ADD_FAILURE() << "read as a journal: '" << headless << "'";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.errc(), Errc::bad_option);
+      EXPECT_THAT(error.what(), ::testing::HasSubstr("is not a journal convert wrote")) << headless;
+      if (headless.empty()) {
+        EXPECT_THAT(error.what(), ::testing::HasSubstr("it is empty")) << error.what();
+      }
+    }
+  }
+  for (const std::string& other : {std::string("{\"other\":1}\n"), std::string("x\n")}) {
     std::ofstream(path_, std::ios::trunc) << other;
     EXPECT_THROW(JournalReader{path_}, Error) << other;
   }

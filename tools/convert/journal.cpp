@@ -107,19 +107,68 @@ bool is_convert_journal(const std::string& path) {
 
 // ---- writing ------------------------------------------------------------------------------------
 
+namespace {
+
+[[noreturn]] void journal_exists(const std::string& path) {
+  throw Error(Errc::bad_option, "the journal '" + path +
+                                    "' already exists; convert never overwrites a journal (it may be needed for "
+                                    "--rollback): name a new file");
+}
+
+// The directory a path names a file in ("." for a bare name).
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
 JournalWriter::JournalWriter(const std::string& path, nlohmann::ordered_json header) : path_(path) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-  if (fd_ < 0) {
-    if (errno == EEXIST) {
-      throw Error(Errc::bad_option, "the journal '" + path + "' already exists; convert never overwrites a journal " +
-                                        "(it may be needed for --rollback): name a new file");
-    }
-    throw FileError("cannot create the journal", path, errno);
-  }
   nlohmann::ordered_json first;
   first[std::string(kMagic)] = 1;
   if (header.is_object()) first.update(header);
-  append(dump_line(first) + '\n');
+  const std::string header_line = dump_line(first) + '\n';
+  // The journal appears with its header whole, or not at all: written and synced in a file without
+  // a name (O_TMPFILE; a temporary name where the file system has none), then linked as `path`.
+  // So an empty or headerless file is never a journal convert wrote (rollback refuses one: a
+  // shell's `> J` empties a journal), and the link fails where `path` exists: an earlier journal
+  // is never replaced.
+  const std::string directory = directory_of(path);
+  std::string temporary;
+  fd_ = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kJournalMode);
+  if (fd_ < 0) {
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+      throw FileError("cannot create the journal", path, errno);
+    }
+    temporary = path + ".tmp-XXXXXX";
+    fd_ = ::mkostemp(temporary.data(), O_CLOEXEC);
+    if (fd_ < 0) throw FileError("cannot create the journal", path, errno);
+    (void)::fchmod(fd_, kJournalMode);
+  }
+  const auto give_up = [&](const std::string& what, int error) {
+    if (!temporary.empty()) ::unlink(temporary.c_str());
+    throw FileError(what, path, error);
+  };
+  std::size_t written = 0;
+  if (const int failed = write_all(fd_, header_line, written)) give_up("writing the journal", failed);
+  if (::fdatasync(fd_) != 0) give_up("syncing the journal", errno);
+  const int linked = temporary.empty() ? ::linkat(AT_FDCWD, ("/proc/self/fd/" + std::to_string(fd_)).c_str(), AT_FDCWD,
+                                                  path.c_str(), AT_SYMLINK_FOLLOW)
+                                       : ::link(temporary.c_str(), path.c_str());
+  const int link_error = errno;
+  if (!temporary.empty()) ::unlink(temporary.c_str());
+  if (linked != 0) {
+    if (link_error == EEXIST) journal_exists(path);
+    throw FileError("cannot create the journal", path, link_error);
+  }
+  // The name, synced too: a journal whose writes went out must still be found after a crash.
+  const int parent = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent >= 0) {
+    (void)::fsync(parent);
+    ::close(parent);
+  }
+  (void)::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_APPEND);
 }
 
 JournalWriter::~JournalWriter() {
@@ -177,32 +226,21 @@ JournalReader::JournalReader(const std::string& path) : path_(path) {
 }
 
 void JournalReader::read_header() {
-  auto first = next_line();
-  if (!first && holds_a_header_beginning()) {
-    // The run stopped while creating the journal: its header (synced before anything is sent) is
-    // not whole, so nothing was written to Redis, and there is nothing to roll back.
-    torn_header_ = true;
-    header_ = nlohmann::json::object();
-    return;
+  const auto first = next_line();
+  if (!first) {
+    in_.clear();
+    in_.seekg(0, std::ios::end);
+    const bool empty = in_.tellg() == 0;
+    throw Error(Errc::bad_option,
+                "'" + path_ + "' is not a journal convert wrote: " +
+                    (empty ? std::string("it is empty, and convert creates its journals with their header in place "
+                                         "(was it emptied, as a shell's '> FILE' does?)")
+                           : std::string("it holds no whole header line")) +
+                    "; if it was a journal, the values convert replaced are gone with it (docs/migration.md, \"What "
+                    "keeps the originals\")");
   }
-  if (!first || !is_header(*first))
-    throw Error(Errc::bad_option, "'" + path_ + "' is not a lockbridge convert journal");
+  if (!is_header(*first)) throw Error(Errc::bad_option, "'" + path_ + "' is not a lockbridge convert journal");
   header_ = std::move(*first);
-}
-
-bool JournalReader::holds_a_header_beginning() {
-  // What JournalWriter writes first; a file holding only a beginning of it (or nothing: created,
-  // then the run died) is such a journal.
-  const std::string start = "{\"" + std::string(kMagic) + "\":";
-  in_.clear();
-  in_.seekg(0);
-  std::string content(start.size() + 1, '\0');
-  in_.read(content.data(), static_cast<std::streamsize>(content.size()));
-  content.resize(static_cast<std::size_t>(in_.gcount()));
-  const bool beginning = content.size() <= start.size() ? start.starts_with(content) : content.starts_with(start);
-  in_.clear();
-  in_.seekg(0, std::ios::end);  // no line follows: next_line() finds the end
-  return beginning;
 }
 
 void JournalReader::rewind() {

@@ -4,6 +4,8 @@
 // the format.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <fstream>
 #include <optional>
@@ -39,11 +41,16 @@ bool is_write_outcome(std::string_view outcome) noexcept;
 // but cannot be read.
 bool is_convert_journal(const std::string& path);
 
+// A journal's mode: its owner may read it, nobody may write it by name. Convert writes it through
+// the descriptor it created it with; a later `> J` by its owner (not root) fails instead of
+// emptying it. It holds lock values: nobody else may read it.
+inline constexpr mode_t kJournalMode = 0400;
+
 class JournalWriter {
  public:
-  // Creates `path` (mode 0600: it holds lock values) and writes `header`. Refuses a file that
-  // already exists (Error{bad_option}), so an earlier run's journal is never lost. Throws
-  // FileError when it cannot be created or written.
+  // Creates `path` (kJournalMode) with `header` in it, whole: the file appears under its name only
+  // once the header is on disk. Refuses a file that already exists (Error{bad_option}), so an
+  // earlier run's journal is never lost. Throws FileError when it cannot be created or written.
   JournalWriter(const std::string& path, nlohmann::ordered_json header);
   ~JournalWriter();
   JournalWriter(const JournalWriter&) = delete;
@@ -68,13 +75,12 @@ struct JournalRecord {
 class JournalReader {
  public:
   // Opens `path` and reads its header. Throws Error{bad_option} when there is no such file, it is
-  // not a regular file (it is read twice: see rewind()) or is not a convert journal; FileError when
-  // it exists but the system will not let it be read (permissions, a symlink loop, an I/O error).
+  // not a regular file (it is read twice: see rewind()) or is not a convert journal (an empty file,
+  // or one without a whole header line, never is: JournalWriter creates journals with their
+  // header); FileError when it exists but the system will not let it be read (permissions, a
+  // symlink loop, an I/O error).
   explicit JournalReader(const std::string& path);
   const nlohmann::json& header() const noexcept { return header_; }
-  // The run that wrote it stopped before its header was whole (an empty file, or a beginning of
-  // the header only): it sent nothing, and the journal reads as empty.
-  bool torn_header() const noexcept { return torn_header_; }
 
   // The next batch of planned writes with their outcomes; false at the end. A torn last line (the
   // run died while writing it, so none of its writes were sent) is skipped. Throws Error{bad_option}
@@ -88,14 +94,12 @@ class JournalReader {
  private:
   std::optional<nlohmann::json> next_line();
   void read_header();
-  bool holds_a_header_beginning();  // the file is a beginning of a header and nothing more
 
   std::ifstream in_;
   std::string path_;
   std::uint64_t line_number_ = 0;
   nlohmann::json header_;
   std::optional<nlohmann::json> pushed_back_;
-  bool torn_header_ = false;
 };
 
 }  // namespace lockbridge::tools::convert
