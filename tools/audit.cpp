@@ -75,6 +75,7 @@ int run_audit(int argc, char** argv) {
   classify_options.far_future = far_future_option(vm);
   const FailOn fail_on = fail_on_from(vm["fail-on"].as<std::string>());
   const int batch_size = batch_option(vm);
+  const std::string pattern = scan_pattern(vm, "match", "--match");
   std::optional<OutputFile> details;
   if (vm.count("details")) {
     const NamedFile file{"--details", vm["details"].as<std::string>()};
@@ -93,7 +94,7 @@ int run_audit(int argc, char** argv) {
   std::vector<audit::KeySample> batch;
   std::int64_t server_now_ms = 0;
   for (const Client& master : masters) {
-    audit::KeyScanner scanner(master, vm["match"].as<std::string>(), batch_size);
+    audit::KeyScanner scanner(master, pattern, batch_size);
     while (!interrupted() && scanner.next(batch, server_now_ms)) {
       for (const audit::KeySample& sample : batch) {
         const audit::Classification found = audit::classify(sample, server_now_ms, classify_options);

@@ -72,6 +72,7 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   }
   // The faithful preset's clock offset, within the library's range.
   config.skew = milliseconds_option(vm, "skew-ms", std::chrono::milliseconds(1), kMaxOptionDuration);
+  if (config.fault != bench::Fault::skew) refuse_given(vm, {"skew-ms"}, "is --fault skew's");
   if (vm.count("metrics") && config.procs) {
     throw Error(Errc::bad_option,
                 "--metrics serves the locks of this process: with --procs (or a --fault that needs "
@@ -103,12 +104,14 @@ int renewal_bench(const po::variables_map& vm) {
 
 int soak_bench(const po::variables_map& vm) {
   bench::SoakConfig config;
-  // Decimal minutes, read as decimal seconds and scaled: 0.1 (6 s) to a week.
-  config.length =
-      60 * seconds_option(vm, "soak", std::chrono::milliseconds(100), std::chrono::milliseconds(7 * 24 * 60 * 1000));
+  // Decimal minutes: 0.1 (6 s) to a week.
+  config.length = minutes_option(vm, "soak", std::chrono::seconds(6), std::chrono::hours(7 * 24));
   config.seed =
       vm.count("seed") ? static_cast<std::uint64_t>(count_option(vm, "seed", 0, INT64_MAX)) : std::random_device{}();
   RedisTarget target(vm, EmbeddedRedis::Persistence::append_only);
+  // Asked once before the first episode: an episode that fails waits up to 30 s for the server to
+  // answer again (a restart), which for a server that never answered was 30 s of silence.
+  target.client().ping();
   const bench::SoakReport report = bench::run_soak(config, target.server(), target.embedded_server());
   if (vm.count("json")) {
     std::cout << dump_line(bench::to_json(report)) << std::endl;
@@ -145,8 +148,19 @@ int run_bench(int argc, char** argv) {
       "json", "print one JSON object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
-  if (vm.count("renewals")) return renewal_bench(vm);
-  if (vm.count("soak")) return soak_bench(vm);
+  // Each mode takes its own options; one of another mode is refused, never ignored.
+  if (vm.count("soak")) {
+    refuse_all_but(vm, {"soak", "seed", "json"},
+                   "does not apply to --soak (its episodes draw their own locks, clients and faults)");
+    return soak_bench(vm);
+  }
+  refuse_given(vm, {"seed"}, "is --soak's");
+  if (vm.count("renewals")) {
+    refuse_all_but(
+        vm, {"renewals", "lease", "duration", "strategy", "preset", "format", "fencing", "watchdog", "json", "metrics"},
+        "does not apply to --renewals (one client holds the locks, renewed by the watchdog)");
+    return renewal_bench(vm);
+  }
   const bench::BenchConfig config = config_from(vm);
   RedisTarget target(vm);
   const bench::BenchResult result = bench::run_bench(config, target.server(), target.embedded_server());

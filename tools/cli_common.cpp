@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -120,6 +121,31 @@ void add_url_option(po::options_description& options) {
       "insecure", "TLS: do not check the server's certificate (dangerous; prints a warning)");
 }
 
+namespace {
+// add_url_option's options.
+constexpr std::string_view kUrlOptions[] = {"url", "tls", "cacert", "cacertdir", "cert", "key", "sni", "insecure"};
+
+bool given(const po::variables_map& vm, std::string_view name) {
+  const auto found = vm.find(std::string(name));
+  return found != vm.end() && !found->second.defaulted();
+}
+}  // namespace
+
+void refuse_given(const po::variables_map& vm, std::initializer_list<std::string_view> names, std::string_view why) {
+  for (const std::string_view name : names) {
+    if (given(vm, name)) throw Error(Errc::bad_option, "--" + std::string(name) + " " + std::string(why));
+  }
+}
+
+void refuse_all_but(const po::variables_map& vm, std::initializer_list<std::string_view> allowed,
+                    std::string_view why) {
+  for (const auto& [name, value] : vm) {
+    const auto is = [&name](std::string_view other) { return name == other; };
+    if (value.defaulted() || std::ranges::any_of(allowed, is) || std::ranges::any_of(kUrlOptions, is)) continue;
+    throw Error(Errc::bad_option, "--" + name + " " + std::string(why));
+  }
+}
+
 void add_lock_options(po::options_description& options) {
   options.add_options()(
       "strategy", po::value<std::string>()->default_value("token"),
@@ -161,6 +187,11 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   options.wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
   options.starvation_after =
       milliseconds_option(vm, "starvation-after", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  if (strategy != StrategyKind::legacy)
+    refuse_given(vm, {"preset", "format"}, "is the legacy strategy's (--strategy legacy)");
+  if (options.wait_mode != WaitMode::notify || redisson || (strategy == StrategyKind::legacy && options.faithful())) {
+    refuse_given(vm, {"starvation-after"}, "is notify mode's starvation rule, for the token and legacy hardened locks");
+  }
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {
     if (options.strategy != StrategyKind::token) throw Error(Errc::bad_option, "--fencing needs --strategy token");
@@ -346,28 +377,51 @@ std::int64_t count_option(const po::variables_map& vm, const std::string& name, 
   return *value;
 }
 
-std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std::string& name,
-                                         std::chrono::milliseconds min, std::chrono::milliseconds max) {
+namespace {
+
+// A decimal number of `unit`s (ms in a unit: 1000 for seconds, 60000 for minutes), rounded to
+// milliseconds and checked against [min, max] after rounding: what the command will actually use.
+// The message names the bounds in the option's own unit.
+std::chrono::milliseconds decimal_option(const po::variables_map& vm, const std::string& name,
+                                         std::chrono::milliseconds min, std::chrono::milliseconds max,
+                                         std::int64_t unit_ms, const char* unit_name) {
   const std::string& text = text_of(vm, name);
-  double seconds = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  const bool number =
-      error == std::errc() && end == text.data() + text.size() && !text.empty() && std::isfinite(seconds);
-  // Compared in milliseconds, after rounding: what the command will actually use.
-  const double ms = number ? std::round(seconds * 1000) : 0;
+  double units = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), units);
+  const bool number = error == std::errc() && end == text.data() + text.size() && !text.empty() && std::isfinite(units);
+  const double ms = number ? std::round(units * static_cast<double>(unit_ms)) : 0;
   if (!number || ms < static_cast<double>(min.count()) || ms > static_cast<double>(max.count())) {
-    const auto as_seconds = [](std::chrono::milliseconds bound) {
-      std::string shown = std::to_string(bound.count() / 1000);
-      if (bound.count() % 1000 != 0) {
-        char fraction[8];
-        std::snprintf(fraction, sizeof fraction, ".%03lld", static_cast<long long>(bound.count() % 1000));
-        shown += fraction;
-      }
-      return shown;
+    const auto in_units = [unit_ms](std::chrono::milliseconds bound) {
+      char shown[40];
+      std::snprintf(shown, sizeof shown, "%.3f", static_cast<double>(bound.count()) / static_cast<double>(unit_ms));
+      std::string trimmed(shown);
+      while (trimmed.back() == '0') trimmed.pop_back();  // 0.100 -> 0.1, 60.000 -> 60
+      if (trimmed.back() == '.') trimmed.pop_back();
+      return trimmed;
     };
-    out_of_range(name, as_seconds(min) + " and " + as_seconds(max) + " seconds", text);
+    out_of_range(name, in_units(min) + " and " + in_units(max) + " " + unit_name, text);
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
+}  // namespace
+
+std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std::string& name,
+                                         std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  return decimal_option(vm, name, min, max, 1000, "seconds");
+}
+
+std::chrono::milliseconds minutes_option(const po::variables_map& vm, const std::string& name,
+                                         std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  return decimal_option(vm, name, min, max, 60 * 1000, "minutes");
+}
+
+std::string scan_pattern(const po::variables_map& vm, const std::string& name, std::string_view what) {
+  const std::string& pattern = text_of(vm, name);
+  if (pattern.empty()) {
+    throw Error(Errc::bad_option, std::string(what) + " must not be empty: it matches no key ('*' matches every key)");
+  }
+  return pattern;
 }
 
 void add_far_future_option(po::options_description& options) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -78,8 +79,17 @@ class RedisTarget {
 // as redis-cli names them), shared by every subcommand that talks to Redis.
 void add_url_option(po::options_description& options);
 
+// Options that do not apply to what the command line asks for are refused, never dropped: each
+// of `names` given on the command line (a default does not count) is Error{bad_option}, "--X
+// <why>" (why: "does not apply to --soak", say).
+void refuse_given(const po::variables_map& vm, std::initializer_list<std::string_view> names, std::string_view why);
+// The same for every option given but those of `allowed` (and the URL and TLS options, which
+// every mode that talks to Redis takes).
+void refuse_all_but(const po::variables_map& vm, std::initializer_list<std::string_view> allowed, std::string_view why);
+
 // --strategy, --preset, --format, --lease, --wait-mode, --retry, --watchdog, --fencing: parsed
-// into MutexOptions.
+// into MutexOptions. --preset and --format are refused for a strategy but legacy, and
+// --starvation-after outside notify mode's token and hardened locks.
 void add_lock_options(po::options_description& options);
 MutexOptions lock_options_from(const po::variables_map& vm);
 
@@ -96,12 +106,20 @@ std::int64_t count_option(const po::variables_map& vm, const std::string& name, 
 // fraction); nullopt otherwise, including beyond 64 bits. For numbers on the command line and in
 // replies (replies.hpp).
 std::optional<std::int64_t> whole_number(std::string_view text);
-// Decimal seconds ("--duration 0.5"), rounded to milliseconds.
+// Decimal seconds ("--duration 0.5"), rounded to milliseconds; checked after rounding, so nothing
+// below `min` passes by rounding. The message names the range in seconds.
 std::chrono::milliseconds seconds_option(const po::variables_map& vm, const std::string& name,
+                                         std::chrono::milliseconds min, std::chrono::milliseconds max);
+// The same in decimal minutes ("--soak 0.5"), the message naming minutes.
+std::chrono::milliseconds minutes_option(const po::variables_map& vm, const std::string& name,
                                          std::chrono::milliseconds min, std::chrono::milliseconds max);
 // The longest duration any option takes is the library's (kMaxOptionDuration, lockbridge/options.hpp):
 // its limit for a lease, an acquire timeout and a retry interval, and the CLI's for --for, --hold
 // and --think.
+
+// A SCAN MATCH pattern (audit's and convert's --match, watch's PATTERN): never empty, which
+// matches no key. Throws Error{bad_option} naming `what`.
+std::string scan_pattern(const po::variables_map& vm, const std::string& name, std::string_view what);
 
 // --far-future MS (audit, convert): an expiry further ahead than this is flagged far_future.
 // At most 100 years: no lease is longer, and the sums with Redis TIME stay far from overflowing.

@@ -184,6 +184,7 @@ int run_compare(int argc, char** argv) {
   std::optional<WaitMode> wait_mode;
   if (vm.count("wait-mode")) wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
   const ClientsAs clients_as = choice_option(kClientsAsNames, "clients-as", vm["clients-as"].as<std::string>());
+  if (vm.count("no-plot")) refuse_given(vm, {"plot"}, "names the chart that --no-plot leaves out");
   const bool plot = !vm.count("no-plot");
   const NamedFile json_file{"--json", vm["json"].as<std::string>()};
   const NamedFile plot_file{"--plot", vm["plot"].as<std::string>()};

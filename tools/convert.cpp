@@ -8,6 +8,7 @@
 #include "audit/scanner.hpp"
 #include "cli_common.hpp"
 #include "convert/converter.hpp"
+#include "key_text.hpp"
 #include "lockbridge/identity.hpp"  // the token strategy's own token format
 #include "output_file.hpp"
 #include "scan_progress.hpp"
@@ -28,7 +29,9 @@ constexpr std::string_view kUsage =
     "is journalled (and synced) before it is sent; --rollback restores the keys that still hold what\n"
     "convert wrote. --dry-run writes nothing and prints one JSON line per lock key.\n"
     "Exit status: 0 every lock key converted or already in the target format, 4 some were skipped\n"
-    "and reported, 2 bad usage, 3 Redis error, 5 a local file (journal, details, stdout) could not be\n"
+    "and reported (--rollback: nothing restored, as none of the keys held what convert wrote), 2 bad\n"
+    "usage (--rollback: another database than the journal's), 3 Redis error, 5 a local file (journal, details, stdout) "
+    "could not be\n"
     "written, 130 interrupted (after the batch in flight). After an error or an interrupt the summary\n"
     "says \"incomplete\" and has the counts so far.";
 
@@ -74,15 +77,24 @@ std::optional<NamedFile> details_file(const po::variables_map& vm) {
 int run_rollback(const po::variables_map& vm, const Client& client) {
   // Options of a conversion mean nothing here; taking them silently would suggest, say, that
   // --match limits what is rolled back.
-  for (const char* option : {"to", "journal", "dry-run", "delete-stale", "format", "match", "batch", "far-future"}) {
-    if (vm.count(option) && !vm[option].defaulted()) {
-      throw Error(Errc::bad_option, std::string("--rollback takes no --") + option);
-    }
-  }
+  refuse_given(vm, {"to", "journal", "dry-run", "delete-stale", "format", "match", "batch", "far-future"},
+               "is a conversion's: --rollback undoes the whole journal");
   const NamedFile journal_file{"--rollback", vm["rollback"].as<std::string>()};
   const std::optional<NamedFile> details_name = details_file(vm);
   check_files({journal_file}, details_name ? std::vector{*details_name} : std::vector<NamedFile>{});
   convert::JournalReader journal(journal_file.path);
+  // The keys are the journal's database's: the same names in another are other keys. (A journal
+  // of an older version names no database.)
+  const nlohmann::json& header = journal.header();
+  const std::string written_on = header.value("server", std::string("the server convert ran on"));
+  if (const auto db = header.find("db");
+      db != header.end() && db->is_number_integer() && db->get<std::int64_t>() != client.url().db) {
+    throw Error(Errc::bad_option, "the journal '" + journal_file.path + "' was written on database " +
+                                      std::to_string(db->get<std::int64_t>()) + " (" + written_on +
+                                      "), and this rollback would write to database " +
+                                      std::to_string(client.url().db) +
+                                      ": give --url the journal's server and database");
+  }
   std::optional<OutputFile> details;
   if (details_name) details.emplace(*details_name, kOwnerOnly);
   const ScanProgress clock("rollback", 0);
@@ -103,7 +115,23 @@ int run_rollback(const po::variables_map& vm, const Client& client) {
   }
   print(complete);
   if (details) details->finish(complete, "convert");
-  return complete ? kExitOk : kExitInterrupted;
+  if (!complete) return kExitInterrupted;
+  const auto count = [&tally](const char* outcome) {
+    const auto found = tally.outcomes.find(outcome);
+    return found == tally.outcomes.end() ? std::uint64_t{0} : found->second;
+  };
+  if (count("restored") == 0 && count("not_restored") > 0) {
+    // Not a silent success: the likeliest cause of "not one key holds what convert wrote" is
+    // another server or database than the journal's.
+    const std::uint64_t keys = count("not_restored");
+    std::cerr << "lockbridge convert: nothing was restored: " << (keys == 1 ? "the key" : "none of the keys")
+              << " convert wrote (" << keys << ") " << (keys == 1 ? "no longer holds" : "holds")
+              << " what it wrote. A rollback already ran, their owners changed them, or this is not the server the "
+                 "journal was written on ("
+              << terminal_text(written_on) << ")\n";
+    return kExitFindings;
+  }
+  return kExitOk;
 }
 
 int run_convert(const po::variables_map& vm, const Client& client) {
@@ -111,7 +139,9 @@ int run_convert(const po::variables_map& vm, const Client& client) {
   const convert::ConvertOptions options = convert_options_from(vm);
   const int batch_size = batch_option(vm);
   const bool dry_run = vm.count("dry-run") > 0;
+  const std::string pattern = scan_pattern(vm, "match", "--match");
   if (!dry_run && !vm.count("journal")) throw Error(Errc::bad_option, "--journal FILE is required (or --dry-run)");
+  if (dry_run) refuse_given(vm, {"journal"}, "is never written by --dry-run, which writes nothing");
   std::vector<NamedFile> outputs;
   if (!dry_run) outputs.push_back({"--journal", vm["journal"].as<std::string>()});
   const std::optional<NamedFile> details_name = details_file(vm);
@@ -125,8 +155,10 @@ int run_convert(const po::variables_map& vm, const Client& client) {
         vm["journal"].as<std::string>(), nlohmann::ordered_json{{"lockbridge_version", version()},
                                                                 {"to", vm["to"].as<std::string>()},
                                                                 {"format", vm["format"].as<std::string>()},
-                                                                {"match", vm["match"].as<std::string>()},
-                                                                {"delete_stale", options.delete_stale}});
+                                                                {"match", pattern},
+                                                                {"delete_stale", options.delete_stale},
+                                                                {"server", client.url().redacted()},
+                                                                {"db", client.url().db}});
   }
   // A dry run prints what it would do: to --details FILE if given, else to stdout.
   std::ostream* plan_out = details ? &details->stream() : (dry_run ? &std::cout : nullptr);
@@ -148,7 +180,7 @@ int run_convert(const po::variables_map& vm, const Client& client) {
     std::vector<audit::KeySample> batch;
     std::int64_t server_now_ms = 0;
     for (const Client& master : masters) {
-      audit::KeyScanner scanner(master, vm["match"].as<std::string>(), batch_size, /*expire_time=*/true);
+      audit::KeyScanner scanner(master, pattern, batch_size, /*expire_time=*/true);
       while (!interrupted() && scanner.next(batch, server_now_ms)) {
         // A --details line that could not be written stops convert here, before this batch's
         // writes are journalled or sent.

@@ -155,7 +155,7 @@ int run_watch(int argc, char** argv) {
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
   if (!vm.count("pattern")) throw po::error("missing PATTERN");
-  const std::string pattern = vm["pattern"].as<std::string>();
+  const std::string pattern = scan_pattern(vm, "pattern", "PATTERN");
   const auto interval =
       milliseconds_option(vm, "interval", std::chrono::milliseconds(10), std::chrono::milliseconds(24LL * 3600 * 1000));
   const bool once = vm.count("once") > 0;

@@ -33,7 +33,8 @@ namespace lockbridge {
 LockKeyNames lock_key_names(std::string_view key) {
   return LockKeyNames{detail::release_channel(key), detail::RedissonStrategy::channel_name(key),
                       detail::waiter_queue(key),    detail::waiter_times(key),
-                      detail::fair_queue(key),      detail::fence_counter(key)};
+                      detail::fair_queue(key),      detail::fence_counter(key),
+                      detail::fair_deadlines(key),  detail::legacy_handoff(key)};
 }
 
 }  // namespace lockbridge

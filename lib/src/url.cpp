@@ -1,5 +1,7 @@
 #include "lockbridge/url.hpp"
 
+#include <sys/un.h>
+
 #include <charconv>
 
 #include "lockbridge/error.hpp"
@@ -206,6 +208,13 @@ RedisUrl parse_unix(std::string_view url, std::string_view rest) {
     query = rest.substr(q + 1);
   }
   if (path.empty() || path.front() != '/') bad_url(url, "socket path must be absolute (unix:///path/to/socket)");
+  // A socket address holds the path and its terminating NUL: a longer one cannot be connected to.
+  if (constexpr std::size_t kMaxPath = sizeof(sockaddr_un::sun_path) - 1; path.size() > kMaxPath) {
+    bad_url(url, "socket path is " + std::to_string(path.size()) +
+                     " bytes long, and a unix socket address holds at "
+                     "most " +
+                     std::to_string(kMaxPath));
+  }
   out.socket_path = std::string(path);
   for (int number = 1; !query.empty(); ++number) {
     const auto amp = query.find('&');

@@ -256,8 +256,10 @@ TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnly) {
   // loaded machine at the suite's start did that once: an overlap no clock caused). Each client
   // thinks 20 ms after its release, longer than the others' 10 ms retry: without it the skewed
   // client, which sees every stamp as expired, could hold the key for most of a loaded run, and
-  // once found nobody else holding it to take over from (0 double grants, under -j2).
-  const std::string args = " --fault skew --lease 2000 --skew-ms 5000 --retry 10 --think 20 --duration 1.5 --json";
+  // once found nobody else holding it to take over from (0 double grants, under -j2). 3 s: the
+  // skewed client is also the one that times the round trip, 250 PINGs before its first cycle,
+  // which on a loaded machine took a good part of a shorter run.
+  const std::string args = " --fault skew --lease 2000 --skew-ms 5000 --retry 10 --think 20 --duration 3 --json";
   const nlohmann::json faithful = only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
   const nlohmann::json hardened = only_json_object(run_cli("bench --strategy legacy --preset hardened" + args));
   const nlohmann::json token = only_json_object(run_cli("bench --strategy token" + args));

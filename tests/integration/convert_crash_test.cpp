@@ -269,7 +269,10 @@ TEST(ConvertCrash, KilledAtRandomMomentsItResumesOrRollsBackLosingNothing) {
         std::uniform_int_distribution<long> moment(0, full_run.count());
         if (crash_run_or_kill(args, std::chrono::microseconds(moment(random))) == -1) ++cut_short;
       }
-      EXPECT_EQ(crash_run_or_kill(args, std::nullopt), 0) << "rollback of " << journal;
+      // 4: it restored nothing, the killed run having restored all there was (or the lockers
+      // having changed the keys since); the keyspace check below says whether that is so.
+      const int exit_code = crash_run_or_kill(args, std::nullopt);
+      EXPECT_TRUE(exit_code == 0 || exit_code == 4) << "rollback of " << journal << ": exit " << exit_code;
     };
 
     if (round == 0) {

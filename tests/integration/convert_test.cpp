@@ -20,6 +20,7 @@
 #include "lockbridge/legacy_value.hpp"
 #include "mixed_keyspace.hpp"
 #include "redis_test_support.hpp"
+#include "topology.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -183,11 +184,44 @@ TEST(Convert, RollbackRestoresTheOriginalValuesOnlyWhereConvertsWriteStillStands
   }
   EXPECT_EQ(state_of(retaken), retaken_state);
 
-  // Twice is harmless: nothing holds what convert wrote any more.
+  // Twice is harmless: nothing holds what convert wrote any more. It is not a silent success
+  // either: nothing restored is exit 4, with the causes named (another server among them).
   const CliRun again = run_cli("convert --json --rollback '" + journal + "'");
+  EXPECT_EQ(again.exit_code, 4) << again;
+  EXPECT_THAT(again.errors, ::testing::HasSubstr("nothing was restored")) << again;
   EXPECT_EQ(summary_of(again)["restored"], 0) << again;
   EXPECT_EQ(summary_of(again)["not_restored"], 4) << again;
   EXPECT_EQ(summary_of(again)["expired"], 2) << again;
+  std::filesystem::remove(journal);
+}
+
+// A rollback pointed at another database than the journal's is refused before anything is sent; at
+// another server, it restores nothing, and says so with exit 4 instead of a silent success.
+TEST(Convert, ARollbackOnAnotherDatabaseOrServerIsNotASilentSuccess) {
+  const std::string tag = unique_key("elsewhere");
+  const std::string key = "stamp:" + tag;
+  raw({"SET", key, std::to_string(server_ms() + 600000)});
+  const std::string journal = journal_path(tag, "elsewhere");
+  ASSERT_EQ(run_cli("convert --to token --journal '" + journal + "' --match '*" + tag + "*'").exit_code, 0);
+  const std::string converted = raw({"GET", key}).str;
+
+  const CliRun other_db = run_cli("convert --rollback '" + journal + "' --url '" + unix_url() + "?db=1'", false);
+  EXPECT_EQ(other_db.exit_code, 2) << other_db;
+  EXPECT_THAT(other_db.errors, ::testing::HasSubstr("was written on database 0")) << other_db;
+  EXPECT_THAT(other_db.errors, ::testing::HasSubstr("would write to database 1")) << other_db;
+
+  const auto server = ServerProcess::start_server();
+  const CliRun other_server =
+      run_cli("convert --json --rollback '" + journal + "' --url redis://" + server->address(), false);
+  EXPECT_EQ(other_server.exit_code, 4) << other_server;
+  EXPECT_THAT(other_server.errors, ::testing::HasSubstr("nothing was restored")) << other_server;
+  EXPECT_EQ(summary_of(other_server)["not_restored"], 1) << other_server;
+  EXPECT_EQ(raw({"GET", key}).str, converted) << "the journal's server is untouched";
+
+  const CliRun home = run_cli("convert --json --rollback '" + journal + "'");
+  EXPECT_EQ(home.exit_code, 0) << home;
+  EXPECT_EQ(summary_of(home)["restored"], 1) << home;
+  raw({"DEL", key});
   std::filesystem::remove(journal);
 }
 
@@ -206,7 +240,8 @@ TEST(Convert, RollbackNeverRecreatesAStaleLockConvertDeleted) {
   for (int run = 0; run < 2; ++run) {
     SCOPED_TRACE(run);
     const CliRun rollback = run_cli("convert --json --rollback '" + journal + "'");
-    ASSERT_EQ(rollback.exit_code, 0) << rollback;
+    // The second run restores nothing (the live stamp is back already): exit 4, said.
+    ASSERT_EQ(rollback.exit_code, run == 0 ? 0 : 4) << rollback;
     EXPECT_EQ(summary_of(rollback)["expired"], 1) << rollback;
     EXPECT_EQ(raw({"EXISTS", stale}).integer, 0) << "a lock whose lease had ended came back, without a TTL";
     // Meanwhile a legacy client locks the key and releases it: the key is absent again.

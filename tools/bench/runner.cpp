@@ -12,6 +12,7 @@
 #include "fault_proxy.hpp"
 #include "faults.hpp"
 #include "fleet.hpp"
+#include "lockbridge/lock_keys.hpp"
 #include "lockbridge/url.hpp"
 #include "replies.hpp"
 #include "report.hpp"
@@ -227,11 +228,21 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
     // Killed clients never reported their round trips.
     if (fleet.killed() == 0)
       result.round_trips_per_acquire = per_acquire(static_cast<double>(round_trips), result.acquisitions);
-    // Ours to remove only while no client (of any language) is inside the critical section.
-    if (own_check_key)
+    // Ours to remove only while no client (of any language) is inside the critical section; the
+    // fenced resource (--fencing) is the check key's.
+    if (own_check_key) {
       admin.command(
           {"EVAL", "if redis.call('GET', KEYS[1]) == '0' then redis.call('DEL', KEYS[1]) end", "1", config.check_key});
-    if (own_key) admin.command({"DEL", config.key});  // a random key nobody else knows: ours to remove
+      admin.command({"DEL", fenced_resource(config.check_key)});
+    }
+    // A random key nobody else knows: ours to remove, with the keys the lock kept beside it (its
+    // fence counter, waiter queues). A key the user named keeps them: its fence counter must never
+    // go back.
+    if (own_key) {
+      const LockKeyNames names = lock_key_names(config.key);
+      admin.command({"DEL", config.key, names.fence_counter, names.waiter_queue, names.waiter_times, names.fair_queue,
+                     names.fair_deadlines, names.legacy_handoff});
+    }
   } catch (const Error& error) {
     result.first_errors.push_back(std::string("after the run: ") + error.what());
   }

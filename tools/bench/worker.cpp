@@ -161,8 +161,8 @@ class Worker {
 
   HoldSample::FencedWrite fenced_write(std::uint64_t fence) {
     try {
-      const Reply reply = check_client_.command(
-          {"EVAL", kFencedWrite, "1", spec_.check_key + ":fenced-resource", std::to_string(fence)});
+      const Reply reply =
+          check_client_.command({"EVAL", kFencedWrite, "1", fenced_resource(spec_.check_key), std::to_string(fence)});
       return integer_reply(reply, {"EVAL"}) == 1 ? HoldSample::FencedWrite::accepted
                                                  : HoldSample::FencedWrite::rejected;
     } catch (const std::exception& error) {

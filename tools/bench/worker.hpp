@@ -30,6 +30,9 @@ struct WorkerSpec {
   int rtt_pings = 0;
 };
 
+// The resource a fenced lock protects in a run (--fencing): it keeps the largest fence it has seen.
+inline std::string fenced_resource(const std::string& check_key) { return check_key + ":fenced-resource"; }
+
 // Connects, warms up, reports ready, waits for go, then loops until stop or the tickets run out.
 // Never throws: failures are counted in the client's slot.
 void run_worker(const WorkerSpec& spec, SharedRun& run) noexcept;

@@ -15,6 +15,8 @@ struct LockKeyNames {
   std::string waiter_times;      // their "<deadline ms> <starving at ms>" (a hash)
   std::string fair_queue;        // fair mode's queue (a list)
   std::string fence_counter;     // the last fencing token drawn (a number)
+  std::string fair_deadlines;    // fair mode's waiters' deadlines (a hash)
+  std::string legacy_handoff;    // hardened legacy: the starving waiter a release handed the lock to
 };
 
 LockKeyNames lock_key_names(std::string_view key);
