@@ -8,6 +8,7 @@
 #include "bench/runner.hpp"
 #include "bench/soak.hpp"
 #include "cli_common.hpp"
+#include "key_text.hpp"
 #include "subcommands.hpp"
 
 namespace lockbridge::tools {
@@ -96,7 +97,7 @@ int renewal_bench(const po::variables_map& vm) {
   if (vm.count("json")) {
     std::cout << dump_line(json) << std::endl;
   } else {
-    for (const auto& [name, value] : json.items()) std::cout << name << ": " << value.dump() << "\n";
+    for (const auto& [name, value] : json.items()) std::cout << name << ": " << terminal_json(value) << "\n";
   }
   if (interrupted()) return kExitInterrupted;
   return result.still_held == result.locks ? kExitOk : kExitNotAcquired;
@@ -172,7 +173,7 @@ int run_bench(int argc, char** argv) {
   if (interrupted()) return kExitInterrupted;
   if (result.violations > 0 && config.fault == bench::Fault::none) return kExitNotAcquired;
   if (result.stopped_by) {
-    std::cerr << "lockbridge bench: errors stopped the work: " << *result.stopped_by << "\n";
+    std::cerr << "lockbridge bench: errors stopped the work: " << terminal_text(*result.stopped_by) << "\n";
     return kExitRedis;
   }
   return kExitOk;

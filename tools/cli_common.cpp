@@ -280,16 +280,17 @@ int run_body(std::string_view command, const std::function<int()>& body) {
   try {
     return body();
   } catch (const po::error& error) {
-    std::cerr << "lockbridge " << command << ": " << error.what() << " (see --help)\n";
+    std::cerr << "lockbridge " << command << ": " << terminal_text(error.what()) << " (see --help)\n";
     return kExitUsage;
   } catch (const Error& error) {
-    std::cerr << "lockbridge " << command << ": " << error.what() << " [" << errc_name(error.errc()) << "]\n";
+    std::cerr << "lockbridge " << command << ": " << terminal_text(error.what()) << " [" << errc_name(error.errc())
+              << "]\n";
     return unless_interrupted(exit_code_for(error));
   } catch (const FileError& error) {
-    std::cerr << "lockbridge " << command << ": " << error.what() << " [file]\n";
+    std::cerr << "lockbridge " << command << ": " << terminal_text(error.what()) << " [file]\n";
     return unless_interrupted(kExitFile);
   } catch (const std::exception& error) {
-    std::cerr << "lockbridge " << command << ": " << error.what() << "\n";
+    std::cerr << "lockbridge " << command << ": " << terminal_text(error.what()) << "\n";
     return unless_interrupted(kExitRedis);
   }
 }

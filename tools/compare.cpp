@@ -8,6 +8,7 @@
 #include "bench/report.hpp"
 #include "bench/runner.hpp"
 #include "cli_common.hpp"
+#include "key_text.hpp"
 #include "output_file.hpp"
 #include "subcommands.hpp"
 
@@ -104,7 +105,8 @@ std::vector<NamedStrategy> runnable_on(const RedisServer& server, std::vector<Na
       runnable.push_back(std::move(column));
     } catch (const Error& error) {
       if (error.errc() != Errc::bad_option) throw;
-      std::cerr << "lockbridge compare: skipping '" << column.name << "' on this topology: " << error.what() << "\n";
+      std::cerr << "lockbridge compare: skipping '" << column.name
+                << "' on this topology: " << terminal_text(error.what()) << "\n";
     }
   }
   return runnable;
@@ -198,7 +200,7 @@ int run_compare(int argc, char** argv) {
   const std::vector<NamedStrategy> columns =
       runnable_on(target.server(), strategies(wait_mode, vm.count("watchdog") > 0));
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
-            << seconds << " s each, on " << target.client().url().redacted()
+            << seconds << " s each, on " << terminal_text(target.client().url().redacted())
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n";
   std::vector<bench::BenchResult> results;
   std::uint64_t violations = 0;
@@ -250,15 +252,16 @@ int run_compare(int argc, char** argv) {
     entry["workload"] = workloads()[i / columns.size()].name;
     all["results"].push_back(std::move(entry));
   }
-  json_out.stream() << all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  json_out.stream() << terminal_safe_json(all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace))
+                    << "\n";
   json_out.commit();
-  std::cout << "\nresults: " << json_file.path << "\n";
+  std::cout << "\nresults: " << terminal_text(json_file.path) << "\n";
   if (plot_out) {
     std::vector<std::string> workload_names;
     for (const auto& workload : workloads()) workload_names.push_back(workload.name);
     std::vector<std::string> strategy_names;
     for (const auto& column : columns) strategy_names.push_back(column.name);
-    std::cout << bench::draw_chart(results, workload_names, strategy_names, *plot_out).message << "\n";
+    std::cout << terminal_text(bench::draw_chart(results, workload_names, strategy_names, *plot_out).message) << "\n";
   }
   return violations == 0 ? kExitOk : kExitNotAcquired;
 }

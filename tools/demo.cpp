@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cli_common.hpp"
+#include "key_text.hpp"
 #include "subcommands.hpp"
 
 namespace lockbridge::tools {
@@ -21,7 +22,7 @@ int run_demo(int argc, char** argv) {
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   const RedisTarget target(vm);
   const Client client = target.client();
-  std::cout << "lockbridge " << version() << " demo on " << client.url().redacted()
+  std::cout << "lockbridge " << version() << " demo on " << terminal_text(client.url().redacted())
             << (target.embedded() ? " (embedded redis-server)" : "") << "\n\n";
   std::cout << std::left << std::setw(36) << "strategy" << std::setw(40) << "value in Redis while held" << std::setw(12)
             << "Redis TTL" << std::setw(14) << "2nd owner"

@@ -64,7 +64,10 @@ int run_hold(int argc, char** argv) {
   acquired_line["acquired"] = acquired;
   acquired_line["value"] = acquired ? nlohmann::ordered_json(mutex.value()) : nlohmann::ordered_json(nullptr);
   if (acquired && mutex.fence()) acquired_line["fence"] = *mutex.fence();
-  print(json, acquired_line, acquired ? "acquired " + key + " (value " + mutex.value() + ")" : "not acquired: " + key);
+  // Text for a terminal: the key and the value are bytes (the command line's, Redis's).
+  print(json, acquired_line,
+        acquired ? "acquired " + terminal_text(key) + " (value " + terminal_text(mutex.value()) + ")"
+                 : "not acquired: " + terminal_text(key));
   if (!acquired) return kExitNotAcquired;
 
   const bool held_full_time = sleep_unless_interrupted(hold_for);
@@ -75,7 +78,7 @@ int run_hold(int argc, char** argv) {
   nlohmann::ordered_json released_line{{"released", !error}};
   if (error) released_line["error"] = errc_name(static_cast<Errc>(error.value()));
   if (error) released_line["message"] = release_error;
-  print(json, released_line, error ? "not released: " + release_error : std::string("released"));
+  print(json, released_line, error ? "not released: " + terminal_text(release_error) : std::string("released"));
   if (error) return exit_code_for(static_cast<Errc>(error.value()));
   return held_full_time ? kExitOk : kExitInterrupted;
 }

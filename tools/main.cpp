@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cli_common.hpp"
+#include "key_text.hpp"
 #include "subcommands.hpp"
 
 namespace {
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
     if (command.name == first)
       return lockbridge::tools::guarded(command.name, [&] { return command.run(argc - 1, argv + 1); });
   }
-  std::cerr << "lockbridge: unknown command '" << first << "'\n\n";
+  std::cerr << "lockbridge: unknown command '" << lockbridge::tools::terminal_text(first) << "'\n\n";
   print_help(std::cerr);
   return lockbridge::tools::kExitUsage;
 }

@@ -1,4 +1,5 @@
 #include "output_file.hpp"
+#include "key_text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -72,7 +73,7 @@ bool same_file(const Identity& a, const Identity& b) {
 bool replaceable(const Identity& identity) { return !identity.exists || identity.regular; }
 
 std::string named(const NamedFile& file) {
-  return file.path.empty() ? file.option : file.option + " '" + file.path + "'";
+  return file.path.empty() ? file.option : file.option + " '" + terminal_text(file.path) + "'";
 }
 
 // A new empty file next to `target`, created with `mode` less the umask, never one that exists

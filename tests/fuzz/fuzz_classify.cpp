@@ -14,6 +14,7 @@
 #include "cli_common.hpp"
 #include "key_text.hpp"
 #include "lock_view.hpp"
+#include "terminal_check.hpp"
 
 namespace audit = lockbridge::tools::audit;
 
@@ -61,11 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   nlohmann::ordered_json line = audit::details_line(sample, found);
   lockbridge::tools::put_holder(line, sample, found);
   (void)line.dump();
-  const std::string shown = lockbridge::tools::terminal_json(line);
-  for (std::size_t i = 0; i < shown.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(shown[i]);
-    const bool c1 = byte == 0xC2 && i + 1 < shown.size() && static_cast<unsigned char>(shown[i + 1]) <= 0x9F;
-    if (byte < 0x20 || byte == 0x7F || c1) std::abort();  // nothing a terminal would obey
-  }
+  if (!lockbridge::testing::terminal_safe(lockbridge::tools::terminal_json(line), /*newlines=*/false)) std::abort();
+  if (!lockbridge::testing::terminal_safe(lockbridge::tools::terminal_text(sample.value), false)) std::abort();
+  if (!lockbridge::testing::terminal_safe(lockbridge::tools::dump_line(line), false)) std::abort();
   return 0;
 }

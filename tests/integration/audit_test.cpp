@@ -14,6 +14,7 @@
 #include "key_text.hpp"
 #include "mixed_keyspace.hpp"
 #include "redis_test_support.hpp"
+#include "terminal_check.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -110,16 +111,6 @@ TEST(Inspect, ShowsClassHolderAndRemainingLeaseByBothClocks) {
   EXPECT_TRUE(out["remaining_ms_by_local_clock"].is_number());
   EXPECT_TRUE(out["local_clock_ahead_ms"].is_number());
   raw({"DEL", key});
-}
-
-// True when `text` has nothing a terminal would obey: no C0 control but newline, no DEL, no C1.
-bool terminal_safe(const std::string& text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if ((byte < 0x20 && byte != '\n') || byte == 0x7F) return false;
-    if (byte == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F) return false;
-  }
-  return true;
 }
 
 TEST(Inspect, AHolderOfAnyBytesIsShownExactlyInJsonAndSafelyAsText) {

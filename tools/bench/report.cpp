@@ -1,4 +1,5 @@
 #include "report.hpp"
+#include "key_text.hpp"
 
 #include <cstdio>
 
@@ -97,8 +98,9 @@ ordered_json to_json(const BenchResult& r) {
 void print_table(std::ostream& out, const BenchResult& r) {
   const BenchConfig& c = r.config;
   const SampleSummary& s = r.summary;
+  // Values may be bytes from the command line or from Redis (keys, error messages): terminal-safe.
   const auto row = [&out](const std::string& name, const std::string& value) {
-    out << "  " << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << value << "\n";
+    out << "  " << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << terminal_text(value) << "\n";
   };
   out << "lockbridge bench: " << strategy_label(c) << ", " << c.wait_mode() << ", " << c.clients << " client"
       << (c.clients == 1 ? "" : "s") << (c.procs ? " (processes)" : "") << ", hold " << c.hold.count() << " ms, think "
