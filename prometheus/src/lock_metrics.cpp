@@ -106,9 +106,19 @@ void LockMetrics::acquired(const AcquiredEvent& event) {
   std::lock_guard lock(mutex_);
   Series& series = series_of(event);
   count_acquire(series, Acquire::acquired, event.wait);
+  // A key has one holder in Redis, and a newer acquisition of it in this process (hold numbers
+  // grow with acquisition order) means any older hold of it has ended. Each Client delivers its
+  // events on its own thread, so the older hold's end may come after the newer one's start: it
+  // ends here, and its own end event then finds it gone. Without that, one held lock read as 2 or
+  // 3 in a scrape.
+  if (const auto newest = newest_holds_.find(event.key); newest != newest_holds_.end()) {
+    if (newest->second > event.hold) return;  // this hold ended before its start arrived
+    hold_ended(newest->second);
+  }
   prometheus::Gauge& held = made(series.locks_held, locks_held_, series.labels, {});
   held.Increment();
-  open_holds_.emplace(event.hold, &held);
+  open_holds_.emplace(event.hold, OpenHold{&held, event.key});
+  newest_holds_[event.key] = event.hold;
 }
 
 void LockMetrics::not_acquired(const NotAcquiredEvent& event) {
@@ -151,8 +161,14 @@ void LockMetrics::renewed(const RenewedEvent& event) { renewals_.Increment(stati
 
 void LockMetrics::hold_ended(HoldId hold) {
   const auto open = open_holds_.find(hold);
-  if (open == open_holds_.end()) return;  // ended already (lost, then released), or its start was dropped
-  open->second->Decrement();
+  // Ended already (lost, then released; or ended by a newer hold of its key), or its start was
+  // dropped or came after a newer hold's.
+  if (open == open_holds_.end()) return;
+  open->second.gauge->Decrement();
+  if (const auto newest = newest_holds_.find(open->second.key);
+      newest != newest_holds_.end() && newest->second == hold) {
+    newest_holds_.erase(newest);
+  }
   open_holds_.erase(open);
 }
 

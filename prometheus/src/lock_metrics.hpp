@@ -67,9 +67,14 @@ class LockMetrics final : public Observer {
   prometheus::Counter& renewals_;
   prometheus::Family<prometheus::Gauge>& locks_held_;
 
-  std::mutex mutex_;                                           // series_ and open_holds_, when several Clients report
-  std::map<std::string, Series, std::less<>> series_;          // by strategy and key label
-  std::unordered_map<HoldId, prometheus::Gauge*> open_holds_;  // acquired, not ended yet
+  std::mutex mutex_;                                   // series_ and open_holds_, when several Clients report
+  std::map<std::string, Series, std::less<>> series_;  // by strategy and key label
+  struct OpenHold {
+    prometheus::Gauge* gauge;
+    std::string key;
+  };
+  std::unordered_map<HoldId, OpenHold> open_holds_;       // acquired, not ended yet
+  std::unordered_map<std::string, HoldId> newest_holds_;  // the open hold of each key (the newest)
 };
 
 }  // namespace lockbridge::detail

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "integration/redis_test_support.hpp"
 #include "lockbridge/prometheus.hpp"
@@ -167,6 +168,61 @@ TEST(PrometheusMetrics, AKeyLabelOnlyWhenAskedForAndBoundedByTheCaller) {
   EXPECT_TRUE(eventually([&] {
     return sample(scrape(port), R"(lockbridge_releases_total{key="lbtest",outcome="released",strategy="token"})") == 1;
   }));
+}
+
+// Each Client delivers its events on a thread of its own, so the release of one Client's lock can
+// reach the metrics after another Client's acquisition of the same key. A key has one holder:
+// lockbridge_locks_held counts it once (it read 2 and 3 for one key under bench's contention).
+TEST(PrometheusMetrics, LocksHeldCountsOneHeldKeyOnceWhateverOrderItsEventsArriveIn) {
+  PrometheusMetrics metrics;
+  const int port = metrics.serve("127.0.0.1:0");
+  const std::shared_ptr<Observer> observer = metrics.observer();
+  const std::string held = R"(lockbridge_locks_held{strategy="token"})";
+  const auto acquired = [&](HoldId hold, const std::string& key) {
+    AcquiredEvent event;
+    event.key = key;
+    event.strategy = "token";
+    event.hold = hold;
+    observer->acquired(event);
+  };
+  const auto released = [&](HoldId hold, const std::string& key) {
+    ReleasedEvent event;
+    event.key = key;
+    event.strategy = "token";
+    event.hold = hold;
+    observer->released(event);
+  };
+  acquired(10, "k");
+  acquired(11, "k");  // 10's release is on its way
+  EXPECT_EQ(sample(scrape(port), held), 1);
+  released(10, "k");
+  EXPECT_EQ(sample(scrape(port), held), 1);
+  acquired(12, "other");
+  EXPECT_EQ(sample(scrape(port), held), 2) << "two keys, two locks";
+  acquired(9, "other");  // an older hold of it, come late: it ended before 12 began
+  EXPECT_EQ(sample(scrape(port), held), 2);
+  released(9, "other");
+  released(11, "k");
+  released(12, "other");
+  EXPECT_EQ(sample(scrape(port), held), 0);
+
+  // The same with real Clients: bench's threads, each with its own Client, on one key.
+  BackgroundCli bench("bench --clients 4 --hold 1 --wait-mode poll --duration 3 --json --metrics 127.0.0.1:0");
+  int bench_port = 0;
+  ASSERT_TRUE(eventually([&] {
+    const std::string errors = bench.errors();
+    const auto at = errors.find("metrics: http://127.0.0.1:");
+    if (at == std::string::npos) return false;
+    bench_port = std::stoi(errors.substr(at + 26));
+    return true;
+  })) << bench.errors();
+  double most = 0;
+  for (int i = 0; i < 60; ++i) {
+    most = std::max(most, sample(scrape(bench_port), held));
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_LE(most, 1) << "one key, one holder";
+  EXPECT_EQ(bench.finish().exit_code, 0);
 }
 
 TEST(PrometheusMetrics, AMalformedOrTakenAddressIsAClearError) {
