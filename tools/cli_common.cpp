@@ -49,6 +49,9 @@ int exit_code_for(Errc code) noexcept {
 
 Client RedisServer::client(ClientOptions options) const {
   options.tls = tls;
+  options.on_notice = [](const std::string& notice) {
+    std::cerr << "lockbridge: notice: " + terminal_text(notice) + "\n" << std::flush;
+  };
   if (!metrics) return Client(url, options);
   options.observer = metrics->observer();
   Client client(url, options);

@@ -4,6 +4,8 @@
 // wrong kind are made on the fixture's real server.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <vector>
+#include <mutex>
 
 #include <future>
 
@@ -222,6 +224,38 @@ TEST(AclDenied, AWaiterGetsTheLockAfterAReleaseItCannotHear) {
       EXPECT_FALSE(waiter.last_error());
     }
   }
+}
+
+// The waiter that may not subscribe falls back to polling, and says so once (ClientOptions::on_notice),
+// whatever number of waits: a silent fallback hid why every wait took its retry policy's time.
+TEST(AclDenied, AWaiterThatCannotSubscribeIsToldOnceAndStillGetsTheLock) {
+  const AclUser deaf({"+@all", "-ssubscribe", "-subscribe"});
+  std::mutex mutex;
+  std::vector<std::string> notices;
+  ClientOptions options;
+  options.on_notice = [&](const std::string& notice) {
+    const std::lock_guard lock(mutex);
+    notices.push_back(notice);
+  };
+  const Client waiter_client(deaf.url(), options);
+  for (int round = 0; round < 2; ++round) {
+    const std::string key = unique_key();
+    Mutex holder(test_client(), key, token_options());
+    ASSERT_TRUE(holder.try_lock());
+    Mutex waiter(waiter_client, key, token_options());
+    auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(std::chrono::seconds(20)); });
+    ASSERT_TRUE(eventually([&] {
+      const std::lock_guard lock(mutex);
+      return !notices.empty();
+    })) << "round " << round;
+    holder.unlock();
+    EXPECT_TRUE(waited.get());
+    waiter.unlock();
+  }
+  const std::lock_guard lock(mutex);
+  ASSERT_EQ(notices.size(), 1U);
+  EXPECT_THAT(notices.front(), HasSubstr("refused the subscription to release announcements (NOPERM"));
+  EXPECT_THAT(notices.front(), HasSubstr("poll by their retry policy"));
 }
 
 TEST(AclDenied, AScriptTheServerDeniesIsAServerReplyErrorWithItsReasonNotAProtocolError) {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -65,6 +66,10 @@ struct ClientOptions {
   // Told what every lock of this Client does (lockbridge/observer.hpp), unless the lock has an
   // observer of its own (MutexOptions::observer). Null: nothing is observed, at no cost.
   std::shared_ptr<Observer> observer{};
+  // Told, once, when the Client works round something the server refuses, in words for a log: a
+  // release subscription an ACL denies (waiters then poll by their retry policy). Called on a
+  // thread of the library: it must be quick, and what it throws is dropped. Empty: not told.
+  std::function<void(const std::string&)> on_notice{};
 
   // Throws Error{Errc::bad_option} when a value is out of range.
   void validate() const;

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <array>
 
-#include "../cluster/key_slot.hpp"
 #include "../background_thread.hpp"
+#include "../cluster/key_slot.hpp"
 #include "../poll_timeout.hpp"
 #include "lockbridge/error.hpp"
 
@@ -22,6 +22,7 @@ struct ReleaseNotifier::Channel {
   int watchers = 0;
   bool confirmed = false;        // the server acknowledged the subscription on the current connection
   bool redirected = false;       // the server answered it MOVED: not subscribed again here
+  bool refused = false;          // the server refused it (NOPERM): not subscribed again on this connection
   std::uint64_t generation = 0;  // one per announced release (or lost connection)
   // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
   std::deque<std::pair<std::uint64_t, std::string>> recent;
@@ -101,7 +102,8 @@ ReleaseNotifier::Watch::~Watch() {
 
 bool ReleaseNotifier::Watch::wait_subscribed(Clock::time_point until) {
   std::unique_lock lock(notifier_.mutex_);
-  channel_->changed.wait_until(lock, until, [&] { return channel_->confirmed || channel_->redirected; });
+  channel_->changed.wait_until(lock, until,
+                               [&] { return channel_->confirmed || channel_->redirected || channel_->refused; });
   return channel_->confirmed;
 }
 
@@ -146,15 +148,21 @@ void ReleaseNotifier::connect_and_resubscribe() {
   connection_ = endpoint_->connect();
   connect_failures_ = 0;
   subscribed_.clear();
-  // Whatever was announced while we were not connected went unheard: wake every waiter once.
+  unanswered_.clear();
+  // Whatever was announced while we were not connected went unheard: wake every waiter once. A
+  // subscription refused before is asked for again (the ACL may have changed).
   std::lock_guard lock(mutex_);
-  for (auto& [name, channel] : channels_) channel->announce("");
+  for (auto& [name, channel] : channels_) {
+    channel->refused = false;
+    channel->announce("");
+  }
 }
 
 void ReleaseNotifier::connection_lost() noexcept {
   endpoint_->connection_broke(*connection_);
   connection_.reset();
   subscribed_.clear();
+  unanswered_.clear();
   std::lock_guard lock(mutex_);
   for (auto& [name, channel] : channels_) {
     channel->confirmed = false;
@@ -180,13 +188,16 @@ int ReleaseNotifier::reconcile() {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(channel.idle_since + kLinger - now);
         poll_ms = poll_ms < 0 ? static_cast<int>(left.count()) : std::min(poll_ms, static_cast<int>(left.count()));
       }
-      if (!subscribed_.contains(it->first) && !channel.redirected) subscribe.emplace_back(it->first, channel.sharded);
+      if (!subscribed_.contains(it->first) && !channel.redirected && !channel.refused) {
+        subscribe.emplace_back(it->first, channel.sharded);
+      }
       ++it;
     }
   }
   for (const auto& [name, sharded] : subscribe) {
     connection_->send({sharded ? "SSUBSCRIBE" : "SUBSCRIBE", name});
     subscribed_.insert(name);
+    unanswered_.push_back(name);
   }
   for (const auto& [name, sharded] : unsubscribe) connection_->send({sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", name});
   return poll_ms;
@@ -208,11 +219,37 @@ void ReleaseNotifier::redirected(const Redirect& redirect) {
   if (redirect.kind == Redirect::Kind::moved && redirect_listener_) redirect_listener_(redirect);
 }
 
+void ReleaseNotifier::refused(const std::string& name, std::string_view why) {
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = channels_.find(name);
+    if (it == channels_.end()) return;
+    it->second->refused = true;
+    it->second->changed.notify_all();  // its waiters stop waiting for a confirmation
+  }
+  if (told_refusal_ || !options_.on_notice) return;
+  told_refusal_ = true;
+  try {
+    options_.on_notice("the server refused the subscription to release announcements (" + std::string(why) +
+                       "): waiters poll by their retry policy instead of hearing releases");
+  } catch (...) {  // a notice is never worth a lock
+  }
+}
+
 void ReleaseNotifier::deliver(const redisReply& reply) {
   // A subscription the node refuses comes back as an error: MOVED on Redis Cluster when the map
   // that chose this node missed a move.
   if (reply.type == REDIS_REPLY_ERROR) {
-    if (const auto redirect = parse_redirect(as_view(reply))) redirected(*redirect);
+    std::string oldest;
+    if (!unanswered_.empty()) {
+      oldest = std::move(unanswered_.front());
+      unanswered_.pop_front();
+    }
+    if (const auto redirect = parse_redirect(as_view(reply))) {
+      redirected(*redirect);
+    } else if (!oldest.empty()) {
+      refused(oldest, as_view(reply));
+    }
     return;
   }
   // Pushes in subscribe mode are arrays: {"smessage"|"message", channel, payload} or
@@ -231,6 +268,9 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
     const bool named = channel.payload_names_waiter && reply.element[2]->type == REDIS_REPLY_STRING;
     channel.announce(named ? std::string(as_view(*reply.element[2])) : std::string());
   } else if (kind == (channel.sharded ? "ssubscribe" : "subscribe") && subscribed_.contains(name)) {
+    if (const auto sent = std::find(unanswered_.begin(), unanswered_.end(), name); sent != unanswered_.end()) {
+      unanswered_.erase(sent);
+    }
     channel.confirmed = true;
     channel.changed.notify_all();
   } else if (kind == "sunsubscribe" && channel.sharded && channel.confirmed) {

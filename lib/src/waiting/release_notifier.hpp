@@ -65,8 +65,8 @@ class ReleaseNotifier {
     Watch(const Watch&) = delete;
     Watch& operator=(const Watch&) = delete;
 
-    // Waits until the server has confirmed the subscription, or `until`. true when confirmed:
-    // from then on every release is heard.
+    // Waits until the server has confirmed the subscription (or refused it), or `until`. true
+    // when confirmed: from then on every release is heard.
     bool wait_subscribed(Clock::time_point until);
     // Whether the server refused the subscription with a redirect (Redis Cluster: the slot has
     // another master); the channel then hears nothing here, and a waiter subscribes elsewhere.
@@ -98,6 +98,9 @@ class ReleaseNotifier {
   // A subscription answered with a redirect: the pending sharded subscriptions of its slot are
   // given up here, and the listener hears of a MOVED.
   void redirected(const Redirect& redirect);
+  // A subscription refused with another error (an ACL without SSUBSCRIBE): its waiters stop
+  // waiting for a confirmation and poll, and ClientOptions::on_notice hears it, once.
+  void refused(const std::string& name, std::string_view why);
   void connection_lost() noexcept;
   void sleep_or_wake(std::chrono::milliseconds duration) noexcept;
 
@@ -114,6 +117,10 @@ class ReleaseNotifier {
   // The thread's alone.
   std::unique_ptr<Connection> connection_;
   std::set<std::string, std::less<>> subscribed_;  // subscriptions sent on the current connection
+  // The subscriptions sent and not answered yet, in order: an error reply names no channel, and
+  // answers the oldest of them.
+  std::deque<std::string> unanswered_;
+  bool told_refusal_ = false;  // on_notice heard of a refused subscription
   unsigned connect_failures_ = 0;
 };
 
