@@ -213,7 +213,13 @@ std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> co
 void Client::ping() const {
   const Reply reply = command({"PING"});
   if (reply.kind != Reply::Kind::status || reply.str != "PONG") {
-    throw Error(Errc::protocol, "PING to " + url().redacted() + ": unexpected reply");
+    // Redis answers +PONG: anything else is another kind of server (or a proxy in front of one).
+    static constexpr std::string_view kKinds[] = {"nil", "a string", "a status", "an integer", "an array", "an error"};
+    std::string answer(kKinds[static_cast<std::size_t>(reply.kind)]);
+    if (!reply.str.empty()) answer += " '" + reply.str.substr(0, 60) + (reply.str.size() > 60 ? "...'" : "'");
+    if (reply.kind == Reply::Kind::integer) answer += " " + std::to_string(reply.integer);
+    throw Error(Errc::protocol,
+                "PING to " + url().redacted() + " answered " + answer + ", not PONG: is it a Redis server?");
   }
 }
 

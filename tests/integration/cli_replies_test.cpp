@@ -207,6 +207,18 @@ TEST(CliReplies, ReplysOfTheWrongShapeAreProtocolErrorsNamingTheCommand) {
   }
 }
 
+// A server that is not Redis is a protocol error (exit 3), never "bad usage": bench read its answer
+// to the check key's GET as a check key in use (exit 2). It asks PING first now.
+TEST(CliReplies, AServerThatIsNotRedisIsAProtocolErrorNotBadUsage) {
+  for (const std::string& answer : {std::string("+OK\r\n"), std::string("$3\r\nabc\r\n")}) {
+    SCOPED_TRACE(answer);
+    const ScriptedServer server({{"PING", answer}, {"GET", answer}, {"INFO", "$0\r\n\r\n"}});
+    const CliRun run = run_cli("bench --ops 3 --url " + server.url(), false, "timeout -s KILL 30");
+    EXPECT_EQ(run.exit_code, 3) << run;
+    EXPECT_THAT(run.errors, HasSubstr("not PONG: is it a Redis server?")) << run;
+  }
+}
+
 // A hash that another client replaces between audit's TYPE and HRANDFIELD (WRONGTYPE), and any
 // hash on Redis < 6.2 (no HRANDFIELD): classified by its type, without fields, and the audit goes on.
 TEST(CliReplies, AHashWhoseFieldsCannotBeSampledIsClassifiedByItsTypeAlone) {

@@ -149,6 +149,9 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
   const Links links = client_links(config, server);  // outlives the fleet: its clients talk through them
   BenchResult result;
   const Client admin = server.client();
+  // A server that is not Redis answers the check key's GET with what it likes, which would read
+  // as a check key in use (bad input, exit 2): it fails the PING first (protocol, exit 3).
+  admin.ping();
   const bool own_check_key = claim_check_key(admin, config.check_key);
 
   SharedRun run(config.clients, kSamplesPerClient);
