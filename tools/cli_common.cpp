@@ -274,6 +274,17 @@ bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()
 
 bool sleep_unless_interrupted(std::chrono::milliseconds duration) { return sleep_unless(duration, interrupted); }
 
+InterruptStop::InterruptStop()
+    : watcher_([source = source_](const std::stop_token& done) mutable {
+        while (!done.stop_requested()) {
+          if (interrupted()) {
+            source.request_stop();
+            return;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      }) {}
+
 namespace {
 
 int run_body(std::string_view command, const std::function<int()>& body) {

@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "embedded_server.hpp"
@@ -169,6 +171,18 @@ bool interrupted() noexcept;
 // Sleeps `duration` in short steps; returns false as soon as `stop()` (or, for the second,
 // interrupted()) is true. A duration too long for the steady clock waits until stopped.
 bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()>& stop);
+// A stop token requested once the command is interrupted, for the library's waits that a stop ends
+// (Mutex::try_lock_for(wait, stop)): a signal handler may not request a stop itself, so a thread
+// of this object's looks at interrupted() every 20 ms while it lives.
+class InterruptStop {
+ public:
+  InterruptStop();
+  std::stop_token token() const noexcept { return source_.get_token(); }
+
+ private:
+  std::stop_source source_;
+  std::jthread watcher_;  // last: stopped and joined first
+};
 bool sleep_unless_interrupted(std::chrono::milliseconds duration);
 
 std::string_view version() noexcept;

@@ -18,7 +18,7 @@ constexpr std::string_view kUsage =
     "Acquires KEY within --wait ms (0 = one attempt), holds it for --for ms, releases it.\n"
     "Exit status: 0 acquired and released, 1 not acquired (or lost before release),\n"
     "2 bad usage or bad input, 3 Redis or connection error, 5 stdout could not be written,\n"
-    "130 interrupted (SIGINT, SIGTERM or SIGHUP: the lock is released first).";
+    "130 interrupted (SIGINT, SIGTERM or SIGHUP: a --wait ends at once, a held lock is released first).";
 
 void print(bool json, const nlohmann::ordered_json& line, const std::string& text) {
   if (json) {
@@ -60,7 +60,10 @@ int run_hold(int argc, char** argv) {
     acquired_line["preset"] = to_string(lock_options.legacy.preset);
     acquired_line["format"] = to_string(lock_options.legacy.format);
   }
-  const bool acquired = wait == std::chrono::milliseconds::zero() ? mutex.try_lock() : mutex.try_lock_for(wait);
+  // An interrupt ends a wait at once (the waiter leaves any queue it joined); one attempt is never cut.
+  const InterruptStop stop;
+  const bool acquired =
+      wait == std::chrono::milliseconds::zero() ? mutex.try_lock() : mutex.try_lock_for(wait, stop.token());
   acquired_line["acquired"] = acquired;
   acquired_line["value"] = acquired ? nlohmann::ordered_json(mutex.value()) : nlohmann::ordered_json(nullptr);
   if (acquired && mutex.fence()) acquired_line["fence"] = *mutex.fence();
@@ -68,7 +71,7 @@ int run_hold(int argc, char** argv) {
   print(json, acquired_line,
         acquired ? "acquired " + terminal_text(key) + " (value " + terminal_text(mutex.value()) + ")"
                  : "not acquired: " + terminal_text(key));
-  if (!acquired) return kExitNotAcquired;
+  if (!acquired) return interrupted() ? kExitInterrupted : kExitNotAcquired;
 
   const bool held_full_time = sleep_unless_interrupted(hold_for);
   std::string release_error;

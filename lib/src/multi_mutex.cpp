@@ -77,8 +77,8 @@ void MultiMutex::lock() { core_->lock(); }
 
 bool MultiMutex::try_lock() { return core_->try_once(); }
 
-bool MultiMutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
-  return core_->acquire_until(deadline);
+bool MultiMutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  return core_->acquire_until(deadline, std::move(stop));
 }
 
 void MultiMutex::unlock() noexcept {

@@ -34,8 +34,8 @@ void Mutex::lock() { core_->lock(); }
 
 bool Mutex::try_lock() { return core_->try_once(); }
 
-bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
-  return core_->acquire_until(deadline);
+bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  return core_->acquire_until(deadline, std::move(stop));
 }
 
 void Mutex::unlock() noexcept {

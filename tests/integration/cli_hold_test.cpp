@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "key_text.hpp"
+#include "lockbridge/lock_keys.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -132,6 +133,23 @@ TEST(CliHold, HangupReleasesTheLockLikeTermAndInterrupt) {
     EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
     raw({"DEL", key});
   }
+}
+
+// An interrupt while hold waits for a held key ends the wait at once: exit 130, nothing acquired.
+TEST(CliHold, AnInterruptDuringAWaitEndsItAtOnce) {
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  BackgroundCli hold("hold '" + key + "' --json --wait 60000 --for 0");
+  ASSERT_TRUE(eventually([&] { return raw({"LLEN", lock_key_names(key).waiter_queue}).integer == 1; }))
+      << "the CLI is queued";
+  ::kill(hold.pid(), SIGINT);
+  const CliRun run = hold.finish(std::chrono::seconds(5));  // not the 60 s of --wait
+  EXPECT_EQ(run.exit_code, 130) << run;
+  ASSERT_EQ(run.lines.size(), 1U) << run;
+  EXPECT_EQ(run.lines[0]["acquired"], false) << run;
+  EXPECT_EQ(raw({"GET", key}).str, holder.value());
+  holder.unlock();
 }
 
 TEST(CliHold, UnreachableServerExitsThree) {

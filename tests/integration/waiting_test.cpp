@@ -10,9 +10,11 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
+#include "lockbridge/lock_keys.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -62,6 +64,48 @@ TEST_P(NotifyWakesAWaiter, WithASixtySecondPollIntervalRightAfterTheRelease) {
 INSTANTIATE_TEST_SUITE_P(TokenAndHardenedLegacy, NotifyWakesAWaiter,
                          ::testing::Values(StrategyKind::token, StrategyKind::legacy, StrategyKind::redisson),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
+
+// A stop request ends a wait at once, whatever it sleeps on: the local line (a holder in this
+// process), Redis's notify or fair queue (which the waiter then leaves), or a plain poll. The
+// holder keeps the lock for a minute and the retry interval is a minute: only the stop can end it.
+TEST(Waiting, AStopRequestEndsAWaitAtOnceAndTheWaiterLeavesItsQueue) {
+  for (const WaitMode mode : {WaitMode::notify, WaitMode::fair, WaitMode::poll}) {
+    for (const bool local_line : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(mode)) + (local_line ? ", the holder in the local line" : ""));
+      const std::string key = unique_key();
+      MutexOptions options = token_options();
+      options.wait_mode = mode;
+      options.lease = std::chrono::minutes(1);
+      options.retry = RetryPolicy::jedis_lock_resolution(std::chrono::minutes(1));
+      options.local_queue = local_line;
+      const Client client = test_client();
+      Mutex holder(local_line ? client : test_client(), key, options);
+      ASSERT_TRUE(holder.try_lock());
+      Mutex waiter(client, key, options);
+      std::stop_source stop;
+      auto waited = std::async(std::launch::async,
+                               [&] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
+      // Waiting: queued in Redis, or asleep in the local line, or between polls.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      stop.request_stop();
+      ASSERT_EQ(waited.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "the stop ended the wait";
+      EXPECT_FALSE(waited.get());
+      EXPECT_FALSE(waiter.owns_lock());
+      const LockKeyNames names = lock_key_names(key);
+      EXPECT_TRUE(eventually([&] {
+        return raw({"LLEN", names.waiter_queue}).integer == 0 && raw({"LLEN", names.fair_queue}).integer == 0;
+      })) << "the waiter left its queue";
+      holder.unlock();
+    }
+  }
+  // A stop requested before the call still makes the one attempt: a free lock is taken.
+  const std::string key = unique_key();
+  Mutex mutex(test_client(), key, token_options());
+  std::stop_source stopped;
+  stopped.request_stop();
+  EXPECT_TRUE(mutex.try_lock_for(std::chrono::minutes(1), stopped.get_token()));
+  mutex.unlock();
+}
 
 TEST(Waiting, AFaithfulHoldersSilentReleaseIsFoundByTheFallbackPolling) {
   const std::string key = unique_key();

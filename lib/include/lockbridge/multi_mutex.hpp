@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -75,6 +76,15 @@ class MultiMutex {
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_until_steady(deadline_at(deadline));
   }
+  // The same, also ending (false) as soon as `stop` is requested, as Mutex's do.
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::stop_token stop) {
+    return try_lock_until_steady(deadline_after(wait), std::move(stop));
+  }
+  template <class Clock, class Duration>
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline, std::stop_token stop) {
+    return try_lock_until_steady(deadline_at(deadline), std::move(stop));
+  }
   // Releases if held (harmless otherwise): deletes, in one script, every key that still holds our
   // token, and leaves the others alone. Never throws: last_error() is lease_lost when some key no
   // longer held our token, or the failure's code.
@@ -93,7 +103,7 @@ class MultiMutex {
   std::error_code last_error() const noexcept;
 
  private:
-  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop = {});
   std::unique_ptr<detail::LockCore> core_;
 };
 

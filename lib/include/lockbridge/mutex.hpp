@@ -66,6 +66,18 @@ class Mutex {
   [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_until_steady(deadline_at(deadline));
   }
+  // The same, also ending (false) as soon as `stop` is requested, even while asleep: a wait that
+  // another thread (a signal handler's flag, a shutdown) can cancel. A stop already requested makes
+  // the call one attempt (none when threads of this process wait ahead of it in the local line). A
+  // waiter queued in Redis leaves its queue as on its deadline.
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::stop_token stop) {
+    return try_lock_until_steady(deadline_after(wait), std::move(stop));
+  }
+  template <class Clock, class Duration>
+  [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline, std::stop_token stop) {
+    return try_lock_until_steady(deadline_at(deadline), std::move(stop));
+  }
   // Releases if held (harmless otherwise); reentrant: only the last of the holds releases. Never
   // throws: a failed or refused release is recorded in last_error() (lease_lost when the key no
   // longer held our value) and passed to the release-error handler.
@@ -113,7 +125,7 @@ class Mutex {
   void on_release_error(std::function<void(const Error&)> handler);
 
  private:
-  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+  bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop = {});
   std::unique_ptr<detail::LockCore> core_;
 };
 

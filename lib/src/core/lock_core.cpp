@@ -69,7 +69,7 @@ bool LockCore::try_once() {
   return observed_acquire([&] { return attempt(AttemptRequest{options_.lease, false, {}, Clock::now()}).acquired; });
 }
 
-bool LockCore::acquire_until(Clock::time_point deadline) {
+bool LockCore::acquire_until(Clock::time_point deadline, std::stop_token stop) {
   if (hold_again()) return true;
   const WaitPlan plan{options_,
                       *state_,
@@ -78,7 +78,8 @@ bool LockCore::acquire_until(Clock::time_point deadline) {
                       target_->always_learns_remaining(),
                       target_->queues_waiters(),
                       events_.observed(),
-                      handed_over_};
+                      handed_over_,
+                      std::move(stop)};
   return observed_acquire([&] { return wait_for_lock(*this, plan, deadline); });
 }
 

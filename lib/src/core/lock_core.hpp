@@ -39,8 +39,9 @@ class LockCore final : public Contender {
   // One attempt, or one more reentrant hold. Throws Error (bad_option when already held and not
   // reentrant).
   bool try_once();
-  // Waits until acquired or the retry policy gives up at `deadline` (then false). Throws Error.
-  bool acquire_until(Clock::time_point deadline);
+  // Waits until acquired, or the retry policy gives up at `deadline` or `stop` is requested (then
+  // false). Throws Error.
+  bool acquire_until(Clock::time_point deadline, std::stop_token stop = {});
   // acquire_until(now + acquire_timeout), and Error{timeout} when that gives up.
   void lock();
   // Releases (reentrant: only the last of the holds); `all` releases every hold at once. Never

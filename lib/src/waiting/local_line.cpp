@@ -39,15 +39,15 @@ LocalLine::Place::~Place() {
   if (was_first) line_->wake_first();  // the next one is first now
 }
 
-bool LocalLine::Place::wait_for_turn(Clock::time_point deadline) {
+bool LocalLine::Place::wait_for_turn(Clock::time_point deadline, const std::stop_token& stop) {
   std::unique_lock lock(line_->mutex_);
-  return it_->wait_until(lock, deadline, [&] { return line_->waiters_.begin() == it_; });
+  return it_->wait_until(lock, stop, deadline, [&] { return line_->waiters_.begin() == it_; });
 }
 
-void LocalLine::Place::wait_while_held_here(Clock::time_point until) {
+void LocalLine::Place::wait_while_held_here(Clock::time_point until, const std::stop_token& stop) {
   std::unique_lock lock(line_->mutex_);
   if (!line_->held_) return;
-  it_->wait_until(lock, std::min(until, line_->held_until_), [&] { return !line_->held_; });
+  it_->wait_until(lock, stop, std::min(until, line_->held_until_), [&] { return !line_->held_; });
 }
 
 std::uint64_t LocalLine::held_here(Clock::time_point until) {

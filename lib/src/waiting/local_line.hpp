@@ -11,6 +11,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 
 namespace lockbridge::detail {
@@ -30,15 +31,17 @@ class LocalLine {
     Place(const Place&) = delete;
     Place& operator=(const Place&) = delete;
 
-    // Blocks until this place is the first in line, or `deadline` passes (then false).
-    bool wait_for_turn(Clock::time_point deadline);
+    // Blocks until this place is the first in line, or `deadline` passes or `stop` is requested
+    // (then false).
+    bool wait_for_turn(Clock::time_point deadline, const std::stop_token& stop = {});
     // For the first in line: while a Mutex of this process holds the lock, sleeps until it is
-    // released here, its lease ends, or `until` passes. Returns at once when nobody here holds it.
-    void wait_while_held_here(Clock::time_point until);
+    // released here, its lease ends, `until` passes or `stop` is requested. Returns at once when
+    // nobody here holds it.
+    void wait_while_held_here(Clock::time_point until, const std::stop_token& stop = {});
 
    private:
     std::shared_ptr<LocalLine> line_;
-    std::list<std::condition_variable>::iterator it_;
+    std::list<std::condition_variable_any>::iterator it_;
   };
 
   // A Mutex of this process took the lock, valid until `until`; returns the number of this hold,
@@ -55,7 +58,8 @@ class LocalLine {
   void wake_first();  // with mutex_ held
 
   std::mutex mutex_;
-  std::list<std::condition_variable> waiters_;  // arrival order; each waiter sleeps on its own
+  // Arrival order; each waiter sleeps on its own (the _any kind: a stop request wakes it).
+  std::list<std::condition_variable_any> waiters_;
   bool held_ = false;
   std::uint64_t hold_ = 0;  // the number of the latest hold
   Clock::time_point held_until_{};

@@ -1,7 +1,8 @@
 #include "waiting/release_listener.hpp"
 
 #include <algorithm>
-#include <thread>
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 
 namespace lockbridge::detail {
@@ -15,7 +16,7 @@ bool ReleaseListener::listen(Clock::time_point until) {
     // Asked each time: on Redis Cluster the slot's master may have changed since the wait began,
     // and a redirect teaches the router the new one.
     watch_ = state_.notifier_for(channel_.name).watch(channel_);
-    if (watch_->wait_subscribed(std::min(until, Clock::now() + state_.endpoint->options().command_timeout)))
+    if (watch_->wait_subscribed(std::min(until, Clock::now() + state_.endpoint->options().command_timeout), stop_))
       return true;
     if (!watch_->redirected()) return false;
   }
@@ -37,8 +38,12 @@ void ReleaseListener::drop_if_redirected() {
 }
 
 bool ReleaseListener::wait_until(Clock::time_point until, std::string_view me) {
-  if (watch_) return watch_->wait_until(until, me);
-  std::this_thread::sleep_until(until);
+  if (watch_) return watch_->wait_until(until, me, stop_);
+  // No announcements to hear: a plain sleep, which a stop request still ends.
+  std::mutex mutex;
+  std::condition_variable_any never;
+  std::unique_lock lock(mutex);
+  never.wait_until(lock, stop_, until, [] { return false; });
   return false;
 }
 

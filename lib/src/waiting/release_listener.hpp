@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string_view>
 #include <utility>
 
@@ -20,8 +21,9 @@ class ReleaseListener {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Listens on nothing yet.
-  ReleaseListener(ClientState& state, ReleaseChannel channel) : state_(state), channel_(std::move(channel)) {}
+  // Listens on nothing yet. Its waits end early once `stop` is requested.
+  ReleaseListener(ClientState& state, ReleaseChannel channel, std::stop_token stop = {})
+      : state_(state), channel_(std::move(channel)), stop_(std::move(stop)) {}
 
   // Listens from now on if the channel is already subscribed and confirmed (an earlier wait's
   // subscription lingers): no I/O, so the uncontended path never pays for a subscription.
@@ -50,6 +52,7 @@ class ReleaseListener {
  private:
   ClientState& state_;
   ReleaseChannel channel_;
+  std::stop_token stop_;
   std::unique_ptr<ReleaseNotifier::Watch> watch_;
 };
 

@@ -26,8 +26,8 @@ struct ReleaseNotifier::Channel {
   std::uint64_t generation = 0;  // one per announced release (or lost connection)
   // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
   std::deque<std::pair<std::uint64_t, std::string>> recent;
-  Clock::time_point idle_since{};  // when watchers last dropped to zero
-  std::condition_variable changed;
+  Clock::time_point idle_since{};       // when watchers last dropped to zero
+  std::condition_variable_any changed;  // the _any kind: a waiter's stop request wakes it
 
   static constexpr std::size_t kRecent = 32;
   void announce(std::string payload) {
@@ -100,9 +100,9 @@ ReleaseNotifier::Watch::~Watch() {
   if (last) notifier_.wake_thread();  // to time the linger
 }
 
-bool ReleaseNotifier::Watch::wait_subscribed(Clock::time_point until) {
+bool ReleaseNotifier::Watch::wait_subscribed(Clock::time_point until, const std::stop_token& stop) {
   std::unique_lock lock(notifier_.mutex_);
-  channel_->changed.wait_until(lock, until,
+  channel_->changed.wait_until(lock, stop, until,
                                [&] { return channel_->confirmed || channel_->redirected || channel_->refused; });
   return channel_->confirmed;
 }
@@ -126,9 +126,9 @@ bool ReleaseNotifier::Watch::heard(std::string_view me) const {
   });
 }
 
-bool ReleaseNotifier::Watch::wait_until(Clock::time_point until, std::string_view me) {
+bool ReleaseNotifier::Watch::wait_until(Clock::time_point until, std::string_view me, const std::stop_token& stop) {
   std::unique_lock lock(notifier_.mutex_);
-  return channel_->changed.wait_until(lock, until, [&] { return heard(me); });
+  return channel_->changed.wait_until(lock, stop, until, [&] { return heard(me); });
 }
 
 // ---- the thread --------------------------------------------------------------------------------

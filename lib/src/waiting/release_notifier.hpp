@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -67,7 +68,7 @@ class ReleaseNotifier {
 
     // Waits until the server has confirmed the subscription (or refused it), or `until`. true
     // when confirmed: from then on every release is heard.
-    bool wait_subscribed(Clock::time_point until);
+    bool wait_subscribed(Clock::time_point until, const std::stop_token& stop = {});
     // Whether the server refused the subscription with a redirect (Redis Cluster: the slot has
     // another master); the channel then hears nothing here, and a waiter subscribes elsewhere.
     bool redirected() const;
@@ -76,7 +77,7 @@ class ReleaseNotifier {
     void arm();
     // Sleeps until a release announced after arm() that is addressed to `me` or to every waiter
     // (an empty payload), or until `until`. true when a release woke it.
-    bool wait_until(Clock::time_point until, std::string_view me = {});
+    bool wait_until(Clock::time_point until, std::string_view me = {}, const std::stop_token& stop = {});
 
    private:
     bool heard(std::string_view me) const;  // with the notifier's mutex held

@@ -39,7 +39,7 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   std::optional<LocalLine::Place> place;
   if (plan.line) {
     place.emplace(plan.line);
-    if (!place->wait_for_turn(deadline)) return false;
+    if (!place->wait_for_turn(deadline, plan.stop)) return false;
   }
   RetrySchedule schedule(options.retry, Clock::now(), deadline);
   const bool fair = options.wait_mode == WaitMode::fair;
@@ -66,7 +66,7 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
     told_starving = true;
     contender.starving(Clock::now() - began);
   };
-  ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}));
+  ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}), plan.stop);
   if (notify) listener.listen_if_subscribed();  // from before the first attempt, at no cost
   // The first attempt is the uncontended fast path, unless this lock was just handed on to a
   // starving waiter: then others are queued, and the first attempt joins them (subscribed first,
@@ -78,8 +78,10 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   AttemptRequest request{options.lease, seat.queued(), seat.waiter, deadline};
   std::optional<Clock::time_point> due;  // the policy's next attempt
   bool heartbeat = false;                // this attempt came early, to keep a queued place
-  for (;;) {
-    if (place) place->wait_while_held_here(deadline);
+  for (bool attempted = false;; attempted = true) {
+    if (place) place->wait_while_held_here(deadline, plan.stop);
+    // After the first attempt, as a deadline already past: the seat is left as a deadline leaves it.
+    if (attempted && plan.stop.stop_requested()) return false;
     if (queues && starving_from != Clock::time_point::max()) {
       request.starving_in = std::chrono::ceil<std::chrono::milliseconds>(starving_from - Clock::now());
     }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string_view>
 
 #include "../core/lock_target.hpp"
@@ -46,6 +47,8 @@ struct WaitPlan {
   // attempt would only fail; the wait subscribes and joins the queue with its first attempt
   // instead (one round trip less per acquisition while waiters starve).
   bool others_queued = false;
+  // The caller's: a stop request ends the wait as its deadline would (false), at once, even asleep.
+  std::stop_token stop{};
 };
 
 // Waits in the local line, then attempts until acquired (true) or the retry policy gives up at
@@ -56,7 +59,8 @@ struct WaitPlan {
 // (counted from the call, its time in the local line included) the release hands the lock to it
 // instead of freeing it (docs/design.md §10.5). A queued waiter (fair, or notify) also attempts at
 // least three times per fair_waiter_timeout, each attempt keeping its place in the queue alive,
-// and leaves the queue when it gives up. Throws what an attempt throws.
+// and leaves the queue when it gives up, or when plan.stop is requested (then false, at once: no
+// attempt is begun after the request). Throws what an attempt throws.
 bool wait_for_lock(Contender& contender, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace lockbridge::detail
