@@ -274,10 +274,10 @@ bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()
 
 bool sleep_unless_interrupted(std::chrono::milliseconds duration) { return sleep_unless(duration, interrupted); }
 
-InterruptStop::InterruptStop()
-    : watcher_([source = source_](const std::stop_token& done) mutable {
+StopWhen::StopWhen(std::function<bool()> condition)
+    : watcher_([source = source_, condition = std::move(condition)](const std::stop_token& done) mutable {
         while (!done.stop_requested()) {
-          if (interrupted()) {
+          if (condition()) {
             source.request_stop();
             return;
           }

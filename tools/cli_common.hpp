@@ -171,12 +171,12 @@ bool interrupted() noexcept;
 // Sleeps `duration` in short steps; returns false as soon as `stop()` (or, for the second,
 // interrupted()) is true. A duration too long for the steady clock waits until stopped.
 bool sleep_unless(std::chrono::milliseconds duration, const std::function<bool()>& stop);
-// A stop token requested once the command is interrupted, for the library's waits that a stop ends
-// (Mutex::try_lock_for(wait, stop)): a signal handler may not request a stop itself, so a thread
-// of this object's looks at interrupted() every 20 ms while it lives.
-class InterruptStop {
+// A stop token requested once `condition` holds (interrupted(), say), for the library's waits that
+// a stop ends (Mutex::try_lock_for(wait, stop)): a signal handler may not request a stop itself,
+// so a thread of this object's looks at the condition every 20 ms while it lives.
+class StopWhen {
  public:
-  InterruptStop();
+  explicit StopWhen(std::function<bool()> condition);
   std::stop_token token() const noexcept { return source_.get_token(); }
 
  private:

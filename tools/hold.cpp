@@ -61,7 +61,7 @@ int run_hold(int argc, char** argv) {
     acquired_line["format"] = to_string(lock_options.legacy.format);
   }
   // An interrupt ends a wait at once (the waiter leaves any queue it joined); one attempt is never cut.
-  const InterruptStop stop;
+  const StopWhen stop(interrupted);
   const bool acquired =
       wait == std::chrono::milliseconds::zero() ? mutex.try_lock() : mutex.try_lock_for(wait, stop.token());
   acquired_line["acquired"] = acquired;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "embedded_server.hpp"
+#include "lockbridge/lock_keys.hpp"
 #include "redis_test_support.hpp"
 #include "topology.hpp"
 
@@ -329,6 +330,26 @@ TEST(BenchFaults, AnInterruptDuringAStallExits130AtOnceAndLeavesNoKeyBehind) {
   ASSERT_EQ(run.lines.size(), 1U) << run;
   EXPECT_EQ(raw({"EXISTS", run.lines.front()["check_key"].get<std::string>()}).integer, 0) << run;
   EXPECT_EQ(raw({"EXISTS", run.lines.front()["key"].get<std::string>()}).integer, 0) << run;
+}
+
+// A client waiting for a lock someone else holds ends its wait when the run stops: an interrupt
+// exits at once, not after --timeout.
+TEST(Bench, AnInterruptEndsTheClientsWaitsAtOnce) {
+  const std::string key = unique_key("bench");
+  MutexOptions options = token_options();
+  options.lease = std::chrono::minutes(2);
+  Mutex holder(test_client(), key, options);
+  ASSERT_TRUE(holder.try_lock());
+  for (const std::string& clients : {std::string("--clients 2"), std::string("--clients 2 --procs")}) {
+    SCOPED_TRACE(clients);
+    BackgroundCli bench("bench --json --timeout 60000 --duration 120 " + clients + protocol_keys(key));
+    ASSERT_TRUE(eventually([&] { return raw({"LLEN", lock_key_names(key).waiter_queue}).integer >= 1; }))
+        << bench.errors();
+    ::kill(bench.pid(), SIGINT);
+    const CliRun run = bench.finish(std::chrono::seconds(10));  // not --timeout's 60 s
+    EXPECT_EQ(run.exit_code, 130) << run;
+  }
+  holder.unlock();
 }
 
 TEST(BenchFaults, AFaultThatWouldOutlastTheRunIsRefused) {

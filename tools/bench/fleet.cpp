@@ -11,10 +11,12 @@
 namespace lockbridge::tools::bench {
 
 Fleet::Fleet(const std::vector<WorkerSpec>& specs, SharedRun& run, bool processes) : processes_(processes) {
+  const auto stopped = [&run] { return run.control().stop.load(std::memory_order_relaxed); };
   try {
+    if (!processes_) stop_ = std::make_unique<StopWhen>(stopped);
     for (const WorkerSpec& spec : specs) {
       if (!processes_) {
-        threads_.emplace_back([&spec, &run] { run_worker(spec, run); });
+        threads_.emplace_back([&spec, &run, stop = stop_->token()] { run_worker(spec, run, stop); });
         continue;
       }
       const pid_t parent = getpid();
@@ -24,7 +26,10 @@ Fleet::Fleet(const std::vector<WorkerSpec>& specs, SharedRun& run, bool processe
         // A client must never outlive the run: it dies with the conductor.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(1);
-        run_worker(spec, run);
+        {
+          const StopWhen stop(stopped);
+          run_worker(spec, run, stop.token());
+        }
         _exit(0);  // not exit(): the conductor's objects (e.g. the embedded server) are not ours to destroy
       }
       pids_.push_back(pid);

@@ -4,9 +4,11 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "cli_common.hpp"
 #include "shared_run.hpp"
 #include "worker.hpp"
 
@@ -35,6 +37,8 @@ class Fleet {
 
  private:
   bool processes_;
+  // Threads: ends their waits once the run stops (each process has one of its own).
+  std::unique_ptr<StopWhen> stop_;
   std::vector<std::thread> threads_;
   std::vector<pid_t> pids_;
   int killed_ = 0;

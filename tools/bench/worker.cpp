@@ -28,9 +28,10 @@ HoldSample::Release release_result(const std::error_code& error) {
 
 class Worker {
  public:
-  Worker(const WorkerSpec& spec, SharedRun& run)
+  Worker(const WorkerSpec& spec, SharedRun& run, std::stop_token stop)
       : spec_(spec),
         run_(run),
+        stop_(std::move(stop)),
         control_(run.control()),
         slot_(run.slot(spec.index)),
         lock_client_(spec.server.client(one_connection())),
@@ -103,7 +104,7 @@ class Worker {
       // deadline is the run's end, the client is still waiting, so its wait goes on: one wait,
       // not several shorter ones that would flatter the worst wait and the count.
       do {
-        acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - now_ns())));
+        acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - now_ns())), stop_);
       } while (!acquired && deadline == end && now_ns() < end && !control_.stop.load(std::memory_order_relaxed));
     } catch (const Error& error) {
       // Bad input (exit 2 for `hold`) fails every later attempt too: stop the run, not retry for ever.
@@ -232,6 +233,7 @@ class Worker {
 
   const WorkerSpec& spec_;
   SharedRun& run_;
+  std::stop_token stop_;
   RunControl& control_;
   ClientSlot& slot_;
   Client lock_client_;
@@ -249,11 +251,11 @@ void wait_for_go(const RunControl& control) {
 
 }  // namespace
 
-void run_worker(const WorkerSpec& spec, SharedRun& run) noexcept {
+void run_worker(const WorkerSpec& spec, SharedRun& run, std::stop_token stop) noexcept {
   RunControl& control = run.control();
   bool ready = false;
   try {
-    Worker worker(spec, run);
+    Worker worker(spec, run, std::move(stop));
     try {
       worker.warm_up();
     } catch (const std::exception& error) {  // counted; the loop will retry (e.g. during a restart)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <stop_token>
 #include <string>
 
 #include "../cli_common.hpp"
@@ -35,6 +36,7 @@ inline std::string fenced_resource(const std::string& check_key) { return check_
 
 // Connects, warms up, reports ready, waits for go, then loops until stop or the tickets run out.
 // Never throws: failures are counted in the client's slot.
-void run_worker(const WorkerSpec& spec, SharedRun& run) noexcept;
+// `stop` ends a wait for the lock at once (the run has stopped: its end, or an interrupt).
+void run_worker(const WorkerSpec& spec, SharedRun& run, std::stop_token stop) noexcept;
 
 }  // namespace lockbridge::tools::bench
