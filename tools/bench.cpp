@@ -54,7 +54,10 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   config.clients = static_cast<int>(count_option(vm, "clients", 1, bench::kMaxClients));
   config.procs = vm.count("procs") > 0;
   config.duration = duration_option(vm);
-  if (vm.count("ops")) config.ops = static_cast<std::uint64_t>(count_option(vm, "ops", 1, bench::kMaxOps));
+  if (vm.count("ops")) {
+    config.ops = static_cast<std::uint64_t>(count_option(vm, "ops", 1, bench::kMaxOps));
+    refuse_given(vm, {"duration"}, "and --ops each say when the run ends: give one");
+  }
   config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   if (vm.count("fault")) {

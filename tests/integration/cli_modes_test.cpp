@@ -29,6 +29,7 @@ TEST(CliModes, AnOptionThatDoesNotApplyToTheModeIsRefusedNotDropped) {
       {"bench --renewals 3 --hold 5", "--hold does not apply to --renewals"},
       {"bench --seed 4 --duration 0.1", "--seed is --soak's"},
       {"bench --skew-ms 10 --duration 0.1", "--skew-ms is --fault skew's"},
+      {"bench --ops 10 --duration 1", "--duration and --ops each say when the run ends"},
       {"hold k --strategy token --preset faithful", "--preset is the legacy strategy's"},
       {"hold k --strategy redisson --format seconds", "--format is the legacy strategy's"},
       {"hold k --wait-mode poll --starvation-after 5", "--starvation-after is notify mode's"},
