@@ -57,6 +57,19 @@ std::map<std::string, double> scrape(int port) {
   return samples;
 }
 
+// The port a CLI run with --metrics 127.0.0.1:0 serves on, as it says on stderr; 0 when it never did.
+int served_port(const BackgroundCli& cli) {
+  int port = 0;
+  (void)eventually([&] {
+    const std::string errors = cli.errors();
+    const auto at = errors.find("metrics: http://127.0.0.1:");
+    if (at == std::string::npos) return false;
+    port = std::stoi(errors.substr(at + 26));
+    return true;
+  });
+  return port;
+}
+
 // For failure messages: lockbridge's own samples, histogram buckets left out.
 std::string ours(const std::map<std::string, double>& samples) {
   std::string text;
@@ -208,14 +221,8 @@ TEST(PrometheusMetrics, LocksHeldCountsOneHeldKeyOnceWhateverOrderItsEventsArriv
 
   // The same with real Clients: bench's threads, each with its own Client, on one key.
   BackgroundCli bench("bench --clients 4 --hold 1 --wait-mode poll --duration 3 --json --metrics 127.0.0.1:0");
-  int bench_port = 0;
-  ASSERT_TRUE(eventually([&] {
-    const std::string errors = bench.errors();
-    const auto at = errors.find("metrics: http://127.0.0.1:");
-    if (at == std::string::npos) return false;
-    bench_port = std::stoi(errors.substr(at + 26));
-    return true;
-  })) << bench.errors();
+  const int bench_port = served_port(bench);
+  ASSERT_GT(bench_port, 0) << bench.errors();
   double most = 0;
   for (int i = 0; i < 60; ++i) {
     most = std::max(most, sample(scrape(bench_port), held));
@@ -283,14 +290,8 @@ TEST(PrometheusMetrics, HoldServesTheMetricsOfItsLockWhileItRuns) {
   const std::string key = unique_key();
   BackgroundCli hold("hold " + key + " --for 20000 --json --metrics 127.0.0.1:0");
   ASSERT_TRUE(hold.next_line().has_value()) << hold.errors();  // acquired
-  int port = 0;
-  ASSERT_TRUE(eventually([&] {
-    const std::string errors = hold.errors();
-    const auto at = errors.find("metrics: http://127.0.0.1:");
-    if (at == std::string::npos) return false;
-    port = std::stoi(errors.substr(at + 26));
-    return true;
-  })) << hold.errors();
+  const int port = served_port(hold);
+  ASSERT_GT(port, 0) << hold.errors();
   EXPECT_TRUE(eventually([&] { return sample(scrape(port), R"(lockbridge_locks_held{strategy="token"})") == 1; }));
   EXPECT_EQ(sample(scrape(port), R"(lockbridge_acquisitions_total{outcome="acquired",strategy="token"})"), 1);
   EXPECT_GT(sample(scrape(port), "lockbridge_redis_round_trips_total"), 0);
