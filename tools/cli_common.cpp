@@ -49,6 +49,7 @@ int exit_code_for(Errc code) noexcept {
 
 Client RedisServer::client(ClientOptions options) const {
   options.tls = tls;
+  options.connect_timeout = connect_timeout;
   options.on_notice = [](const std::string& notice) {
     std::cerr << "lockbridge: notice: " + terminal_text(notice) + "\n" << std::flush;
   };
@@ -83,6 +84,8 @@ TlsOptions tls_options_from(const po::variables_map& vm) {
 RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence persistence) {
   server_.tls = tls_options_from(vm);
   server_.tls.validate();
+  server_.connect_timeout =
+      milliseconds_option(vm, "connect-timeout", std::chrono::milliseconds(1), kMaxOptionDuration);
   // Checked (and listening) before a server is started or reached.
   server_.metrics = serve_metrics(vm);  // hold and bench only add --metrics
   const bool tls_flags = server_.tls.enabled || !server_.tls.settings_given().empty();
@@ -121,12 +124,16 @@ void add_url_option(po::options_description& options) {
       "key", po::value<std::string>(), "TLS: the client certificate's private key (PEM, not encrypted)")(
       "sni", po::value<std::string>(),
       "TLS: server name to send and to check the certificate against (default: the URL's host)")(
-      "insecure", "TLS: do not check the server's certificate (dangerous; prints a warning)");
+      "insecure", "TLS: do not check the server's certificate (dangerous; prints a warning)")(
+      "connect-timeout", number_value(std::to_string(ClientOptions{}.connect_timeout.count())),
+      "ms (1 ms to 365 days) for each connect: the TCP connect, the TLS handshake and reading its files, AUTH and "
+      "SELECT (a TLS server in another region may need more than the default)");
 }
 
 namespace {
 // add_url_option's options.
-constexpr std::string_view kUrlOptions[] = {"url", "tls", "cacert", "cacertdir", "cert", "key", "sni", "insecure"};
+constexpr std::string_view kUrlOptions[] = {"url", "tls", "cacert",   "cacertdir",      "cert",
+                                            "key", "sni", "insecure", "connect-timeout"};
 
 bool given(const po::variables_map& vm, std::string_view name) {
   const auto found = vm.find(std::string(name));

@@ -53,8 +53,10 @@ class FileError : public std::runtime_error {
 struct RedisServer {
   std::string url;
   TlsOptions tls;
+  std::chrono::milliseconds connect_timeout{ClientOptions{}.connect_timeout};  // --connect-timeout
   std::shared_ptr<ServedMetrics> metrics;  // --metrics: observes and counts every Client of it
-  // A Client of it, with `options` plus the TLS flags (and the metrics' observer).
+  // A Client of it, with `options` plus the TLS flags and the connect timeout (and the metrics'
+  // observer).
   Client client(ClientOptions options = {}) const;
 };
 
@@ -78,7 +80,7 @@ class RedisTarget {
 };
 
 // --url and the TLS flags (--tls, --cacert, --cacertdir, --cert, --key, --sni, --insecure, named
-// as redis-cli names them), shared by every subcommand that talks to Redis.
+// as redis-cli names them), and --connect-timeout, shared by every subcommand that talks to Redis.
 void add_url_option(po::options_description& options);
 
 // Options that do not apply to what the command line asks for are refused, never dropped: each

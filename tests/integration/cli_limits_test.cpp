@@ -36,6 +36,8 @@ TEST(CliLimits, EveryNumericOptionOutOfItsRangeExitsTwoNamingTheOptionAndTheRang
       {"hold k", "for", "31536000001"},
       {"hold k", "for", "9223372036854775807"},
       {"hold k", "for", huge},
+      {"hold k", "connect-timeout", "0"},
+      {"watch 'x*' --once", "connect-timeout", "31536000001"},
       {"audit", "batch", "0"},
       {"audit", "batch", "100001"},
       {"audit", "far-future", "0"},

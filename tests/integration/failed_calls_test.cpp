@@ -248,6 +248,11 @@ TEST(AclDenied, AWaiterThatCannotSubscribeIsToldOnceAndStillGetsTheLock) {
       const std::lock_guard lock(mutex);
       return !notices.empty();
     })) << "round " << round;
+    // It polls by its backoff (at most 100 ms apart), queued or not: a waiter that counted on a
+    // release message would try once per fair_waiter_timeout / 3 instead.
+    const std::uint64_t before = waiter_client.stats().round_trips;
+    EXPECT_TRUE(eventually([&] { return waiter_client.stats().round_trips >= before + 20; }, std::chrono::seconds(20)))
+        << "round " << round;
     holder.unlock();
     EXPECT_TRUE(waited.get());
     waiter.unlock();

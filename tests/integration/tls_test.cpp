@@ -463,7 +463,10 @@ TEST(TlsCli, TlsSettingsForAPlainUrlAreRefusedBeforeAnythingIsSent) {
 
 TEST(TlsCli, AnInterruptWhileATlsFileIsReadExits130) {
   const SilentFifo fifo("cli-never-ends");
-  BackgroundCli cli("hold " + unique_key() + " --for 0 --url " + tls_url() + " --cacert " + fifo.path(), false);
+  // 5 s to read it: the interrupt comes well inside that, however loaded the machine.
+  BackgroundCli cli("hold " + unique_key() + " --for 0 --connect-timeout 5000 --url " + tls_url() + " --cacert " +
+                        fifo.path(),
+                    false);
   // Once the CLI has the FIFO open, it is waiting for the file to end.
   const auto has_fifo_open = [&] {
     std::error_code ignored;

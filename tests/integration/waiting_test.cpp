@@ -85,13 +85,20 @@ TEST(Waiting, AStopRequestEndsAWaitAtOnceAndTheWaiterLeavesItsQueue) {
       std::stop_source stop;
       auto waited = std::async(std::launch::async,
                                [&] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
-      // Waiting: queued in Redis, or asleep in the local line, or between polls.
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      // Waiting: queued in Redis (seen there), or asleep in the local line or between polls (given
+      // time to fall asleep; the stop ends the wait wherever it is, before or after).
+      const LockKeyNames names = lock_key_names(key);
+      if (mode != WaitMode::poll && !local_line) {
+        ASSERT_TRUE(eventually([&] {
+          return raw({"LLEN", names.waiter_queue}).integer + raw({"LLEN", names.fair_queue}).integer == 1;
+        }));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
       stop.request_stop();
       ASSERT_EQ(waited.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "the stop ended the wait";
       EXPECT_FALSE(waited.get());
       EXPECT_FALSE(waiter.owns_lock());
-      const LockKeyNames names = lock_key_names(key);
       EXPECT_TRUE(eventually([&] {
         return raw({"LLEN", names.waiter_queue}).integer == 0 && raw({"LLEN", names.fair_queue}).integer == 0;
       })) << "the waiter left its queue";

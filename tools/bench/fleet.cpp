@@ -26,9 +26,13 @@ Fleet::Fleet(const std::vector<WorkerSpec>& specs, SharedRun& run, bool processe
         // A client must never outlive the run: it dies with the conductor.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(1);
-        {
+        // Nothing may leave this block but _exit: an exception would unwind the parent's stack as
+        // copied here, and run the conductor's destructors (the embedded server's among them).
+        try {
           const StopWhen stop(stopped);
           run_worker(spec, run, stop.token());
+        } catch (...) {
+          _exit(1);
         }
         _exit(0);  // not exit(): the conductor's objects (e.g. the embedded server) are not ours to destroy
       }

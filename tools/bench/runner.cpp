@@ -234,9 +234,15 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
     // Ours to remove only while no client (of any language) is inside the critical section; the
     // fenced resource (--fencing) is the check key's.
     if (own_check_key) {
-      admin.command(
-          {"EVAL", "if redis.call('GET', KEYS[1]) == '0' then redis.call('DEL', KEYS[1]) end", "1", config.check_key});
-      admin.command({"DEL", fenced_resource(config.check_key)});
+      // The fenced resource only with its check key: a client of another program still in the run
+      // keeps both (its resource's largest fence must not go back). Two commands: on Redis Cluster
+      // the two keys may be in different slots.
+      const Reply removed = admin.command(
+          {"EVAL", "if redis.call('GET', KEYS[1]) == '0' then return redis.call('DEL', KEYS[1]) end return 0", "1",
+           config.check_key});
+      if (removed.kind == Reply::Kind::integer && removed.integer == 1) {
+        admin.command({"DEL", fenced_resource(config.check_key)});
+      }
     }
     // A random key nobody else knows: ours to remove, with the keys the lock kept beside it (its
     // fence counter, waiter queues). A key the user named keeps them: its fence counter must never

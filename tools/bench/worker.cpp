@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "cli_common.hpp"
 #include "replies.hpp"
@@ -119,6 +120,9 @@ class Worker {
       fail(error.what());
       return false;
     }
+    // The server answered: this client works again (acquired or not: a wait the run's end cut short
+    // is not a failure).
+    failing_ = false;
     sample.acquire_end_ns = now_ns();
     if (!acquired) {
       // Giving up because the run ended (or was about to: a jedis-lock style policy counts its
@@ -133,10 +137,7 @@ class Worker {
       return false;
     }
     control_.acquisitions.fetch_add(1, std::memory_order_relaxed);
-    if (failing_) {
-      slot_.recoveries.fetch_add(1, std::memory_order_relaxed);
-      failing_ = false;
-    }
+    if (std::exchange(recovering_, false)) slot_.recoveries.fetch_add(1, std::memory_order_relaxed);
     const bool entered = check_command("INCR", 1);
     if (entered) control_.holder.store(spec_.index, std::memory_order_release);
     pause(spec_.hold);
@@ -226,6 +227,7 @@ class Worker {
     run_.note_error(spec_.index, message);
     control_.errors.fetch_add(1, std::memory_order_relaxed);
     failing_ = true;
+    recovering_ = true;
     // A server that is down must not be hammered: wait a while (the longest retry sleep, at least
     // 10 ms) before the next cycle.
     pause(std::max({spec_.lock.retry.interval, spec_.lock.retry.cap, milliseconds(10)}));
@@ -239,7 +241,8 @@ class Worker {
   Client lock_client_;
   Client check_client_;
   Mutex mutex_;
-  bool failing_ = false;
+  bool failing_ = false;     // its last command failed (and nothing has answered since)
+  bool recovering_ = false;  // an error since its last acquisition: the next one is a recovery
   int restarts_seen_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "cli_common.hpp"
 #include "fd_buffer.hpp"
@@ -124,44 +125,70 @@ std::string directory_of(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// A descriptor closed when it goes out of scope, unless released.
+struct OwnedFd {
+  int fd = -1;
+  explicit OwnedFd(int descriptor) : fd(descriptor) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() noexcept { return std::exchange(fd, -1); }
+};
+
+// `header_line` written and synced in a new file with no name yet; then that file linked as
+// `path`. O_TMPFILE keeps it nameless (nothing is left behind if the run dies); where the file
+// system has none, or /proc (which linkat needs to name it) is not mounted, a temporary name is
+// used instead, and removed. Returns the open descriptor. Throws FileError; Error{bad_option}
+// when `path` exists.
+int create_linked(const std::string& path, const std::string& directory, const std::string& header_line) {
+  const auto written_and_synced = [&](int fd) {
+    std::size_t written = 0;
+    if (const int failed = write_all(fd, header_line, written)) throw FileError("writing the journal", path, failed);
+    if (::fdatasync(fd) != 0) throw FileError("syncing the journal", path, errno);
+  };
+  OwnedFd unnamed(::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kJournalMode));
+  if (unnamed.fd >= 0) {
+    written_and_synced(unnamed.fd);
+    if (::linkat(AT_FDCWD, ("/proc/self/fd/" + std::to_string(unnamed.fd)).c_str(), AT_FDCWD, path.c_str(),
+                 AT_SYMLINK_FOLLOW) == 0) {
+      return unnamed.release();
+    }
+    if (errno == EEXIST) journal_exists(path);
+    if (errno != ENOENT && errno != EPERM && errno != EACCES) throw FileError("cannot create the journal", path, errno);
+  } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+    throw FileError("cannot create the journal", path, errno);
+  }
+  std::string temporary = path + ".tmp-XXXXXX";
+  OwnedFd named(::mkostemp(temporary.data(), O_CLOEXEC));
+  if (named.fd < 0) throw FileError("cannot create the journal", path, errno);
+  struct Unlink {
+    const std::string& name;
+    ~Unlink() { ::unlink(name.c_str()); }
+  } unlink_temporary{temporary};
+  (void)::fchmod(named.fd, kJournalMode);
+  written_and_synced(named.fd);
+  if (::link(temporary.c_str(), path.c_str()) != 0) {
+    if (errno == EEXIST) journal_exists(path);
+    throw FileError("cannot create the journal", path, errno);
+  }
+  return named.release();
+}
+
+}  // namespace
+
 JournalWriter::JournalWriter(const std::string& path, nlohmann::ordered_json header) : path_(path) {
   nlohmann::ordered_json first;
   first[std::string(kMagic)] = 1;
   if (header.is_object()) first.update(header);
-  const std::string header_line = dump_line(first) + '\n';
-  // The journal appears with its header whole, or not at all: written and synced in a file without
-  // a name (O_TMPFILE; a temporary name where the file system has none), then linked as `path`.
-  // So an empty or headerless file is never a journal convert wrote (rollback refuses one: a
-  // shell's `> J` empties a journal), and the link fails where `path` exists: an earlier journal
-  // is never replaced.
+  // The journal appears with its header whole, or not at all. So an empty or headerless file is
+  // never a journal convert wrote (rollback refuses one: a shell's `> J` empties a journal), and
+  // the link fails where `path` exists: an earlier journal is never replaced.
   const std::string directory = directory_of(path);
-  std::string temporary;
-  fd_ = ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kJournalMode);
-  if (fd_ < 0) {
-    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
-      throw FileError("cannot create the journal", path, errno);
-    }
-    temporary = path + ".tmp-XXXXXX";
-    fd_ = ::mkostemp(temporary.data(), O_CLOEXEC);
-    if (fd_ < 0) throw FileError("cannot create the journal", path, errno);
-    (void)::fchmod(fd_, kJournalMode);
-  }
-  const auto give_up = [&](const std::string& what, int error) {
-    if (!temporary.empty()) ::unlink(temporary.c_str());
-    throw FileError(what, path, error);
-  };
-  std::size_t written = 0;
-  if (const int failed = write_all(fd_, header_line, written)) give_up("writing the journal", failed);
-  if (::fdatasync(fd_) != 0) give_up("syncing the journal", errno);
-  const int linked = temporary.empty() ? ::linkat(AT_FDCWD, ("/proc/self/fd/" + std::to_string(fd_)).c_str(), AT_FDCWD,
-                                                  path.c_str(), AT_SYMLINK_FOLLOW)
-                                       : ::link(temporary.c_str(), path.c_str());
-  const int link_error = errno;
-  if (!temporary.empty()) ::unlink(temporary.c_str());
-  if (linked != 0) {
-    if (link_error == EEXIST) journal_exists(path);
-    throw FileError("cannot create the journal", path, link_error);
-  }
+  fd_ = create_linked(path, directory, dump_line(first) + '\n');
   // The name, synced too: a journal whose writes went out must still be found after a crash.
   const int parent = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (parent >= 0) {

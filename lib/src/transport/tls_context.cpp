@@ -4,9 +4,13 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include "tls_files.hpp"
 
@@ -138,15 +142,28 @@ Built build(const TlsOptions& options, Deadline deadline) {
   return built;
 }
 
+// One set of options' context. Built by one connect at a time (`building`): a pipe can be read
+// only once, so two connects that both found no context must not both read it.
 struct CachedContext {
-  Built built;
-  std::chrono::steady_clock::time_point at;
+  std::mutex building;
+  std::optional<Built> built;  // guarded by `building`
+  std::chrono::steady_clock::time_point at{};
 };
 
+// The options' files, as names; a file that is not a regular file also by its device and inode:
+// /dev/fd/63 names another pipe in a later bash <(...), which must not find this one's context.
 std::string cache_key(const TlsOptions& options) {
   const char separator = '\0';  // cannot occur in a path
-  return options.ca_file + separator + options.ca_dir + separator + options.cert_file + separator + options.key_file +
-         separator + (options.verify ? "v" : "-");
+  std::string key;
+  for (const std::string* path : {&options.ca_file, &options.ca_dir, &options.cert_file, &options.key_file}) {
+    key += *path;
+    struct stat status {};
+    if (!path->empty() && ::stat(path->c_str(), &status) == 0 && !S_ISREG(status.st_mode) && !S_ISDIR(status.st_mode)) {
+      key += "@" + std::to_string(status.st_dev) + ":" + std::to_string(status.st_ino);
+    }
+    key += separator;
+  }
+  return key + (options.verify ? "v" : "-");
 }
 
 }  // namespace
@@ -161,22 +178,23 @@ std::string openssl_reason(const std::string& fallback) {
 
 SslContextPtr tls_context(const TlsOptions& options, Deadline deadline, std::chrono::steady_clock::time_point now) {
   static std::mutex mutex;
-  static std::map<std::string, CachedContext> cache;
-  const std::string key = cache_key(options);
+  static std::map<std::string, std::shared_ptr<CachedContext>> cache;
+  std::shared_ptr<CachedContext> cached;
   {
     const std::lock_guard lock(mutex);
-    const auto found = cache.find(key);
-    // A context built from a pipe is kept: the pipe cannot be read again.
-    if (found != cache.end() && (!found->second.built.files_regular || now - found->second.at < kContextLifetime)) {
-      return found->second.built.context;
-    }
+    auto& entry = cache[cache_key(options)];
+    if (!entry) entry = std::make_shared<CachedContext>();
+    cached = entry;
   }
-  // Built outside the lock: reading files must not hold up connections with other options.
-  Built built = build(options, deadline);
-  const std::lock_guard lock(mutex);
-  SslContextPtr context = built.context;
-  cache[key] = CachedContext{std::move(built), now};
-  return context;
+  // Under the entry's own lock: reading files must not hold up connections with other options.
+  const std::lock_guard building(cached->building);
+  // A context built from a pipe is kept: the pipe cannot be read again.
+  if (cached->built && (!cached->built->files_regular || now - cached->at < kContextLifetime)) {
+    return cached->built->context;
+  }
+  cached->built = build(options, deadline);
+  cached->at = now;
+  return cached->built->context;
 }
 
 }  // namespace lockbridge::detail

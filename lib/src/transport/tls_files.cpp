@@ -23,15 +23,17 @@ struct FdCloser {
   }
 };
 
-// Waits until `fd` is readable (or hung up) by `deadline`; false when the deadline passed first.
-// A signal (the CLI's Ctrl-C handler) only shortens one poll: the deadline still bounds the wait.
-bool readable_by(int fd, Deadline deadline) {
+// Waits until `fd` is readable (or hung up) by `deadline`: 0, or ETIMEDOUT when the deadline
+// passed first, or poll's errno. A signal (the CLI's Ctrl-C handler) only shortens one poll: the
+// deadline still bounds the wait.
+int readable_by(int fd, Deadline deadline) {
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd file{fd, POLLIN, 0};
     const int ready = ::poll(&file, 1, poll_timeout(std::max(left, std::chrono::milliseconds::zero())));
-    if (ready > 0) return true;
-    if (ready == 0 && left.count() <= 0) return false;
+    if (ready > 0) return 0;
+    if (ready < 0 && errno != EINTR) return errno;
+    if (left.count() <= 0) return ETIMEDOUT;
   }
 }
 
@@ -74,9 +76,11 @@ TlsFile read_tls_file(const TlsInput& input, const std::string& path, Deadline d
       }
       read.bytes.append(buffer, static_cast<std::size_t>(got));
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (!readable_by(file.fd, deadline)) {
+      if (const int waited = readable_by(file.fd, deadline); waited == ETIMEDOUT) {
         tls_file_failure(input, path,
                          "it did not end within the connect timeout (a FIFO or device that nobody writes to?)");
+      } else if (waited != 0) {
+        tls_file_failure(input, path, std::strerror(waited));
       }
     } else if (errno != EINTR) {
       tls_file_failure(input, path, std::strerror(errno));

@@ -18,6 +18,12 @@ bool ReleaseListener::listen(Clock::time_point until) {
     watch_ = state_.notifier_for(channel_.name).watch(channel_);
     if (watch_->wait_subscribed(std::min(until, Clock::now() + state_.endpoint->options().command_timeout), stop_))
       return true;
+    if (watch_->refused()) {
+      // Nothing will be heard: not listening, so the waiter keeps to its retry policy (a queued
+      // waiter would otherwise wait for a message up to the holder's lease end).
+      watch_.reset();
+      return false;
+    }
     if (!watch_->redirected()) return false;
   }
   return false;

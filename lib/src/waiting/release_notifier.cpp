@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "../background_thread.hpp"
 #include "../cluster/key_slot.hpp"
@@ -20,9 +21,12 @@ struct ReleaseNotifier::Channel {
   const bool sharded;               // SSUBSCRIBE, else SUBSCRIBE
   const bool payload_names_waiter;  // else every message is for every waiter
   int watchers = 0;
-  bool confirmed = false;        // the server acknowledged the subscription on the current connection
-  bool redirected = false;       // the server answered it MOVED: not subscribed again here
-  bool refused = false;          // the server refused it (NOPERM): not subscribed again on this connection
+  bool confirmed = false;   // the server acknowledged the subscription on the current connection
+  bool redirected = false;  // the server answered it MOVED: not subscribed again here
+  // The server refused it: not asked again before `retry_at` (never on this connection for an ACL's
+  // NOPERM; a second later for another error, such as LOADING while Redis starts).
+  bool refused = false;
+  Clock::time_point retry_at{};
   std::uint64_t generation = 0;  // one per announced release (or lost connection)
   // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
   std::deque<std::pair<std::uint64_t, std::string>> recent;
@@ -112,6 +116,11 @@ bool ReleaseNotifier::Watch::redirected() const {
   return channel_->redirected;
 }
 
+bool ReleaseNotifier::Watch::refused() const {
+  std::lock_guard lock(notifier_.mutex_);
+  return channel_->refused;
+}
+
 void ReleaseNotifier::Watch::arm() {
   std::lock_guard lock(notifier_.mutex_);
   seen_ = channel_->generation;
@@ -184,11 +193,18 @@ int ReleaseNotifier::reconcile() {
         it = channels_.erase(it);
         continue;
       }
-      if (channel.watchers == 0) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(channel.idle_since + kLinger - now);
+      const auto wake_by = [&](Clock::time_point at) {
+        const auto left =
+            std::max(std::chrono::ceil<std::chrono::milliseconds>(at - now), std::chrono::milliseconds(0));
         poll_ms = poll_ms < 0 ? static_cast<int>(left.count()) : std::min(poll_ms, static_cast<int>(left.count()));
+      };
+      if (channel.watchers == 0) wake_by(channel.idle_since + kLinger);
+      if (channel.refused && channel.retry_at != Clock::time_point::max()) {
+        if (now < channel.retry_at) wake_by(channel.retry_at);
       }
-      if (!subscribed_.contains(it->first) && !channel.redirected && !channel.refused) {
+      const bool refused_now = channel.refused && now < channel.retry_at;
+      if (!subscribed_.contains(it->first) && !channel.redirected && !refused_now) {
+        channel.refused = false;
         subscribe.emplace_back(it->first, channel.sharded);
       }
       ++it;
@@ -197,9 +213,12 @@ int ReleaseNotifier::reconcile() {
   for (const auto& [name, sharded] : subscribe) {
     connection_->send({sharded ? "SSUBSCRIBE" : "SUBSCRIBE", name});
     subscribed_.insert(name);
-    unanswered_.push_back(name);
+    unanswered_.push_back({name, true});
   }
-  for (const auto& [name, sharded] : unsubscribe) connection_->send({sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", name});
+  for (const auto& [name, sharded] : unsubscribe) {
+    connection_->send({sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", name});
+    unanswered_.push_back({name, false});
+  }
   return poll_ms;
 }
 
@@ -220,14 +239,17 @@ void ReleaseNotifier::redirected(const Redirect& redirect) {
 }
 
 void ReleaseNotifier::refused(const std::string& name, std::string_view why) {
+  const bool denied = why.starts_with("NOPERM");
+  subscribed_.erase(name);  // never unsubscribed: it is not subscribed
   {
     std::lock_guard lock(mutex_);
     const auto it = channels_.find(name);
     if (it == channels_.end()) return;
     it->second->refused = true;
+    it->second->retry_at = denied ? Clock::time_point::max() : Clock::now() + kRetryRefused;
     it->second->changed.notify_all();  // its waiters stop waiting for a confirmation
   }
-  if (told_refusal_ || !options_.on_notice) return;
+  if (!denied || told_refusal_ || !options_.on_notice) return;
   told_refusal_ = true;
   try {
     options_.on_notice("the server refused the subscription to release announcements (" + std::string(why) +
@@ -240,15 +262,16 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
   // A subscription the node refuses comes back as an error: MOVED on Redis Cluster when the map
   // that chose this node missed a move.
   if (reply.type == REDIS_REPLY_ERROR) {
-    std::string oldest;
+    // It answers the oldest request not answered yet (Redis answers in order).
+    std::optional<Request> oldest;
     if (!unanswered_.empty()) {
       oldest = std::move(unanswered_.front());
       unanswered_.pop_front();
     }
     if (const auto redirect = parse_redirect(as_view(reply))) {
       redirected(*redirect);
-    } else if (!oldest.empty()) {
-      refused(oldest, as_view(reply));
+    } else if (oldest && oldest->subscribe) {
+      refused(oldest->name, as_view(reply));
     }
     return;
   }
@@ -260,6 +283,14 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
   }
   const std::string_view kind = as_view(*reply.element[0]);
   const std::string_view name = as_view(*reply.element[1]);
+  // A confirmation answers its request (an unsubscription's too, whose channel may be gone).
+  const bool subscribed = kind == "ssubscribe" || kind == "subscribe";
+  if (subscribed || kind == "sunsubscribe" || kind == "unsubscribe") {
+    const auto sent = std::find_if(unanswered_.begin(), unanswered_.end(), [&](const Request& request) {
+      return request.name == name && request.subscribe == subscribed;
+    });
+    if (sent != unanswered_.end()) unanswered_.erase(sent);
+  }
   std::lock_guard lock(mutex_);
   const auto it = channels_.find(name);
   if (it == channels_.end()) return;
@@ -268,9 +299,6 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
     const bool named = channel.payload_names_waiter && reply.element[2]->type == REDIS_REPLY_STRING;
     channel.announce(named ? std::string(as_view(*reply.element[2])) : std::string());
   } else if (kind == (channel.sharded ? "ssubscribe" : "subscribe") && subscribed_.contains(name)) {
-    if (const auto sent = std::find(unanswered_.begin(), unanswered_.end(), name); sent != unanswered_.end()) {
-      unanswered_.erase(sent);
-    }
     channel.confirmed = true;
     channel.changed.notify_all();
   } else if (kind == "sunsubscribe" && channel.sharded && channel.confirmed) {

@@ -38,6 +38,8 @@ class ReleaseNotifier {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kLinger{250};
+  // A subscription refused for another reason than the ACL's (LOADING, say) is asked for again after this.
+  static constexpr std::chrono::milliseconds kRetryRefused{1000};
 
   // Does no I/O: the thread and its connection start with the first watcher.
   ReleaseNotifier(std::shared_ptr<Endpoint> endpoint);
@@ -72,6 +74,9 @@ class ReleaseNotifier {
     // Whether the server refused the subscription with a redirect (Redis Cluster: the slot has
     // another master); the channel then hears nothing here, and a waiter subscribes elsewhere.
     bool redirected() const;
+    // Whether the server refused the subscription otherwise (an ACL's NOPERM): nothing is heard,
+    // and a waiter polls by its retry policy.
+    bool refused() const;
     // Call before each attempt: the next wait_until() returns at once if a release was announced
     // after this point.
     void arm();
@@ -99,8 +104,9 @@ class ReleaseNotifier {
   // A subscription answered with a redirect: the pending sharded subscriptions of its slot are
   // given up here, and the listener hears of a MOVED.
   void redirected(const Redirect& redirect);
-  // A subscription refused with another error (an ACL without SSUBSCRIBE): its waiters stop
-  // waiting for a confirmation and poll, and ClientOptions::on_notice hears it, once.
+  // A subscription refused with another error: its waiters stop waiting for a confirmation and
+  // poll. An ACL's NOPERM holds until a reconnect, and ClientOptions::on_notice hears of it once;
+  // any other error is asked again after kRetryRefused.
   void refused(const std::string& name, std::string_view why);
   void connection_lost() noexcept;
   void sleep_or_wake(std::chrono::milliseconds duration) noexcept;
@@ -118,9 +124,13 @@ class ReleaseNotifier {
   // The thread's alone.
   std::unique_ptr<Connection> connection_;
   std::set<std::string, std::less<>> subscribed_;  // subscriptions sent on the current connection
-  // The subscriptions sent and not answered yet, in order: an error reply names no channel, and
-  // answers the oldest of them.
-  std::deque<std::string> unanswered_;
+  // The (un)subscriptions sent and not answered yet, in order: an error reply names no channel,
+  // and answers the oldest of them.
+  struct Request {
+    std::string name;
+    bool subscribe;
+  };
+  std::deque<Request> unanswered_;
   bool told_refusal_ = false;  // on_notice heard of a refused subscription
   unsigned connect_failures_ = 0;
 };
