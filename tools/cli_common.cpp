@@ -149,9 +149,10 @@ void refuse_given(const po::variables_map& vm, std::initializer_list<std::string
 
 void refuse_all_but(const po::variables_map& vm, std::initializer_list<std::string_view> allowed,
                     std::string_view why) {
-  for (const auto& [name, value] : vm) {
+  for (const auto& option : vm) {
+    const std::string& name = option.first;  // a plain name: clang 14 cannot capture a structured binding
     const auto is = [&name](std::string_view other) { return name == other; };
-    if (value.defaulted() || std::ranges::any_of(allowed, is) || std::ranges::any_of(kUrlOptions, is)) continue;
+    if (option.second.defaulted() || std::ranges::any_of(allowed, is) || std::ranges::any_of(kUrlOptions, is)) continue;
     throw Error(Errc::bad_option, "--" + name + " " + std::string(why));
   }
 }
