@@ -167,14 +167,14 @@ TEST(Bench, ErrorsThatStoppedTheWorkExitThree) {
   const std::string key = unique_key("bench");
   BackgroundCli bench(
       "bench --json --clients 2 --duration 8" + protocol_keys(key) + " --url redis://" + server->address(), false);
-  // Killed once the run is well under way: hundreds of entries into the critical section, and the
-  // round trip timed between them.
-  const auto entries = [&] {
+  // Killed once the run is well under way: a hundred entries into the critical section, and the
+  // round trip timed (client 0 sends 250 untimed PINGs first, then times one every 4th cycle).
+  const auto calls = [&](const std::string& command) {
     const std::string stats = server->command({"INFO", "commandstats"});
-    const auto at = stats.find("cmdstat_incr:calls=");
-    return at == std::string::npos ? 0 : std::stoi(stats.substr(at + 19));
+    const auto at = stats.find("cmdstat_" + command + ":calls=");
+    return at == std::string::npos ? 0 : std::stoi(stats.substr(at + command.size() + 15));
   };
-  ASSERT_TRUE(eventually([&] { return entries() >= 100; })) << bench.errors();
+  ASSERT_TRUE(eventually([&] { return calls("incr") >= 100 && calls("ping") >= 270; })) << bench.errors();
   server->kill();
   const CliRun died = bench.finish(std::chrono::seconds(40));
   EXPECT_EQ(died.exit_code, 3) << died;
