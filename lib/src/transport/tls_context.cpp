@@ -3,6 +3,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <sys/stat.h>
 
@@ -16,6 +17,13 @@
 
 namespace lockbridge::detail {
 namespace {
+
+// OpenSSL decodes a certificate's extensions (key identifiers, constraints) the first time it is
+// checked, and caches them in the certificate: done here, while the context is built on one
+// thread, so that the handshakes that share the context only read them (concurrent first checks
+// of one certificate race inside OpenSSL: ThreadSanitizer saw ASN1_STRING_set beside
+// ASN1_STRING_cmp on a shared CA).
+void cache_extensions(X509* certificate) { (void)X509_check_purpose(certificate, -1, 0); }
 
 constexpr auto kContextLifetime = std::chrono::minutes(1);
 
@@ -46,6 +54,7 @@ void trust_certificates(X509_STORE* store, const TlsFile& file, const TlsInput& 
   for (int i = 0; i < sk_X509_INFO_num(infos.get()); ++i) {
     const X509_INFO* info = sk_X509_INFO_value(infos.get(), i);
     if (info->x509 != nullptr) {
+      cache_extensions(info->x509);
       if (X509_STORE_add_cert(store, info->x509) != 1) {
         tls_file_failure(input, file.path, openssl_reason("cannot trust its certificates"));
       }
@@ -63,6 +72,7 @@ void use_certificate_chain(SSL_CTX* ctx, const TlsFile& file) {
   const BioPtr bio = memory_bio(file);
   X509* leaf = PEM_read_bio_X509_AUX(bio.get(), nullptr, no_passphrase, nullptr);
   if (leaf == nullptr) tls_file_failure(kCertificate, file.path, "it holds no PEM certificate");
+  cache_extensions(leaf);
   const int used = SSL_CTX_use_certificate(ctx, leaf);
   X509_free(leaf);
   if (used != 1) tls_file_failure(kCertificate, file.path, openssl_reason("unusable"));
@@ -79,6 +89,7 @@ void use_certificate_chain(SSL_CTX* ctx, const TlsFile& file) {
       tls_file_failure(kCertificate, file.path, openssl_reason("a certificate of its chain does not parse"));
     }
     ERR_clear_last_mark();
+    cache_extensions(issuer);
     if (SSL_CTX_add0_chain_cert(ctx, issuer) != 1) {  // takes the certificate on success only
       X509_free(issuer);
       tls_file_failure(kCertificate, file.path, openssl_reason("unusable chain"));
