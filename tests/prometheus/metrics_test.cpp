@@ -191,19 +191,17 @@ TEST(PrometheusMetrics, LocksHeldCountsOneHeldKeyOnceWhateverOrderItsEventsArriv
   const int port = metrics.serve("127.0.0.1:0");
   const std::shared_ptr<Observer> observer = metrics.observer();
   const std::string held = R"(lockbridge_locks_held{strategy="token"})";
+  const auto event = []<class Event>(Event held_event, HoldId hold, const std::string& key) {
+    held_event.key = key;
+    held_event.strategy = "token";
+    held_event.hold = hold;
+    return held_event;
+  };
   const auto acquired = [&](HoldId hold, const std::string& key) {
-    AcquiredEvent event;
-    event.key = key;
-    event.strategy = "token";
-    event.hold = hold;
-    observer->acquired(event);
+    observer->acquired(event(AcquiredEvent{}, hold, key));
   };
   const auto released = [&](HoldId hold, const std::string& key) {
-    ReleasedEvent event;
-    event.key = key;
-    event.strategy = "token";
-    event.hold = hold;
-    observer->released(event);
+    observer->released(event(ReleasedEvent{}, hold, key));
   };
   acquired(10, "k");
   acquired(11, "k");  // 10's release is on its way
