@@ -350,6 +350,14 @@ TEST(Tls, ATlsFileTooLargeEmptyOrOfTheWrongKindIsRefusedNamingIt) {
     EXPECT_THAT(message, HasSubstr("tls: ")) << message;
     EXPECT_THAT(message, HasSubstr("cannot use the CA file '" + path + "' " + why)) << message;
   }
+  // A key file that holds no key (the certificate given twice) says so.
+  TlsOptions no_key = test_tls();
+  no_key.cert_file = tls_file("client.pem");
+  no_key.key_file = tls_file("client.pem");
+  const std::string message = bounded_failure(no_key);
+  EXPECT_THAT(message, HasSubstr("cannot use the client key '" + tls_file("client.pem") +
+                                 "' (--key; PEM, not encrypted): it holds no PEM private key"))
+      << message;
   std::filesystem::remove(empty);
 }
 
@@ -464,9 +472,9 @@ TEST(TlsCli, TlsSettingsForAPlainUrlAreRefusedBeforeAnythingIsSent) {
 TEST(TlsCli, AnInterruptWhileATlsFileIsReadExits130) {
   const SilentFifo fifo("cli-never-ends");
   // 5 s to read it: the interrupt comes well inside that, however loaded the machine.
-  BackgroundCli cli("hold " + unique_key() + " --for 0 --connect-timeout 5000 --url " + tls_url() + " --cacert " +
-                        fifo.path(),
-                    false);
+  BackgroundCli cli(
+      "hold " + unique_key() + " --for 0 --connect-timeout 5000 --url " + tls_url() + " --cacert " + fifo.path(),
+      false);
   // Once the CLI has the FIFO open, it is waiting for the file to end.
   const auto has_fifo_open = [&] {
     std::error_code ignored;
