@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "cluster/redirect.hpp"
-#include "connection.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/options.hpp"
 #include "lockbridge/url.hpp"
-#include "reply.hpp"
-#include "script_runner.hpp"
-#include "strategy.hpp"
+#include "redis/connection.hpp"
+#include "redis/reply.hpp"
+#include "redis/script_runner.hpp"
+#include "strategies/strategy.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The threads lockbridge starts for itself (lib/src/background_thread.hpp): the lease keeper, the
+// The threads lockbridge starts for itself (lib/src/util/background_thread.hpp): the lease keeper, the
 // release notifier and the observer's event queue are named, and block the signals sent to a
 // process, so those run the application's handlers on the application's threads. Read from
 // /proc/self/task: each thread's name (comm) and blocked-signal mask (SigBlk).

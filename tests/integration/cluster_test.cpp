@@ -14,9 +14,9 @@
 #include <string>
 #include <thread>
 
-#include "companion_keys.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
 #include "topology.hpp"
 
 namespace lockbridge::testing {

@@ -4,13 +4,13 @@
 // lock maps onto (docs/compat.md).
 #include <gtest/gtest.h>
 
-#include "companion_keys.hpp"
 #include "golden_transcript.hpp"
 #include "lockbridge/compat/jedis_lock.hpp"
 #include "lockbridge/compat/jedis_lock_master.hpp"
 #include "lockbridge/compat/redis_locker.hpp"
 #include "lockbridge/compat/simple_lock.hpp"
 #include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 namespace {

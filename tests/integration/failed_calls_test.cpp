@@ -4,15 +4,15 @@
 // wrong kind are made on the fixture's real server.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <vector>
 #include <mutex>
+#include <vector>
 
 #include <future>
 
-#include "companion_keys.hpp"
-#include "connection.hpp"
 #include "lockbridge/multi_mutex.hpp"
+#include "redis/connection.hpp"
 #include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -247,7 +247,8 @@ TEST(AclDenied, AWaiterThatCannotSubscribeIsToldOnceAndStillGetsTheLock) {
     ASSERT_TRUE(eventually([&] {
       const std::lock_guard lock(mutex);
       return !notices.empty();
-    })) << "round " << round;
+    })) << "round "
+        << round;
     // It polls by its backoff (at most 100 ms apart), queued or not: a waiter that counted on a
     // release message would try once per fair_waiter_timeout / 3 instead.
     const std::uint64_t before = waiter_client.stats().round_trips;

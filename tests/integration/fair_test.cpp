@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "companion_keys.hpp"
 #include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 namespace {

@@ -10,9 +10,9 @@
 #include <future>
 #include <string>
 
-#include "companion_keys.hpp"
 #include "fault_proxy.hpp"
 #include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 namespace {

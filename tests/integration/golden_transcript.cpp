@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "scripts.hpp"
+#include "strategies/scripts.hpp"
 
 namespace lockbridge::testing {
 

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "cluster/key_slot.hpp"
-#include "companion_keys.hpp"
-#include "connection.hpp"
+#include "redis/connection.hpp"
+#include "redis/script_runner.hpp"
 #include "redis_test_support.hpp"
-#include "script_runner.hpp"
+#include "strategies/companion_keys.hpp"
 #include "topology.hpp"
 
 namespace lockbridge::testing {

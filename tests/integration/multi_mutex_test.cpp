@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "companion_keys.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 namespace {

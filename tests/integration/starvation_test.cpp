@@ -17,12 +17,12 @@
 #include <variant>
 #include <vector>
 
-#include "companion_keys.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "lockbridge/observer.hpp"
 #include "redis_test_support.hpp"
 #include "redisson_peer.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -368,9 +368,8 @@ TEST_P(Starvation, ABusyProcessPassesTheLockToAStarvingWaiterElsewhere) {
   // server's clock), not from when it queued: between the two the busy line may win any number of
   // races for the free key, as the rule allows (under load up to 4 were counted there, and the
   // test failed once in CI; from the starving point on, never more than 1 in 1,000 runs).
-  ASSERT_TRUE(eventually([&] {
-    return first_waiter_starves(key) || waited.wait_for(milliseconds(0)) == std::future_status::ready;
-  }));
+  ASSERT_TRUE(eventually(
+      [&] { return first_waiter_starves(key) || waited.wait_for(milliseconds(0)) == std::future_status::ready; }));
   const long busy_at_starving = busy_acquisitions;
   const bool got = waited.get();
   const long busy_meanwhile = busy_acquisitions - busy_at_starving;

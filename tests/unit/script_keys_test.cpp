@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "scripts.hpp"
+#include "strategies/scripts.hpp"
 
 namespace lockbridge::detail {
 namespace {

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cluster/key_slot.hpp"
-#include "companion_keys.hpp"
+#include "strategies/companion_keys.hpp"
 #include "waiting/local_line.hpp"
 #include "waiting/retry_schedule.hpp"
 

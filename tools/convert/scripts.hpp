@@ -1,6 +1,6 @@
 // convert's two Lua scripts. Each acts on one key and writes only when the key is still exactly
 // what convert read (or wrote), so it is safe to run while lockers work on the same keys. The
-// library's own scripts are in lib/src/scripts.hpp; these belong to the tool alone.
+// library's own scripts are in lib/src/strategies/scripts.hpp; these belong to the tool alone.
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "key_slot.hpp"
+#include "cluster/key_slot.hpp"
 
 #include <array>
 

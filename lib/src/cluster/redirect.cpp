@@ -1,4 +1,4 @@
-#include "redirect.hpp"
+#include "cluster/redirect.hpp"
 
 #include <charconv>
 #include <string>

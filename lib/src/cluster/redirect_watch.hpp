@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "cluster/redirect.hpp"
-#include "connection.hpp"
+#include "redis/connection.hpp"
 
 namespace lockbridge::detail {
 

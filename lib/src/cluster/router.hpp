@@ -19,7 +19,7 @@
 #include "cluster/node_address.hpp"
 #include "cluster/redirect.hpp"
 #include "cluster/slot_map.hpp"
-#include "connection_pool.hpp"
+#include "redis/connection_pool.hpp"
 #include "waiting/release_notifier.hpp"
 
 namespace lockbridge::detail {

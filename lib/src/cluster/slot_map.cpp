@@ -1,4 +1,4 @@
-#include "slot_map.hpp"
+#include "cluster/slot_map.hpp"
 
 #include <algorithm>
 #include <string>

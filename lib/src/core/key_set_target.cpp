@@ -1,12 +1,12 @@
-#include "key_set_target.hpp"
+#include "core/key_set_target.hpp"
 
 #include <algorithm>
 #include <array>
 #include <utility>
 
-#include "../companion_keys.hpp"
-#include "../scripts.hpp"
 #include "lockbridge/identity.hpp"
+#include "strategies/companion_keys.hpp"
+#include "strategies/scripts.hpp"
 
 namespace lockbridge::detail {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "../client_state.hpp"
-#include "lock_target.hpp"
+#include "core/lock_target.hpp"
+#include "redis/client_state.hpp"
 
 namespace lockbridge::detail {
 

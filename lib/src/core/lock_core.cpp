@@ -1,4 +1,4 @@
-#include "lock_core.hpp"
+#include "core/lock_core.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -13,13 +13,13 @@
 #include <string>
 #include <system_error>
 
-#include "../client_state.hpp"
-#include "../lease/lease.hpp"
-#include "../observe/lock_events.hpp"
-#include "../waiting/local_line.hpp"
-#include "../waiting/wait_loop.hpp"
-#include "lock_target.hpp"
+#include "core/lock_target.hpp"
+#include "lease/lease.hpp"
 #include "lockbridge/options.hpp"
+#include "observe/lock_events.hpp"
+#include "redis/client_state.hpp"
+#include "waiting/local_line.hpp"
+#include "waiting/wait_loop.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "lock_target.hpp"
+#include "core/lock_target.hpp"
 
 namespace lockbridge::detail {
 

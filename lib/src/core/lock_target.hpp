@@ -12,10 +12,10 @@
 #include <string>
 #include <string_view>
 
-#include "../strategy.hpp"
-#include "../waiting/release_channel.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/lock_info.hpp"
+#include "strategies/strategy.hpp"
+#include "waiting/release_channel.hpp"
 
 namespace lockbridge::detail {
 

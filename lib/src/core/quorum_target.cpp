@@ -1,4 +1,4 @@
-#include "quorum_target.hpp"
+#include "core/quorum_target.hpp"
 
 #include <utility>
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "../client_state.hpp"
-#include "../redlock/quorum.hpp"
-#include "lock_target.hpp"
+#include "core/lock_target.hpp"
 #include "lockbridge/options.hpp"
+#include "redis/client_state.hpp"
+#include "redlock/quorum.hpp"
 
 namespace lockbridge::detail {
 

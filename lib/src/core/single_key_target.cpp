@@ -1,8 +1,8 @@
-#include "single_key_target.hpp"
+#include "core/single_key_target.hpp"
 
 #include <utility>
 
-#include "../cluster/key_slot.hpp"
+#include "cluster/key_slot.hpp"
 
 namespace lockbridge::detail {
 

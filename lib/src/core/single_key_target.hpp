@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "../client_state.hpp"
-#include "lock_target.hpp"
+#include "core/lock_target.hpp"
 #include "lockbridge/options.hpp"
+#include "redis/client_state.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "lease.hpp"
+#include "lease/lease.hpp"
 
 #include <utility>
 

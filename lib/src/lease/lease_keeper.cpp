@@ -1,13 +1,13 @@
-#include "lease_keeper.hpp"
+#include "lease/lease_keeper.hpp"
 
-#include "../cluster/key_slot.hpp"
+#include "cluster/key_slot.hpp"
 
 #include <algorithm>
 #include <map>
 #include <span>
 
-#include "../strategy.hpp"
-#include "../background_thread.hpp"
+#include "strategies/strategy.hpp"
+#include "util/background_thread.hpp"
 
 namespace lockbridge::detail {
 

@@ -17,12 +17,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../cluster/router.hpp"
-#include "../connection.hpp"
-#include "../endpoint.hpp"
-#include "../observe/event_queue.hpp"
-#include "../script_runner.hpp"
-#include "lease.hpp"
+#include "cluster/router.hpp"
+#include "lease/lease.hpp"
+#include "observe/event_queue.hpp"
+#include "redis/connection.hpp"
+#include "redis/endpoint.hpp"
+#include "redis/script_runner.hpp"
 
 namespace lockbridge::detail {
 

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "background_thread.hpp"
 #include "lockbridge/observer.hpp"
+#include "util/background_thread.hpp"
 
 namespace lockbridge::detail {
 

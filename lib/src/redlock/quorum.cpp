@@ -1,4 +1,4 @@
-#include "quorum.hpp"
+#include "redlock/quorum.hpp"
 
 #include <poll.h>
 
@@ -8,9 +8,9 @@
 #include <map>
 #include <numeric>
 
-#include "../poll_timeout.hpp"
-#include "../strategy.hpp"
 #include "lockbridge/error.hpp"
+#include "strategies/strategy.hpp"
+#include "util/poll_timeout.hpp"
 
 namespace lockbridge::detail {
 

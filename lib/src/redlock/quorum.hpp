@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "../connection_pool.hpp"
-#include "../script_runner.hpp"
 #include "lockbridge/lock_info.hpp"
 #include "lockbridge/options.hpp"
+#include "redis/connection_pool.hpp"
+#include "redis/script_runner.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,8 +1,8 @@
-#include "legacy_timestamp.hpp"
+#include "strategies/legacy_timestamp.hpp"
 
-#include "../companion_keys.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/identity.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::detail {
 namespace {
@@ -90,7 +90,8 @@ ReleaseOutcome LegacyFaithful::release(Connection& connection, std::string_view 
   // jedis-lock 1.0.0 deletes whatever is there, even a lock taken over after our lease ended, and
   // announces nothing: its waiters poll.
   const ReplyPtr reply = connection.run({"DEL", key});
-  return expect_integer(*reply, ReplyContext("release", key)) == 1 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
+  return expect_integer(*reply, ReplyContext("release", key)) == 1 ? ReleaseOutcome::released
+                                                                   : ReleaseOutcome::not_ours;
 }
 
 namespace {

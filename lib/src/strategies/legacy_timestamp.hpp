@@ -6,7 +6,7 @@
 // TTL, and releases only its own value. docs/design.md compares the two.
 #pragma once
 
-#include "../strategy.hpp"
+#include "strategies/strategy.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "redisson.hpp"
+#include "strategies/redisson.hpp"
 
 #include <array>
 #include <atomic>

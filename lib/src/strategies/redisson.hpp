@@ -5,7 +5,7 @@
 // Redis Cluster, as Redisson >= 3.22 does there).
 #pragma once
 
-#include "../strategy.hpp"
+#include "strategies/strategy.hpp"
 
 namespace lockbridge::detail {
 

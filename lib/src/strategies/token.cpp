@@ -1,11 +1,11 @@
-#include "token.hpp"
+#include "strategies/token.hpp"
 
 #include <array>
 #include <vector>
 
-#include "../companion_keys.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/identity.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::detail {
 

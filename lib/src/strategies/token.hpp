@@ -4,7 +4,7 @@
 // freeing it, docs/design.md 4.4, 10.4 and 10.5.
 #pragma once
 
-#include "../strategy.hpp"
+#include "strategies/strategy.hpp"
 
 namespace lockbridge::detail {
 

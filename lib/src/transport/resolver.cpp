@@ -1,4 +1,4 @@
-#include "resolver.hpp"
+#include "transport/resolver.hpp"
 
 #include <pthread.h>
 
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <utility>
 
-#include "../background_thread.hpp"
+#include "util/background_thread.hpp"
 
 namespace lockbridge::detail {
 namespace {
@@ -59,7 +59,7 @@ struct Name {
 };
 
 struct InFlight {
-  std::mutex mutex;  // guards `names` and every Name in it
+  std::mutex mutex;                   // guards `names` and every Name in it
   std::map<std::string, Name> names;  // by "host\0port"
 };
 
@@ -115,8 +115,9 @@ std::shared_ptr<Lookup> start_lookup(const std::string& host, const std::string&
   if (name.latest && (name.joinable || name.running >= kMaxLookupsPerName)) return name.latest;
   try {
     auto lookup = std::make_shared<Lookup>();
-    start_background_thread("lockbridge-dns", [lookup, host, service, id] { run_lookup(lookup, host, service, id); })
-        .detach();
+    start_background_thread("lockbridge-dns", [lookup, host, service, id] {
+      run_lookup(lookup, host, service, id);
+    }).detach();
     name.latest = lookup;
     name.joinable = true;
     ++name.running;

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "transport_error.hpp"
+#include "transport/transport_error.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "socket.hpp"
+#include "transport/socket.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,8 +15,8 @@
 #include <memory>
 #include <utility>
 
-#include "../poll_timeout.hpp"
-#include "resolver.hpp"
+#include "transport/resolver.hpp"
+#include "util/poll_timeout.hpp"
 
 namespace lockbridge::detail {
 namespace {

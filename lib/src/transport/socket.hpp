@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "transport_error.hpp"
+#include "transport/transport_error.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "tls_context.hpp"
+#include "transport/tls_context.hpp"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <optional>
 
-#include "tls_files.hpp"
+#include "transport/tls_files.hpp"
 
 namespace lockbridge::detail {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "lockbridge/client.hpp"
-#include "transport_error.hpp"
+#include "transport/transport_error.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "tls_files.hpp"
+#include "transport/tls_files.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 
-#include "../poll_timeout.hpp"
+#include "util/poll_timeout.hpp"
 
 namespace lockbridge::detail {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "transport_error.hpp"
+#include "transport/transport_error.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "tls_session.hpp"
+#include "transport/tls_session.hpp"
 
 #include <arpa/inet.h>
 #include <openssl/err.h>

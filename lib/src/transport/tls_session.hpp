@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "lockbridge/client.hpp"
-#include "socket.hpp"
-#include "tls_context.hpp"
+#include "transport/socket.hpp"
+#include "transport/tls_context.hpp"
 
 namespace lockbridge::detail {
 

@@ -9,8 +9,8 @@
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/url.hpp"
-#include "socket.hpp"
-#include "tls_session.hpp"
+#include "transport/socket.hpp"
+#include "transport/tls_session.hpp"
 
 namespace lockbridge::detail {
 

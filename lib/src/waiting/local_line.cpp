@@ -1,4 +1,4 @@
-#include "local_line.hpp"
+#include "waiting/local_line.hpp"
 
 #include <algorithm>
 #include <unordered_map>

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <utility>
 
-#include "client_state.hpp"
+#include "redis/client_state.hpp"
 #include "waiting/release_channel.hpp"
 #include "waiting/release_notifier.hpp"
 

@@ -1,4 +1,4 @@
-#include "release_notifier.hpp"
+#include "waiting/release_notifier.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -8,10 +8,10 @@
 #include <array>
 #include <optional>
 
-#include "../background_thread.hpp"
-#include "../cluster/key_slot.hpp"
-#include "../poll_timeout.hpp"
+#include "cluster/key_slot.hpp"
 #include "lockbridge/error.hpp"
+#include "util/background_thread.hpp"
+#include "util/poll_timeout.hpp"
 
 namespace lockbridge::detail {
 

@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "../cluster/redirect.hpp"
-#include "../connection.hpp"
-#include "../endpoint.hpp"
-#include "release_channel.hpp"
+#include "cluster/redirect.hpp"
+#include "redis/connection.hpp"
+#include "redis/endpoint.hpp"
+#include "waiting/release_channel.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "retry_schedule.hpp"
+#include "waiting/retry_schedule.hpp"
 
 #include <unistd.h>
 

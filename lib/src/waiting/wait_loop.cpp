@@ -1,13 +1,13 @@
-#include "wait_loop.hpp"
+#include "waiting/wait_loop.hpp"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "../client_state.hpp"
 #include "lockbridge/identity.hpp"
-#include "release_listener.hpp"
-#include "retry_schedule.hpp"
+#include "redis/client_state.hpp"
+#include "waiting/release_listener.hpp"
+#include "waiting/retry_schedule.hpp"
 
 namespace lockbridge::detail {
 

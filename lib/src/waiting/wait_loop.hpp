@@ -9,10 +9,10 @@
 #include <stop_token>
 #include <string_view>
 
-#include "../core/lock_target.hpp"
-#include "local_line.hpp"
+#include "core/lock_target.hpp"
 #include "lockbridge/options.hpp"
-#include "release_channel.hpp"
+#include "waiting/local_line.hpp"
+#include "waiting/release_channel.hpp"
 
 namespace lockbridge::detail {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "connection.hpp"
-#include "endpoint.hpp"
+#include "redis/connection.hpp"
+#include "redis/endpoint.hpp"
 
 namespace lockbridge::detail {
 

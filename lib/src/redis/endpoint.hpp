@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "connection.hpp"
+#include "redis/connection.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,12 +1,12 @@
-#include "strategy.hpp"
+#include "strategies/strategy.hpp"
 
 #include <algorithm>
 #include <array>
 #include <span>
 #include <vector>
 
-#include "companion_keys.hpp"
 #include "lockbridge/error.hpp"
+#include "strategies/companion_keys.hpp"
 #include "strategies/legacy_timestamp.hpp"
 #include "strategies/redisson.hpp"
 #include "strategies/token.hpp"

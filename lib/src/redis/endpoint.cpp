@@ -1,4 +1,4 @@
-#include "endpoint.hpp"
+#include "redis/endpoint.hpp"
 
 #include <charconv>
 

@@ -6,7 +6,7 @@
 #include <new>
 #include <span>
 
-#include "hex.hpp"
+#include "util/hex.hpp"
 
 namespace lockbridge {
 

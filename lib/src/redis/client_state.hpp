@@ -9,11 +9,11 @@
 
 #include "cluster/key_slot.hpp"
 #include "cluster/router.hpp"
-#include "connection_pool.hpp"
-#include "endpoint.hpp"
 #include "lease/lease_keeper.hpp"
 #include "observe/event_queue.hpp"
-#include "script_runner.hpp"
+#include "redis/connection_pool.hpp"
+#include "redis/endpoint.hpp"
+#include "redis/script_runner.hpp"
 #include "waiting/release_notifier.hpp"
 
 namespace lockbridge::detail {

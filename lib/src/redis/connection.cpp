@@ -1,4 +1,4 @@
-#include "connection.hpp"
+#include "redis/connection.hpp"
 
 #include <chrono>
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <mutex>
 
-#include "hex.hpp"
 #include "lockbridge/error.hpp"
-#include "random_source.hpp"
+#include "util/hex.hpp"
+#include "util/random_source.hpp"
 
 namespace lockbridge {
 namespace {

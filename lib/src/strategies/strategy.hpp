@@ -9,10 +9,10 @@
 #include <string>
 #include <string_view>
 
-#include "connection.hpp"
 #include "lockbridge/lock_info.hpp"
 #include "lockbridge/options.hpp"
-#include "script_runner.hpp"
+#include "redis/connection.hpp"
+#include "redis/script_runner.hpp"
 #include "waiting/release_channel.hpp"
 
 namespace lockbridge::detail {

@@ -5,9 +5,9 @@
 #include <cctype>
 #include <map>
 
-#include "client_state.hpp"
 #include "lockbridge/error.hpp"
-#include "option_limits.hpp"
+#include "redis/client_state.hpp"
+#include "util/option_limits.hpp"
 
 namespace lockbridge {
 

@@ -1,4 +1,4 @@
-#include "connection_pool.hpp"
+#include "redis/connection_pool.hpp"
 
 #include <algorithm>
 

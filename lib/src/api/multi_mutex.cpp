@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "client_state.hpp"
 #include "cluster/key_slot.hpp"
 #include "core/key_set_target.hpp"
 #include "core/lock_core.hpp"
+#include "redis/client_state.hpp"
 
 namespace lockbridge {
 

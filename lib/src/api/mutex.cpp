@@ -3,11 +3,11 @@
 #include <memory>
 #include <utility>
 
-#include "client_state.hpp"
 #include "core/lock_core.hpp"
 #include "core/quorum_target.hpp"
 #include "core/single_key_target.hpp"
-#include "option_limits.hpp"
+#include "redis/client_state.hpp"
+#include "util/option_limits.hpp"
 
 namespace lockbridge {
 

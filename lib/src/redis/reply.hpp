@@ -54,8 +54,7 @@ void throw_if_error(const redisReply& reply, const ReplyContext& context);
 // is about as "KEYS[n]", replaced here by that key of `keys` (quoted, escaped): a key's bytes never
 // travel inside a Redis error line. Besides WRONGTYPE, a counter Redis cannot increment (not an
 // integer, or at its maximum) maps to Errc::bad_value.
-void throw_if_script_error(const redisReply& reply, const ReplyContext& context,
-                           std::span<const std::string> keys);
+void throw_if_script_error(const redisReply& reply, const ReplyContext& context, std::span<const std::string> keys);
 
 // Shape checks that throw Errc::protocol naming what was expected.
 std::int64_t expect_integer(const redisReply& reply, const ReplyContext& context);

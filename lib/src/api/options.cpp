@@ -3,7 +3,7 @@
 #include <string>
 
 #include "lockbridge/error.hpp"
-#include "option_limits.hpp"
+#include "util/option_limits.hpp"
 
 namespace lockbridge {
 

@@ -1,4 +1,4 @@
-#include "script_runner.hpp"
+#include "redis/script_runner.hpp"
 
 #include <vector>
 

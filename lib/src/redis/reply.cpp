@@ -1,4 +1,4 @@
-#include "reply.hpp"
+#include "redis/reply.hpp"
 
 #include <charconv>
 
@@ -33,8 +33,7 @@ void throw_if_error(const redisReply& reply, const ReplyContext& context) {
   throw Error(errc_of(text), context.text() + ": " + std::string(text));
 }
 
-void throw_if_script_error(const redisReply& reply, const ReplyContext& context,
-                           std::span<const std::string> keys) {
+void throw_if_script_error(const redisReply& reply, const ReplyContext& context, std::span<const std::string> keys) {
   if (reply.type != REDIS_REPLY_ERROR) return;
   const std::string_view text = as_view(reply);
   std::string message;

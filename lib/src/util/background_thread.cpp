@@ -1,4 +1,4 @@
-#include "background_thread.hpp"
+#include "util/background_thread.hpp"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "companion_keys.hpp"
+#include "strategies/companion_keys.hpp"
 
 #include "cluster/key_slot.hpp"
 #include "lockbridge/lock_keys.hpp"

@@ -23,7 +23,7 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/url.hpp"
-#include "reply.hpp"
+#include "redis/reply.hpp"
 #include "transport/transport.hpp"
 
 namespace lockbridge::detail {
@@ -131,8 +131,8 @@ class Connection {
   std::string pending_;  // commands appended, not yet written
   std::chrono::milliseconds command_timeout_;
   Deadline cap_ = Deadline::max();  // cap_waits()
-  bool oversized_reply_ = false;  // the reader refused an array too large (connection.cpp)
-  bool replied_ = false;  // whether the server ever answered: a plain port that hangs up at once may want TLS
+  bool oversized_reply_ = false;    // the reader refused an array too large (connection.cpp)
+  bool replied_ = false;            // whether the server ever answered: a plain port that hangs up at once may want TLS
   bool broken_ = false;
   CommandHook* hook_ = nullptr;
   std::uint64_t generation_ = 0;

@@ -1,4 +1,4 @@
-#include "option_limits.hpp"
+#include "util/option_limits.hpp"
 
 #include <string>
 

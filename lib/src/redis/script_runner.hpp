@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "connection.hpp"
-#include "scripts.hpp"
+#include "redis/connection.hpp"
+#include "strategies/scripts.hpp"
 
 namespace lockbridge::detail {
 

@@ -1,4 +1,4 @@
-#include "random_source.hpp"
+#include "util/random_source.hpp"
 
 #include <sys/mman.h>
 #include <sys/random.h>
