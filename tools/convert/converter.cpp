@@ -115,12 +115,7 @@ void RollbackTally::print(std::ostream& out, double seconds) const {
 
 Converter::Converter(const Client& client, ConvertOptions options, JournalWriter* journal, std::ostream* details,
                      FreshIdentities fresh)
-    : client_(client),
-      options_(options),
-      journal_(journal),
-      details_(details),
-      fresh_(std::move(fresh)),
-      script_(client, kConvertKey) {}
+    : client_(client), options_(options), journal_(journal), details_(details), fresh_(std::move(fresh)) {}
 
 void Converter::count(const Plan& plan, std::string_view outcome) {
   if (plan.action == Action::skip) {
@@ -159,7 +154,7 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
   };
   std::vector<Pending> writes;
   std::vector<JournalEntry> entries;
-  std::vector<KeyCall> calls;
+  std::vector<Client::EvalCall> calls;
   for (const audit::KeySample& sample : samples) {
     ++tally_.scanned;
     const audit::Classification found = audit::classify(sample, server_now_ms, options_.classify);
@@ -174,7 +169,7 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
     }
     JournalEntry entry{next_number_++, sample.key,          plan.action,    sample.value,
                        sample.pttl_ms, sample.expire_at_ms, plan.new_value, plan.new_expire_at_ms};
-    calls.push_back({sample.key,
+    calls.push_back({{sample.key},
                      {sample.value, std::to_string(sample.expire_at_ms), std::string(to_string(plan.action)),
                       plan.new_value, std::to_string(plan.new_expire_at_ms)}});
     entries.push_back(std::move(entry));
@@ -183,7 +178,7 @@ void Converter::convert_batch(const std::vector<audit::KeySample>& samples, std:
   if (calls.empty()) return;
 
   journal_->write_intents(entries);  // on disk before any write is sent
-  const std::vector<Reply> replies = script_.run(calls);
+  const std::vector<Reply> replies = client_.eval(kConvertKey, calls);
   std::vector<std::pair<const JournalEntry*, std::string>> outcomes;
   BatchFailure failure;
   for (std::size_t i = 0; i < replies.size(); ++i) {
@@ -211,7 +206,6 @@ bool rollback(const Client& client, JournalReader& journal, std::ostream* detail
   }
   journal.rewind();
 
-  ScriptBatch script(client, kRollbackKey);
   const auto report = [&](const JournalEntry& entry, const std::string& outcome) {
     ++tally.outcomes[outcome];
     if (details == nullptr) return;
@@ -225,7 +219,7 @@ bool rollback(const Client& client, JournalReader& journal, std::ostream* detail
     if (interrupted()) return false;  // between batches: the one read is not sent
     if (before_batch) before_batch();
     std::vector<const JournalEntry*> sent;
-    std::vector<KeyCall> calls;
+    std::vector<Client::EvalCall> calls;
     for (const JournalRecord& record : batch) {
       const JournalEntry& entry = record.entry;
       // A write convert skipped (changed, stale, error) left the key alone: there is nothing to undo.
@@ -240,11 +234,11 @@ bool rollback(const Client& client, JournalReader& journal, std::ostream* detail
         report(entry, "expired");
         continue;
       }
-      calls.push_back({entry.key, {entry.new_value, entry.old_value, std::to_string(entry.old_expire_at_ms)}});
+      calls.push_back({{entry.key}, {entry.new_value, entry.old_value, std::to_string(entry.old_expire_at_ms)}});
       sent.push_back(&entry);
     }
     if (!calls.empty()) {
-      const std::vector<Reply> replies = script.run(calls);
+      const std::vector<Reply> replies = client.eval(kRollbackKey, calls);
       BatchFailure failure;
       for (std::size_t i = 0; i < replies.size(); ++i) {
         report(*sent[i], outcome_of(replies[i], kRollbackOutcomes, "rollback", sent[i]->key, failure)

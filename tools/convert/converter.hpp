@@ -15,7 +15,6 @@
 #include "journal.hpp"
 #include "lockbridge/client.hpp"
 #include "plan.hpp"
-#include "script_batch.hpp"
 
 namespace lockbridge::tools::convert {
 
@@ -59,7 +58,6 @@ class Converter {
   JournalWriter* const journal_;
   std::ostream* const details_;
   const FreshIdentities fresh_;
-  ScriptBatch script_;
   std::uint64_t next_number_ = 1;
   ConvertTally tally_;
 };

@@ -133,6 +133,18 @@ class Client {
   // replies. Throws Error for transport failures, like command().
   std::vector<Reply> pipeline(std::span<const std::vector<std::string>> commands) const;
 
+  // One run of a Lua script: its keys (the first routes it on Redis Cluster) and its arguments.
+  struct EvalCall {
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+  };
+  // Runs `script` once per call, in one pipeline (one per master on Redis Cluster), as EVALSHA with
+  // its SHA1 computed here (no SCRIPT LOAD, which an ACL may deny while it allows EVAL); the calls
+  // a server answers NOSCRIPT (it has not seen the script yet) did not run, and go again as EVAL,
+  // in one more. Replies in order, error replies returned as pipeline() returns them. Throws Error
+  // for transport failures.
+  std::vector<Reply> eval(std::string_view script, std::span<const EvalCall> calls) const;
+
   // A Client per data node, for walking every key (SCAN sees only the server it runs on): with
   // redis-cluster://, a redis:// Client for each master serving slots now (asked of the cluster);
   // with redlock://, one per master; otherwise a copy of this Client. Throws like command().
@@ -153,7 +165,7 @@ class Client {
 
 // The SHA1 that Redis names a Lua script by (EVALSHA; what SCRIPT LOAD would answer): 40 lowercase
 // hex digits. lockbridge never sends SCRIPT LOAD, which an ACL may deny while it allows EVALSHA:
-// send EVALSHA with this, and EVAL on NOSCRIPT.
+// send EVALSHA with this, and EVAL on NOSCRIPT (Client::eval does both).
 std::string script_sha1(std::string_view body);
 
 }  // namespace lockbridge

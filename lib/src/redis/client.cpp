@@ -7,6 +7,7 @@
 
 #include "lockbridge/error.hpp"
 #include "redis/client_state.hpp"
+#include "redis/eval_fallback.hpp"
 #include "util/option_limits.hpp"
 
 namespace lockbridge {
@@ -208,6 +209,27 @@ std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> co
     });
   }
   return out;
+}
+
+std::vector<Reply> Client::eval(std::string_view script, std::span<const EvalCall> calls) const {
+  const std::string sha = script_sha1(script);
+  const auto send = [&](detail::ScriptForm form, const std::vector<std::size_t>& which) {
+    std::vector<std::vector<std::string>> commands;
+    commands.reserve(which.size());
+    for (const std::size_t i : which) {
+      const EvalCall& call = calls[i];
+      std::vector<std::string> command{form == detail::ScriptForm::sha ? "EVALSHA" : "EVAL",
+                                       form == detail::ScriptForm::sha ? sha : std::string(script),
+                                       std::to_string(call.keys.size())};
+      command.insert(command.end(), call.keys.begin(), call.keys.end());
+      command.insert(command.end(), call.args.begin(), call.args.end());
+      commands.push_back(std::move(command));
+    }
+    return pipeline(commands);
+  };
+  return detail::run_with_eval_fallback<Reply>(calls.size(), send, [](const Reply& reply) {
+    return reply.kind == Reply::Kind::error && reply.str.starts_with("NOSCRIPT");
+  });
 }
 
 void Client::ping() const {

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "redis/eval_fallback.hpp"
+
 namespace lockbridge::detail {
 
 const std::string& ScriptCache::sha_for(const Script& script) {
@@ -25,46 +27,42 @@ std::vector<std::string_view> script_argv(std::string_view verb, std::string_vie
 }
 }  // namespace
 
+bool lacks_script(const redisReply& reply) noexcept {
+  return reply.type == REDIS_REPLY_ERROR && as_view(reply).starts_with("NOSCRIPT");
+}
+
 std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls) {
   std::vector<std::string> numkeys;
   numkeys.reserve(calls.size());
-  std::vector<std::vector<std::string_view>> commands;
-  commands.reserve(calls.size());
-  for (const ScriptCall& call : calls) {
-    numkeys.push_back(std::to_string(call.keys.size()));
-    commands.push_back(script_argv("EVALSHA", cache.sha_for(*call.script), numkeys.back(), call.keys, call.args));
-  }
-  std::vector<ReplyPtr> replies = connection.pipeline(commands);
-  std::vector<std::size_t> missing;  // calls answered NOSCRIPT
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    if (replies[i]->type == REDIS_REPLY_ERROR && as_view(*replies[i]).starts_with("NOSCRIPT")) missing.push_back(i);
-  }
-  if (missing.empty()) return replies;
-  // The server lacks the scripts (new, restarted, SCRIPT FLUSH): the failed calls go again as EVAL,
-  // in one pipeline. Two round trips for the batch, not one per call.
-  std::vector<std::vector<std::string_view>> again;
-  again.reserve(missing.size());
-  for (const std::size_t i : missing) {
-    commands[i][0] = "EVAL";
-    commands[i][1] = calls[i].script->body;
-    again.push_back(std::move(commands[i]));
-  }
-  std::vector<ReplyPtr> retried = connection.pipeline(again);
-  for (std::size_t j = 0; j < missing.size(); ++j) replies[missing[j]] = std::move(retried[j]);
-  return replies;
+  for (const ScriptCall& call : calls) numkeys.push_back(std::to_string(call.keys.size()));
+  // One pipeline for the batch, and one more for the calls the server lacked the script for.
+  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& which) {
+    std::vector<std::vector<std::string_view>> commands;
+    commands.reserve(which.size());
+    for (const std::size_t i : which) {
+      const ScriptCall& call = calls[i];
+      commands.push_back(form == ScriptForm::sha
+                             ? script_argv("EVALSHA", cache.sha_for(*call.script), numkeys[i], call.keys, call.args)
+                             : script_argv("EVAL", call.script->body, numkeys[i], call.keys, call.args));
+    }
+    return connection.pipeline(commands);
+  };
+  return run_with_eval_fallback<ReplyPtr>(calls.size(), send,
+                                          [](const ReplyPtr& reply) { return lacks_script(*reply); });
 }
 
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
                     std::span<const std::string_view> keys, std::span<const std::string_view> args) {
   const std::string numkeys = std::to_string(keys.size());
-  std::vector<std::string_view> argv = script_argv("EVALSHA", cache.sha_for(script), numkeys, keys, args);
-  ReplyPtr reply = connection.run(Args(argv));
-  if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("NOSCRIPT")) {
-    argv[0] = "EVAL";
-    argv[1] = script.body;
-    reply = connection.run(Args(argv));
-  }
-  return reply;
+  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& /*the one call*/) {
+    std::vector<ReplyPtr> reply;
+    reply.push_back(
+        connection.run(Args(form == ScriptForm::sha ? script_argv("EVALSHA", cache.sha_for(script), numkeys, keys, args)
+                                                    : script_argv("EVAL", script.body, numkeys, keys, args))));
+    return reply;
+  };
+  return std::move(
+      run_with_eval_fallback<ReplyPtr>(1, send, [](const ReplyPtr& reply) { return lacks_script(*reply); }).front());
 }
 
 ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,

@@ -34,9 +34,12 @@ struct ScriptCall {
   std::vector<std::string> args;
 };
 
+// Whether the server answered NOSCRIPT: it lacks the script, and the EVALSHA did not run.
+bool lacks_script(const redisReply& reply) noexcept;
+
 // Runs every call in one pipelined round trip. The calls the server answers NOSCRIPT (it lacks the
-// script: new, restarted or flushed) did not run; they are sent again as EVAL in one more pipeline.
-// Replies in order; error replies are returned.
+// script: new, restarted or flushed) did not run; they are sent again as EVAL in one more pipeline
+// (run_with_eval_fallback, eval_fallback.hpp). Replies in order; error replies are returned.
 std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls);
 
 // Runs `script` with `keys` then `args`, any number of each. Error replies are returned (see

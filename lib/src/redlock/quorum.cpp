@@ -9,6 +9,8 @@
 #include <numeric>
 
 #include "lockbridge/error.hpp"
+#include "redis/eval_fallback.hpp"
+#include "redis/script_runner.hpp"
 #include "strategies/strategy.hpp"
 #include "util/poll_timeout.hpp"
 
@@ -108,20 +110,21 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
 
 std::vector<Quorum::Answer> Quorum::script_round(const Script& script, std::string_view key,
                                                  std::span<const std::string_view> args) {
-  const auto command = [&](std::string_view verb, std::string_view script_text) {
-    std::vector<std::string_view> argv{verb, script_text, "1", key};
+  // The calls are the masters: the ones whose script cache lacks it (restarted, flushed) go again.
+  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& masters) {
+    std::vector<std::string_view> argv{
+        form == ScriptForm::sha ? "EVALSHA" : "EVAL",
+        form == ScriptForm::sha ? std::string_view(scripts_.sha_for(script)) : script.body, "1", key};
     argv.insert(argv.end(), args.begin(), args.end());
-    return std::vector<std::vector<std::string_view>>{std::move(argv)};
+    std::vector<Answer> every = round(std::vector<std::vector<std::string_view>>{std::move(argv)}, masters);
+    std::vector<Answer> asked;
+    asked.reserve(masters.size());
+    for (const std::size_t master : masters) asked.push_back(std::move(every[master]));
+    return asked;
   };
-  std::vector<Answer> answers = round(command("EVALSHA", scripts_.sha_for(script)));
-  std::vector<std::size_t> missing;  // masters whose script cache lacks it (restarted, flushed)
-  for (std::size_t i = 0; i < answers.size(); ++i) {
-    if (answers[i].failure.empty() && is_error(*answers[i].replies.front(), "NOSCRIPT")) missing.push_back(i);
-  }
-  if (missing.empty()) return answers;
-  std::vector<Answer> again = round(command("EVAL", script.body), missing);
-  for (const std::size_t i : missing) answers[i] = std::move(again[i]);
-  return answers;
+  return run_with_eval_fallback<Answer>(masters_.size(), send, [](const Answer& answer) {
+    return answer.failure.empty() && lacks_script(*answer.replies.front());
+  });
 }
 
 std::string Quorum::failures_text(const std::vector<Answer>& answers) const {
