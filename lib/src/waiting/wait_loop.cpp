@@ -6,7 +6,7 @@
 
 #include "lockbridge/identity.hpp"
 #include "redis/client_state.hpp"
-#include "waiting/release_listener.hpp"
+#include "waiting/blocking_wait.hpp"
 #include "waiting/retry_schedule.hpp"
 
 namespace lockbridge::detail {
@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 // wait ends without the lock (an acquisition takes it out of the queue itself).
 struct QueueSeat {
   ~QueueSeat() {
-    if (!waiter.empty() && !taken) contender.leave_queue(waiter);
+    if (!waiter.empty() && !taken) driver.leave_queue(waiter);
   }
   // From the next attempt on, the waiter queues under a fresh id: drawn only now, so that a wait
   // that never queues (the uncontended path) costs nothing.
@@ -27,20 +27,21 @@ struct QueueSeat {
   }
   bool queued() const noexcept { return !waiter.empty(); }
 
-  Contender& contender;
+  WaitDriver& driver;
   std::string waiter;  // empty while not queued
   bool taken = false;
 };
 }  // namespace
 
 bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point deadline) {
+  BlockingWait driver(contender, plan);
+  return wait_steps(driver, plan, deadline).run_now();
+}
+
+Task<bool> wait_steps(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
   const auto began = Clock::now();
   const MutexOptions& options = plan.options;
-  std::optional<LocalLine::Place> place;
-  if (plan.line) {
-    place.emplace(plan.line);
-    if (!place->wait_for_turn(deadline, plan.stop)) return false;
-  }
+  if (plan.line && !co_await driver.wait_for_turn(deadline)) co_return false;
   RetrySchedule schedule(options.retry, Clock::now(), deadline);
   const bool fair = options.wait_mode == WaitMode::fair;
   const bool backoff = options.retry.kind == RetryPolicy::Kind::backoff;
@@ -51,7 +52,7 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   const bool queues = notify && !fair && plan.queues_waiters;
   const auto starving_from =
       options.starvation_after.count() > 0 ? began + options.starvation_after : Clock::time_point::max();
-  QueueSeat seat{contender, {}};
+  QueueSeat seat{driver, {}};
   if (fair) seat.take();
   // An observed wait is told once, as the bound passes, that it starves: only once an attempt has
   // queued it in Redis, where a release then hands it the lock. Redis counts the bound from when
@@ -64,32 +65,31 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
   const auto tell_if_starving = [&] {
     if (!tells_starving || told_starving || Clock::now() < starving_in_redis) return;
     told_starving = true;
-    contender.starving(Clock::now() - began);
+    driver.starving(Clock::now() - began);
   };
-  ReleaseListener listener(plan.state, plan.channel.value_or(ReleaseChannel{}), plan.stop);
-  if (notify) listener.listen_if_subscribed();  // from before the first attempt, at no cost
+  if (notify) driver.listen_if_subscribed();  // from before the first attempt, at no cost
   // The first attempt is the uncontended fast path, unless this lock was just handed on to a
   // starving waiter: then others are queued, and the first attempt joins them (subscribed first,
   // as below, so that a release between the attempt and the wait is heard).
   if (queues && plan.others_queued) {
     seat.take();
-    if (!listener.listening()) listener.listen(deadline);
+    if (!driver.listening()) co_await driver.listen(deadline);
   }
   AttemptRequest request{options.lease, seat.queued(), seat.waiter, deadline};
   std::optional<Clock::time_point> due;  // the policy's next attempt
   bool heartbeat = false;                // this attempt came early, to keep a queued place
   for (bool attempted = false;; attempted = true) {
-    if (place) place->wait_while_held_here(deadline, plan.stop);
+    if (plan.line) co_await driver.wait_while_held_here(deadline);
     // After the first attempt, as a deadline already past: the seat is left as a deadline leaves it.
-    if (attempted && plan.stop.stop_requested()) return false;
+    if (attempted && plan.stop.stop_requested()) co_return false;
     if (queues && starving_from != Clock::time_point::max()) {
       request.starving_in = std::chrono::ceil<std::chrono::milliseconds>(starving_from - Clock::now());
     }
-    listener.arm();
-    const TargetAttempt result = contender.attempt(request);
+    driver.arm();
+    const TargetAttempt result = co_await driver.attempt(request);
     if (result.acquired) {
       seat.taken = true;
-      return true;
+      co_return true;
     }
     if (tells_starving && starving_in_redis == Clock::time_point::max() && !request.queued_waiter.empty()) {
       // The joining attempt ran before now; the bound it carried (never below 0: starving_in_arg)
@@ -98,9 +98,9 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       starving_in_redis = std::max(starving_from, Clock::now() + carried + std::chrono::milliseconds(1));
     }
     tell_if_starving();
-    listener.drop_if_redirected();
+    driver.drop_if_redirected();
     // A set of keys listens where it is blocked now (another key than before, perhaps).
-    if (notify && result.blocked_on) listener.switch_to(*result.blocked_on);
+    if (notify && result.blocked_on) driver.switch_to(*result.blocked_on);
     if (queues && !seat.queued()) {
       // The first attempt failed: queue, subscribed first (a release between the two attempts is
       // then heard), and try again at once; that attempt joins the queue and learns when the
@@ -108,7 +108,7 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
       seat.take();
       request.queued_waiter = seat.waiter;
       request.learn_remaining = true;
-      if (!listener.listening()) listener.listen(deadline);
+      if (!driver.listening()) co_await driver.listen(deadline);
       continue;
     }
     const bool queued = seat.queued();
@@ -116,12 +116,12 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
     if (!queued && !asked_remaining && !plan.always_learns_remaining && !result.holder_remaining && backoff) {
       // The fast first attempt did not learn when the holder's lease ends, and the backoff must
       // never sleep past it: try again at once, learning it (subscribed first, in notify mode).
-      if (notify && !listener.listening()) listener.listen(deadline);
+      if (notify && !driver.listening()) co_await driver.listen(deadline);
       continue;
     }
     if (!heartbeat) due = schedule.next(Clock::now(), result.holder_remaining);
-    if (!due) return false;
-    if (queued && listener.listening() && backoff) {
+    if (!due) co_return false;
+    if (queued && driver.listening() && backoff) {
       // A release wakes the queued waiter whose turn it is, by name: backing off sooner only
       // spends round trips. Wait for the message, or for the holder's lease to end (a holder that
       // died announces nothing); the heartbeat below keeps the place alive.
@@ -132,16 +132,16 @@ bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point
     // A release between the failed attempt and the subscription went unheard: once the server
     // confirms the subscription, bring the due attempt forward. The policy still counts it, so a
     // lock that keeps changing hands cannot make this loop spin past the policy.
-    if (notify && !listener.listening() && listener.listen(*due)) continue;
+    if (notify && !driver.listening() && co_await driver.listen(*due)) continue;
     // A queued waiter asks again in time to keep its place.
     const auto wake_by = queued ? std::min(*due, Clock::now() + options.fair_waiter_timeout / 3) : *due;
     // Announcements that name another waiter are for it: they do not wake this one.
     bool heard = false;
     if (tells_starving && !told_starving && starving_in_redis < wake_by) {
-      heard = listener.wait_until(starving_in_redis, seat.waiter);
+      heard = co_await driver.wait_until(starving_in_redis, seat.waiter);
       if (!heard) tell_if_starving();
     }
-    if (!heard) heard = listener.wait_until(wake_by, seat.waiter);
+    if (!heard) heard = co_await driver.wait_until(wake_by, seat.waiter);
     heartbeat = !heard && queued && Clock::now() < *due;
   }
 }

@@ -1,6 +1,8 @@
 // The one waiting loop, for every lock (Mutex and MultiMutex, on one server, a cluster or a
 // quorum): the local line, the retry schedule, release announcements (subscribe once a wait is
-// needed, then retry) and fair mode's seat in the queue in Redis.
+// needed, then retry) and fair mode's seat in the queue in Redis. It is a coroutine (wait_steps)
+// over what it waits on (a WaitDriver), so the blocking front and an event-driven one run the same
+// decisions: the blocking front's wait_for_lock runs it in place.
 #pragma once
 
 #include <chrono>
@@ -11,6 +13,7 @@
 
 #include "core/lock_target.hpp"
 #include "lockbridge/options.hpp"
+#include "util/task.hpp"
 #include "waiting/local_line.hpp"
 #include "waiting/release_channel.hpp"
 
@@ -62,5 +65,10 @@ struct WaitPlan {
 // and leaves the queue when it gives up, or when plan.stop is requested (then false, at once: no
 // attempt is begun after the request). Throws what an attempt throws.
 bool wait_for_lock(Contender& contender, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
+
+class WaitDriver;
+// The loop itself, as wait_for_lock describes it, awaiting each step of `driver`: the plan and the
+// driver must outlive the task. plan.stop is the caller's; the driver's waits end on it too.
+Task<bool> wait_steps(WaitDriver& driver, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace lockbridge::detail
