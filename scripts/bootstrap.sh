@@ -9,6 +9,7 @@ packages=(
   libssl-dev openssl                   # the TLS transport; libcrypto: Lua scripts' SHA1; the test CA
   libboost-program-options-dev         # CLI parsing
   nlohmann-json3-dev                   # JSON output
+  libasio-dev                          # lockbridge/asio.hpp (standalone Asio 1.22): its tests and examples
   prometheus-cpp-dev                   # lockbridge::prometheus, and the CLI's --metrics
   libgtest-dev libgmock-dev            # tests
   clang-14 libclang-rt-14-dev libfuzzer-14-dev  # the ASan + UBSan build with the libFuzzer targets (tests/fuzz)

@@ -244,6 +244,56 @@ std::vector<ReplyPtr> Connection::read_available() {
   return replies;
 }
 
+bool Connection::send_now(std::span<const std::vector<std::string>> commands) {
+  require_usable();
+  std::vector<std::string_view> views;
+  for (const auto& command : commands) {
+    views.assign(command.begin(), command.end());
+    append(views);
+  }
+  round_trips_->fetch_add(1, std::memory_order_relaxed);
+  const std::string request = std::exchange(pending_, {});
+  try {
+    return transport_.write_now(request);
+  } catch (const TransportError& error) {
+    fail("send", error, true);  // part of the request may have reached the server
+  }
+}
+
+bool Connection::send_pending() {
+  require_usable();
+  try {
+    return transport_.write_pending();
+  } catch (const TransportError& error) {
+    fail("send", error, true);
+  }
+}
+
+std::vector<ReplyPtr> Connection::receive_now() {
+  if (held_failure_) std::rethrow_exception(std::exchange(held_failure_, nullptr));
+  require_usable();
+  std::vector<ReplyPtr> replies;
+  try {
+    for (;;) {
+      std::string_view bytes;
+      try {
+        bytes = transport_.read_now(wait_deadline(command_timeout_));
+      } catch (const TransportError& error) {
+        fail("read reply", error, true);  // requests were written: the server may have run them
+      }
+      if (bytes.empty()) break;
+      redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
+      while (ReplyPtr reply = next_parsed()) replies.push_back(checked(std::move(reply)));
+    }
+  } catch (const Error&) {
+    // The replies before the failure are their requests' own: they are returned, and the failure
+    // is thrown by the next call.
+    if (replies.empty()) throw;
+    held_failure_ = std::current_exception();
+  }
+  return replies;
+}
+
 std::vector<ReplyPtr> Connection::pipeline(std::span<const std::vector<std::string_view>> commands) {
   require_usable();
   for (const auto& command : commands) {

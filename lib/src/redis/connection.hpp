@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -76,6 +77,8 @@ class Connection {
   std::vector<ReplyPtr> pipeline(std::span<const std::vector<std::string_view>> commands);
 
   bool broken() const noexcept { return broken_; }
+  // The server, as messages name it (the URL without its password).
+  const std::string& where() const noexcept { return where_; }
   // For an idle connection (no reply due): whether the socket is readable or hung up, which means
   // the server closed it (a restart, a failover, its idle timeout) or sent what nobody asked for.
   // Either way it is unusable. One poll(2) with no wait; no I/O with the server.
@@ -98,6 +101,19 @@ class Connection {
   // The hook that takes part in every command from now on (null: none). Not owned: it must stay
   // alive until it is replaced or the connection is gone.
   void set_hook(CommandHook* hook) noexcept { hook_ = hook; }
+
+  // Driven by readiness events (redis/pipeline.hpp): from now on nothing on it waits. Call once,
+  // before the first send_now().
+  void drive_by_events() { transport_.drive_by_events(); }
+  // Formats `commands` as one request (one round trip) and writes what the socket takes now; true
+  // when all of it, and all sent before, went out (false: send_pending() once writable). Throws
+  // io and breaks the connection when the server is gone.
+  bool send_now(std::span<const std::vector<std::string>> commands);
+  bool send_pending();
+  // Every reply whose bytes have arrived, in order, reading until the socket has no more. Throws
+  // like a blocking read (io, protocol; READONLY and CLUSTERDOWN break the connection, as in run()),
+  // but only once the replies read before the failure were returned: the next call throws it.
+  std::vector<ReplyPtr> receive_now();
 
   // A request sent on it will not be waited for: the connection must not be reused.
   void discard() noexcept { broken_ = true; }
@@ -134,6 +150,7 @@ class Connection {
   bool oversized_reply_ = false;    // the reader refused an array too large (connection.cpp)
   bool replied_ = false;            // whether the server ever answered: a plain port that hangs up at once may want TLS
   bool broken_ = false;
+  std::exception_ptr held_failure_;  // receive_now(): thrown by the next call
   CommandHook* hook_ = nullptr;
   std::uint64_t generation_ = 0;
   std::atomic<std::uint64_t>* round_trips_;

@@ -129,6 +129,15 @@ void Socket::write_all(std::string_view bytes, Deadline deadline) {
   }
 }
 
+std::size_t Socket::write_now(std::string_view bytes) {
+  for (;;) {
+    const ssize_t written = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (written >= 0) return static_cast<std::size_t>(written);
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    if (errno != EINTR) throw_errno("write", errno);
+  }
+}
+
 std::optional<std::size_t> Socket::read_now(std::span<char> buffer) {
   for (;;) {
     const ssize_t got = ::recv(fd_, buffer.data(), buffer.size(), 0);

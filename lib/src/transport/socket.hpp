@@ -33,6 +33,8 @@ class Socket {
 
   // Every byte, or throws.
   void write_all(std::string_view bytes, Deadline deadline);
+  // What the socket takes now, without waiting: how many bytes it took (0 when its buffer is full).
+  std::size_t write_now(std::string_view bytes);
   // At least one byte, waiting up to `deadline` for it. The peer closing is an io error.
   std::size_t read_some(std::span<char> buffer, Deadline deadline);
   // What has arrived, without waiting: nullopt when nothing has, 0 when the peer closed.

@@ -128,6 +128,11 @@ void TlsSession::flush(Socket& socket, Deadline deadline) {
   char* data = nullptr;
   const long pending = BIO_ctrl(out_, BIO_CTRL_INFO, 0, static_cast<void*>(&data));  // BIO_get_mem_data
   if (pending <= 0) return;
+  if (outbox_ != nullptr) {
+    outbox_->append(data, static_cast<std::size_t>(pending));
+    BIO_ctrl(out_, BIO_CTRL_RESET, 0, nullptr);
+    return;
+  }
   try {
     socket.write_all(std::string_view(data, static_cast<std::size_t>(pending)), deadline);
   } catch (const TransportError& error) {
@@ -269,6 +274,20 @@ void TlsSession::receive(Socket& socket, Deadline deadline) {
     feed(std::span<const char>(buffer.data(), socket.read_some(buffer, deadline)));
   } catch (const TransportError& error) {
     socket_failed(error);
+  }
+}
+
+void TlsSession::write_now(Socket& socket, std::string_view plain) {
+  while (!plain.empty()) {
+    ERR_clear_error();
+    const int written = SSL_write(ssl_.get(), plain.data(), static_cast<int>(std::min(plain.size(), kChunk * 4)));
+    // With the outbox, after() writes nothing to the socket: it queues what the call produced.
+    if (after(written, socket, Deadline::max(), false) == Step::want_read) {
+      // A memory buffer never blocks a write: only a renegotiation wants input first, and Redis
+      // speaks TLS 1.2 and 1.3 without one.
+      throw TransportError(Errc::tls, "the server asked for a renegotiation in the middle of a write");
+    }
+    plain.remove_prefix(static_cast<std::size_t>(written));
   }
 }
 

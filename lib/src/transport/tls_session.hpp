@@ -37,6 +37,13 @@ class TlsSession {
   // `write_deadline`.
   std::size_t read_now(Socket& socket, std::span<char> plain, Deadline write_deadline);
 
+  // For a connection driven by readiness events: from now on, every byte OpenSSL writes (records
+  // of write_now(), and what reads must answer, such as a key update) is appended to `outbox` in
+  // order, for the caller to write as the socket takes it, instead of being written and waited for.
+  void queue_output_in(std::string* outbox) noexcept { outbox_ = outbox; }
+  // Encrypts `plain` into the outbox (queue_output_in). Throws TransportError.
+  void write_now(Socket& socket, std::string_view plain);
+
  private:
   struct SslDeleter {
     void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
@@ -76,6 +83,7 @@ class TlsSession {
   bool got_data_ = false;               // a read returned data: the server accepted the session
   char first_byte_ = 0;                 // the first byte the server sent: a RESP reply means a plain port
   bool got_any_ = false;
+  std::string* outbox_ = nullptr;  // queue_output_in
 };
 
 }  // namespace lockbridge::detail

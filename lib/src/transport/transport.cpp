@@ -37,6 +37,37 @@ std::string_view Transport::read_now(Deadline write_deadline) {
   return {buffer_->data(), got.value_or(0)};
 }
 
+void Transport::drive_by_events() {
+  if (tls_) tls_->queue_output_in(&outbox_);
+}
+
+bool Transport::write_now(std::string_view bytes) {
+  if (tls_) {
+    tls_->write_now(socket_, bytes);
+  } else if (outbox_sent_ == outbox_.size()) {
+    // Nothing queued ahead of it: straight to the socket, copying only what it did not take.
+    bytes.remove_prefix(socket_.write_now(bytes));
+    if (bytes.empty()) return true;
+    outbox_.assign(bytes);
+    outbox_sent_ = 0;
+    return false;
+  } else {
+    outbox_.append(bytes);
+  }
+  return write_pending();
+}
+
+bool Transport::write_pending() {
+  while (outbox_sent_ < outbox_.size()) {
+    const std::size_t taken = socket_.write_now(std::string_view(outbox_).substr(outbox_sent_));
+    if (taken == 0) return false;
+    outbox_sent_ += taken;
+  }
+  outbox_.clear();
+  outbox_sent_ = 0;
+  return true;
+}
+
 bool Transport::unusable_when_idle() noexcept {
   if (!socket_.readable_now()) return false;
   if (!tls_) return true;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "lockbridge/client.hpp"
@@ -37,9 +38,21 @@ class Transport {
   // tickets, which arrive after the handshake) are consumed and do not count.
   bool unusable_when_idle() noexcept;
 
+  // For a connection driven by readiness events: nothing waits. Bytes to send are queued in an
+  // outbox (over TLS, as the records OpenSSL makes of them, together with what reads must answer)
+  // and written as the socket takes them. The Transport must not move once this is called.
+  void drive_by_events();
+  // Queues `bytes` and writes what the socket takes now; true when nothing is left unwritten
+  // (false: wait until the socket is writable, then write_pending()). Throws TransportError.
+  bool write_now(std::string_view bytes);
+  // Writes what is left, as far as the socket takes it; true when nothing is left.
+  bool write_pending();
+
  private:
   Socket socket_;
   std::unique_ptr<TlsSession> tls_;
+  std::string outbox_;  // drive_by_events(): bytes for the server, not yet written
+  std::size_t outbox_sent_ = 0;
   std::unique_ptr<std::array<char, 16 * 1024>> buffer_ = std::make_unique<std::array<char, 16 * 1024>>();
 };
 
