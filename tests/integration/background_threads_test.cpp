@@ -6,12 +6,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include "lockbridge/observer.hpp"
 #include "redis_test_support.hpp"
@@ -56,11 +59,27 @@ TEST(BackgroundThreads, AreNamedAndLeaveTheProcessSignalsToTheApplication) {
   const std::string key = unique_key();
   Mutex holder(client, key, options);
   ASSERT_TRUE(holder.try_lock());  // the watchdog's lease keeper starts
-  Mutex waiter(client, key, options);
-  EXPECT_FALSE(waiter.try_lock_for(milliseconds(50)));  // the wait subscribes: the release notifier starts
-
-  const auto threads = library_threads();
-  for (const char* name : {"lockbridge-keep", "lockbridge-wake", "lockbridge-obs"}) {
+  // Not behind the holder in this process's local line, where it would wait without asking Redis.
+  MutexOptions waiter_options = options;
+  waiter_options.local_queue = false;
+  Mutex waiter(client, key, waiter_options);
+  // The wait subscribes, and the release notifier starts. It waits until told to stop: a wait
+  // bounded by a short deadline could end before it subscribed on a loaded machine.
+  std::stop_source stop_waiting;
+  std::thread waiting([&] { EXPECT_FALSE(waiter.try_lock_for(std::chrono::seconds(30), stop_waiting.get_token())); });
+  const char* const names[] = {"lockbridge-keep", "lockbridge-wake", "lockbridge-obs"};
+  // Each thread names itself once it runs: looked for until all are there (10 s at most).
+  const auto all_named = [&](const std::map<std::string, std::uint64_t>& threads) {
+    return std::all_of(std::begin(names), std::end(names), [&](const char* name) { return threads.contains(name); });
+  };
+  auto threads = library_threads();
+  for (int i = 0; i < 1000 && !all_named(threads); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+    threads = library_threads();
+  }
+  stop_waiting.request_stop();
+  waiting.join();
+  for (const char* name : names) {
     ASSERT_TRUE(threads.contains(name)) << name << " is not among this process's threads";
     const std::uint64_t mask = threads.at(name);
     for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGCHLD}) {

@@ -46,7 +46,8 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
         keys_.front(),
         [&](Connection& connection) {
           sent = true;
-          reply = run_script(connection, state_->scripts, kMultiAcquire, key_views_, args);
+          BlockingLink link(connection);
+          reply = run_script(link, state_->scripts, kMultiAcquire, key_views_, args).run_now();
           throw_if_rerouted(*reply);
         },
         request.deadline);
@@ -104,7 +105,8 @@ KeySetTarget::Released KeySetTarget::release_all(std::string_view token) {
   Released released;
   try {
     state_->with_connection(keys_.front(), [&](Connection& connection) {
-      const ReplyPtr reply = run_script(connection, state_->scripts, kMultiRelease, key_views_, args);
+      BlockingLink link(connection);
+      const ReplyPtr reply = run_script(link, state_->scripts, kMultiRelease, key_views_, args).run_now();
       const std::string context = describe("release");
       const redisReply& array = expect_array(*reply, 2, context);
       released.keys = static_cast<std::size_t>(std::max<std::int64_t>(0, expect_integer(*array.element[0], context)));
@@ -119,7 +121,8 @@ KeySetTarget::Released KeySetTarget::release_all(std::string_view token) {
 void KeySetTarget::leave_queue(std::string_view waiter) noexcept {
   try {
     state_->with_connection(keys_.front(), [&](Connection& connection) {
-      remove_from_queue(connection, queue_keys_[0], queue_keys_[1], waiter);
+      BlockingLink link(connection);
+      remove_from_queue(link, queue_keys_[0], queue_keys_[1], waiter).run_now();
     });
     // Keys a release handed to this waiter just before it gave up go on to the next
     // waiter (or are freed) rather than stay blocked until the handoff runs out.

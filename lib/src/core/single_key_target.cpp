@@ -45,7 +45,8 @@ TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
         "acquire",
         [&](Connection& connection) {
           sent = true;
-          result = strategy_->try_acquire(connection, key_, request);
+          BlockingLink link(connection);
+          result = strategy_->try_acquire(link, key_, request).run_now();
           if (result.acquired && !replicas_acknowledge(connection, result.value)) throw replica_shortfall("acquire");
         },
         request.deadline);
@@ -67,8 +68,10 @@ TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
 
 ReleaseOutcome SingleKeyTarget::release(const std::string& value) {
   ReleaseOutcome outcome = ReleaseOutcome::not_ours;
-  on_connection("release",
-                [&](Connection& connection) { outcome = strategy_->release(connection, key_, value, channel_.name); });
+  on_connection("release", [&](Connection& connection) {
+    BlockingLink link(connection);
+    outcome = strategy_->release(link, key_, value, channel_.name).run_now();
+  });
   return outcome;
 }
 
@@ -76,7 +79,8 @@ TargetExtension SingleKeyTarget::extend(const std::string& value, std::chrono::m
   const auto started = Clock::now();
   TargetExtension extension;
   on_connection("extend", [&](Connection& connection) {
-    const std::optional<std::string> held = strategy_->extend(connection, key_, value, lease);
+    BlockingLink link(connection);
+    const std::optional<std::string> held = strategy_->extend(link, key_, value, lease).run_now();
     if (!held) {
       extension.why = "the key no longer holds our value";
       return;
@@ -92,13 +96,19 @@ TargetExtension SingleKeyTarget::extend(const std::string& value, std::chrono::m
 
 LockInfo SingleKeyTarget::inspect(std::string_view mine) {
   LockInfo info;
-  on_connection("inspect", [&](Connection& connection) { info = strategy_->inspect(connection, key_, mine); });
+  on_connection("inspect", [&](Connection& connection) {
+    BlockingLink link(connection);
+    info = strategy_->inspect(link, key_, mine).run_now();
+  });
   return info;
 }
 
 void SingleKeyTarget::leave_queue(std::string_view waiter) noexcept {
   try {
-    state_->with_connection(key_, [&](Connection& connection) { strategy_->leave_queue(connection, key_, waiter); });
+    state_->with_connection(key_, [&](Connection& connection) {
+      BlockingLink link(connection);
+      strategy_->leave_queue(link, key_, waiter).run_now();
+    });
   } catch (...) {  // best effort: the queue skips the waiter after fair_waiter_timeout anyway
   }
 }
@@ -113,7 +123,8 @@ bool SingleKeyTarget::replicas_acknowledge(Connection& connection, const std::st
       replica_ack_.on_shortfall == ReplicaAckOptions::OnShortfall::accept) {
     return true;
   }
-  (void)strategy_->release(connection, key_, value, channel_.name);
+  BlockingLink link(connection);
+  (void)strategy_->release(link, key_, value, channel_.name).run_now();
   return false;
 }
 
@@ -126,7 +137,10 @@ Error SingleKeyTarget::replica_shortfall(std::string_view operation) const {
 
 void SingleKeyTarget::abandon_unknown_attempt() noexcept {
   try {
-    state_->with_connection(key_, [&](Connection& connection) { strategy_->abandon_attempt(connection, key_); });
+    state_->with_connection(key_, [&](Connection& connection) {
+      BlockingLink link(connection);
+      strategy_->abandon_attempt(link, key_).run_now();
+    });
   } catch (...) {  // best effort: the server is probably unreachable
   }
 }

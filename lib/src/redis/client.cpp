@@ -213,7 +213,9 @@ std::vector<Reply> Client::pipeline(std::span<const std::vector<std::string>> co
 
 std::vector<Reply> Client::eval(std::string_view script, std::span<const EvalCall> calls) const {
   const std::string sha = script_sha1(script);
-  const auto send = [&](detail::ScriptForm form, const std::vector<std::size_t>& which) {
+  // Run in place: each batch is one blocking pipeline.
+  const auto send = [&](detail::ScriptForm form,
+                        const std::vector<std::size_t>& which) -> detail::Task<std::vector<Reply>> {
     std::vector<std::vector<std::string>> commands;
     commands.reserve(which.size());
     for (const std::size_t i : which) {
@@ -225,11 +227,12 @@ std::vector<Reply> Client::eval(std::string_view script, std::span<const EvalCal
       command.insert(command.end(), call.args.begin(), call.args.end());
       commands.push_back(std::move(command));
     }
-    return pipeline(commands);
+    co_return pipeline(commands);
   };
-  return detail::run_with_eval_fallback<Reply>(calls.size(), send, [](const Reply& reply) {
-    return reply.kind == Reply::Kind::error && reply.str.starts_with("NOSCRIPT");
-  });
+  return detail::run_with_eval_fallback<Reply>(
+             calls.size(), send,
+             [](const Reply& reply) { return reply.kind == Reply::Kind::error && reply.str.starts_with("NOSCRIPT"); })
+      .run_now();
 }
 
 void Client::ping() const {

@@ -11,29 +11,32 @@
 #include <utility>
 #include <vector>
 
+#include "util/task.hpp"
+
 namespace lockbridge::detail {
 
 // How a call names its script: EVALSHA <sha1>, or EVAL <the source>.
 enum class ScriptForm { sha, source };
 
 // `send(form, calls)` sends the calls at those indices (in that order, all in one batch) naming
-// the script by `form`, and returns their answers in the same order; `lacks(answer)` is true for
-// a NOSCRIPT answer. Returns every call's answer, in order: two batches at most, the second only
-// for the calls the server lacked the script for; none for no calls.
+// the script by `form`, and returns (as a Task) their answers in the same order; `lacks(answer)` is
+// true for a NOSCRIPT answer. Returns every call's answer, in order: two batches at most, the
+// second only for the calls the server lacked the script for; none for no calls. A coroutine, so
+// that a blocking send and an event-driven one share it; `send` is kept in its frame.
 template <class Answer, class Send, class Lacks>
-std::vector<Answer> run_with_eval_fallback(std::size_t count, Send&& send, Lacks&& lacks) {
-  if (count == 0) return {};
+Task<std::vector<Answer>> run_with_eval_fallback(std::size_t count, Send send, Lacks lacks) {
+  if (count == 0) co_return std::vector<Answer>{};
   std::vector<std::size_t> all(count);
   std::iota(all.begin(), all.end(), std::size_t{0});
-  std::vector<Answer> answers = send(ScriptForm::sha, all);
+  std::vector<Answer> answers = co_await send(ScriptForm::sha, all);
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < answers.size(); ++i) {
     if (lacks(answers[i])) missing.push_back(i);
   }
-  if (missing.empty()) return answers;
-  std::vector<Answer> again = send(ScriptForm::source, missing);
+  if (missing.empty()) co_return answers;
+  std::vector<Answer> again = co_await send(ScriptForm::source, missing);
   for (std::size_t j = 0; j < missing.size(); ++j) answers[missing[j]] = std::move(again[j]);
-  return answers;
+  co_return answers;
 }
 
 }  // namespace lockbridge::detail

@@ -31,12 +31,12 @@ bool lacks_script(const redisReply& reply) noexcept {
   return reply.type == REDIS_REPLY_ERROR && as_view(reply).starts_with("NOSCRIPT");
 }
 
-std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls) {
+Task<std::vector<ReplyPtr>> run_scripts(Link& link, ScriptCache& cache, std::span<const ScriptCall> calls) {
   std::vector<std::string> numkeys;
   numkeys.reserve(calls.size());
   for (const ScriptCall& call : calls) numkeys.push_back(std::to_string(call.keys.size()));
   // One pipeline for the batch, and one more for the calls the server lacked the script for.
-  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& which) {
+  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& which) -> Task<std::vector<ReplyPtr>> {
     std::vector<std::vector<std::string_view>> commands;
     commands.reserve(which.size());
     for (const std::size_t i : which) {
@@ -45,30 +45,34 @@ std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, st
                              ? script_argv("EVALSHA", cache.sha_for(*call.script), numkeys[i], call.keys, call.args)
                              : script_argv("EVAL", call.script->body, numkeys[i], call.keys, call.args));
     }
-    return connection.pipeline(commands);
+    co_return co_await link.pipeline(commands);
   };
-  return run_with_eval_fallback<ReplyPtr>(calls.size(), send,
-                                          [](const ReplyPtr& reply) { return lacks_script(*reply); });
+  co_return co_await run_with_eval_fallback<ReplyPtr>(calls.size(), send,
+                                                      [](const ReplyPtr& reply) { return lacks_script(*reply); });
 }
 
-ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
-                    std::span<const std::string_view> keys, std::span<const std::string_view> args) {
+std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls) {
+  BlockingLink link(connection);
+  return run_scripts(link, cache, calls).run_now();
+}
+
+Task<ReplyPtr> run_script(Link& link, ScriptCache& cache, const Script& script, std::span<const std::string_view> keys,
+                          std::span<const std::string_view> args) {
   const std::string numkeys = std::to_string(keys.size());
-  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& /*the one call*/) {
+  const auto send = [&](ScriptForm form,
+                        const std::vector<std::size_t>& /*the one call*/) -> Task<std::vector<ReplyPtr>> {
+    // Named, not a temporary of the co_await's expression (which GCC 12 may destroy twice).
+    const std::vector<std::string_view> argv = form == ScriptForm::sha
+                                                   ? script_argv("EVALSHA", cache.sha_for(script), numkeys, keys, args)
+                                                   : script_argv("EVAL", script.body, numkeys, keys, args);
+    ReplyPtr got = co_await link.run(Args(argv));
     std::vector<ReplyPtr> reply;
-    reply.push_back(
-        connection.run(Args(form == ScriptForm::sha ? script_argv("EVALSHA", cache.sha_for(script), numkeys, keys, args)
-                                                    : script_argv("EVAL", script.body, numkeys, keys, args))));
-    return reply;
+    reply.push_back(std::move(got));
+    co_return reply;
   };
-  return std::move(
-      run_with_eval_fallback<ReplyPtr>(1, send, [](const ReplyPtr& reply) { return lacks_script(*reply); }).front());
-}
-
-ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
-                    std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args) {
-  return run_script(connection, cache, script, std::span(keys.begin(), keys.size()),
-                    std::span(args.begin(), args.size()));
+  std::vector<ReplyPtr> replies =
+      co_await run_with_eval_fallback<ReplyPtr>(1, send, [](const ReplyPtr& reply) { return lacks_script(*reply); });
+  co_return std::move(replies.front());
 }
 
 }  // namespace lockbridge::detail

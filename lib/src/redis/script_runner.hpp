@@ -4,7 +4,6 @@
 // EVALSHA does not stop a lock from being released.
 #pragma once
 
-#include <initializer_list>
 #include <mutex>
 #include <span>
 #include <string>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "redis/connection.hpp"
+#include "redis/link.hpp"
 #include "strategies/scripts.hpp"
 
 namespace lockbridge::detail {
@@ -40,13 +40,13 @@ bool lacks_script(const redisReply& reply) noexcept;
 // Runs every call in one pipelined round trip. The calls the server answers NOSCRIPT (it lacks the
 // script: new, restarted or flushed) did not run; they are sent again as EVAL in one more pipeline
 // (run_with_eval_fallback, eval_fallback.hpp). Replies in order; error replies are returned.
+Task<std::vector<ReplyPtr>> run_scripts(Link& link, ScriptCache& cache, std::span<const ScriptCall> calls);
+// The same, run in place on a connection (the watchdog's batches).
 std::vector<ReplyPtr> run_scripts(Connection& connection, ScriptCache& cache, std::span<const ScriptCall> calls);
 
 // Runs `script` with `keys` then `args`, any number of each. Error replies are returned (see
-// throw_if_error).
-ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
-                    std::span<const std::string_view> keys, std::span<const std::string_view> args);
-ReplyPtr run_script(Connection& connection, ScriptCache& cache, const Script& script,
-                    std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> args);
+// throw_if_error). The views must live until the task ends.
+Task<ReplyPtr> run_script(Link& link, ScriptCache& cache, const Script& script, std::span<const std::string_view> keys,
+                          std::span<const std::string_view> args);
 
 }  // namespace lockbridge::detail

@@ -111,7 +111,8 @@ std::vector<Quorum::Answer> Quorum::round(std::span<const std::vector<std::strin
 std::vector<Quorum::Answer> Quorum::script_round(const Script& script, std::string_view key,
                                                  std::span<const std::string_view> args) {
   // The calls are the masters: the ones whose script cache lacks it (restarted, flushed) go again.
-  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& masters) {
+  // Each round runs in place, on every master at once.
+  const auto send = [&](ScriptForm form, const std::vector<std::size_t>& masters) -> Task<std::vector<Answer>> {
     std::vector<std::string_view> argv{
         form == ScriptForm::sha ? "EVALSHA" : "EVAL",
         form == ScriptForm::sha ? std::string_view(scripts_.sha_for(script)) : script.body, "1", key};
@@ -120,11 +121,12 @@ std::vector<Quorum::Answer> Quorum::script_round(const Script& script, std::stri
     std::vector<Answer> asked;
     asked.reserve(masters.size());
     for (const std::size_t master : masters) asked.push_back(std::move(every[master]));
-    return asked;
+    co_return asked;
   };
-  return run_with_eval_fallback<Answer>(masters_.size(), send, [](const Answer& answer) {
-    return answer.failure.empty() && lacks_script(*answer.replies.front());
-  });
+  return run_with_eval_fallback<Answer>(
+             masters_.size(), send,
+             [](const Answer& answer) { return answer.failure.empty() && lacks_script(*answer.replies.front()); })
+      .run_now();
 }
 
 std::string Quorum::failures_text(const std::vector<Answer>& answers) const {

@@ -1,5 +1,7 @@
 #include "strategies/legacy_timestamp.hpp"
 
+#include <array>
+
 #include "lockbridge/error.hpp"
 #include "lockbridge/identity.hpp"
 #include "strategies/companion_keys.hpp"
@@ -29,10 +31,10 @@ std::string owner_uuid(const LegacyOptions& options) {
   return options.owner.empty() ? random_uuid() : options.owner;
 }
 
-LockInfo inspect_legacy(Connection& connection, std::string_view key, std::string_view my_value, LegacyFormat format) {
-  LockInfo info = read_lock_info(connection, key, my_value);
+Task<LockInfo> inspect_legacy(Link& link, std::string_view key, std::string_view my_value, LegacyFormat format) {
+  LockInfo info = co_await read_lock_info(link, key, my_value);
   if (info.exists) info.stamp = parse_legacy_value(info.value, format);
-  return info;
+  co_return info;
 }
 
 }  // namespace
@@ -42,56 +44,58 @@ LockInfo inspect_legacy(Connection& connection, std::string_view key, std::strin
 LegacyFaithful::LegacyFaithful(const LegacyOptions& options, ScriptCache& scripts)
     : LockStrategy(scripts), options_(options), owner_(owner_uuid(options)) {}
 
-AcquireAttempt LegacyFaithful::try_acquire(Connection& connection, std::string_view key,
-                                           const AttemptRequest& request) {  // learns remaining always
+Task<AcquireAttempt> LegacyFaithful::try_acquire(Link& link, std::string_view key,
+                                                 const AttemptRequest& request) {  // learns remaining always
   const std::chrono::milliseconds lease = request.lease;
   const ReplyContext context("acquire", key);
   const std::int64_t now = wall_clock_ms(options_.clock_offset);
   const std::string value = format_legacy_value(options_.format, now + lease.count() + 1, owner_);
   AcquireAttempt attempt;
 
-  const ReplyPtr setnx = connection.run({"SETNX", key, value});
+  const ReplyPtr setnx = co_await link.command("SETNX", key, value);
   if (expect_integer(*setnx, context) == 1) {
     attempt.acquired = true;
     attempt.value = value;
-    return attempt;
+    co_return attempt;
   }
-  const std::optional<std::string> current = string_or_nil(*connection.run({"GET", key}), context);
+  const ReplyPtr got = co_await link.command("GET", key);
+  const std::optional<std::string> current = string_or_nil(*got, context);
   if (options_.jedis_lock_master) {
     // jedis-lock master reads nothing or garbage as an expired lock and GETSETs it (hazard 1).
     if (!jedis_lock_master_may_take(current, owner_, now)) {
       if (const auto stamp = parse_legacy_value(*current, options_.format))
         attempt.holder_remaining = remaining(*stamp, now);
-      return attempt;
+      co_return attempt;
     }
   } else {
-    if (!current) return attempt;  // released between SETNX and GET: jedis-lock just sleeps and retries
+    if (!current) co_return attempt;  // released between SETNX and GET: jedis-lock just sleeps and retries
     const auto stamp = parse_legacy_value(*current, options_.format);
     if (!stamp) throw_bad_value(key, *current, options_.format);  // jedis-lock throws NumberFormatException
     const bool mine = !owner_.empty() && stamp->owner == owner_;
     if (!is_expired(*stamp, now) && !mine) {
       attempt.holder_remaining = remaining(*stamp, now);
-      return attempt;
+      co_return attempt;
     }
   }
   // Expired: GETSET, and the lock is ours only if nobody else's GETSET came first. A losing GETSET
   // has still overwritten the value with ours; the peers accept this, and so must we. (After a
   // nil GET, master's GETSET wins nothing now, but leaves our value for its next round's "mine".)
-  const std::optional<std::string> old = string_or_nil(*connection.run({"GETSET", key, value}), context);
+  const ReplyPtr swapped = co_await link.command("GETSET", key, value);
+  const std::optional<std::string> old = string_or_nil(*swapped, context);
   if (old && current && *old == *current) {
     attempt.acquired = true;
     attempt.value = value;
   }
-  return attempt;
+  co_return attempt;
 }
 
-ReleaseOutcome LegacyFaithful::release(Connection& connection, std::string_view key, std::string_view /*value*/,
-                                       std::string_view /*release_channel*/) {
+Task<ReleaseOutcome> LegacyFaithful::release(Link& link, std::string_view key, std::string_view /*value*/,
+                                             std::string_view /*release_channel*/) {
   // jedis-lock 1.0.0 deletes whatever is there, even a lock taken over after our lease ended, and
   // announces nothing: its waiters poll.
-  const ReplyPtr reply = connection.run({"DEL", key});
-  return expect_integer(*reply, ReplyContext("release", key)) == 1 ? ReleaseOutcome::released
-                                                                   : ReleaseOutcome::not_ours;
+  const ReplyPtr reply = co_await link.command("DEL", key);
+  co_return expect_integer(*reply, ReplyContext("release", key)) == 1 ? ReleaseOutcome::released
+                                                                      : ReleaseOutcome::not_ours;
 }
 
 namespace {
@@ -112,8 +116,8 @@ std::optional<std::string> LegacyFaithful::extend_outcome(const redisReply& /*re
   refuse_faithful_extend(key);
 }
 
-LockInfo LegacyFaithful::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
-  return inspect_legacy(connection, key, my_value, options_.format);
+Task<LockInfo> LegacyFaithful::inspect(Link& link, std::string_view key, std::string_view my_value) {
+  co_return co_await inspect_legacy(link, key, my_value, options_.format);
 }
 
 // ---- hardened: same bytes, server clock, safety TTL, owner-checked release ---------------------
@@ -156,20 +160,20 @@ LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply
   return out;
 }
 
-LegacyHardened::ScriptResult LegacyHardened::run_acquire_script(Connection& connection, std::string_view key,
-                                                                std::chrono::milliseconds lease,
-                                                                std::string_view expected,
-                                                                const AttemptRequest* queued) {
+Task<LegacyHardened::ScriptResult> LegacyHardened::run_acquire_script(Link& link, std::string_view key,
+                                                                      std::chrono::milliseconds lease,
+                                                                      std::string_view expected,
+                                                                      const AttemptRequest* queued) {
   const ScriptCall call = acquire_call(key, lease, expected, queued);
-  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  return read_acquire_reply(*replies.front(), ReplyContext(expected.empty() ? "acquire" : "take over", key));
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
+  co_return read_acquire_reply(*replies.front(), ReplyContext(expected.empty() ? "acquire" : "take over", key));
 }
 
-AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_view key,
-                                           const AttemptRequest& request) {  // learns remaining always
+Task<AcquireAttempt> LegacyHardened::try_acquire(Link& link, std::string_view key,
+                                                 const AttemptRequest& request) {  // learns remaining always
   const std::chrono::milliseconds lease = request.lease;
   AcquireAttempt attempt;
-  ScriptResult result = run_acquire_script(connection, key, lease, {}, &request);
+  ScriptResult result = co_await run_acquire_script(link, key, lease, std::string_view(), &request);
   if (!result.written && result.value) {
     const auto stamp = parse_legacy_value(*result.value, options_.format);
     // A value no stamp reads but with a TTL is a lock of another kind (a token lock, while a fleet
@@ -177,7 +181,7 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
     // PTTL 0 is its last millisecond, still held.
     if (!stamp && result.pttl_ms >= 0) {
       attempt.holder_remaining = std::chrono::milliseconds(result.pttl_ms);
-      return attempt;
+      co_return attempt;
     }
     // Never steal what cannot be judged: garbage, negative stamps, or a unit mix-up (a seconds
     // stamp read as milliseconds would look expired since 1970).
@@ -188,40 +192,49 @@ AcquireAttempt LegacyHardened::try_acquire(Connection& connection, std::string_v
     const bool mine = !owner_.empty() && stamp->owner == owner_;
     if (!is_expired(*stamp, result.server_now_ms) && !mine) {
       attempt.holder_remaining = remaining(*stamp, result.server_now_ms);
-      return attempt;
+      co_return attempt;
     }
     // Expired by the server's clock: replace it only if it is still exactly what we judged.
-    result = run_acquire_script(connection, key, lease, *result.value);
+    const std::string judged = *result.value;
+    result = co_await run_acquire_script(link, key, lease, judged);
   }
   if (result.written && result.value) {
     attempt.acquired = true;
     attempt.value = std::move(*result.value);
   }
-  return attempt;
+  co_return attempt;
 }
 
-ReleaseOutcome LegacyHardened::release(Connection& connection, std::string_view key, std::string_view value,
-                                       std::string_view release_channel) {
+Task<ReleaseOutcome> LegacyHardened::release(Link& link, std::string_view key, std::string_view value,
+                                             std::string_view release_channel) {
   // The announcement is a PUBLISH on a channel Java peers never read, and a handoff to a starving
   // waiter writes a stamp they read as any held lock: both invisible to them.
-  return release_by_script(connection, scripts_, kLegacyHandOff,
-                           {key, waiter_queue(key), waiter_times(key), legacy_handoff(key)},
-                           {value, release_channel, unit(), options_.format == LegacyFormat::uuid_ms ? "uuid" : ""});
+  const std::string queue = waiter_queue(key);
+  const std::string times = waiter_times(key);
+  const std::string handoff = legacy_handoff(key);
+  const std::string unit_arg = unit();
+  const std::array<std::string_view, 4> keys{key, queue, times, handoff};
+  const std::array<std::string_view, 4> args{value, release_channel, unit_arg,
+                                             options_.format == LegacyFormat::uuid_ms ? "uuid" : ""};
+  co_return co_await release_by_script(link, scripts_, kLegacyHandOff, keys, args);
 }
 
-void LegacyHardened::leave_queue(Connection& connection, std::string_view key,
-                                 std::string_view queued_waiter) noexcept {
-  if (queued_waiter.empty()) return;
+Task<void> LegacyHardened::leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) {
+  if (queued_waiter.empty()) co_return;
   try {
-    remove_from_queue(connection, waiter_queue(key), waiter_times(key), queued_waiter);
+    const std::string queue = waiter_queue(key);
+    const std::string times = waiter_times(key);
+    co_await remove_from_queue(link, queue, times, queued_waiter);
     // A release may have handed the lock to this waiter just before it gave up ("<waiter> <value>"):
     // pass it on to the next waiter (or free it) rather than leave it blocked.
-    const ReplyPtr reply = connection.run({"GET", legacy_handoff(key)});
+    const std::string handoff = legacy_handoff(key);
+    const ReplyPtr reply = co_await link.command("GET", handoff);
     const redisReply& record = *reply;
-    if (record.type != REDIS_REPLY_STRING) return;
+    if (record.type != REDIS_REPLY_STRING) co_return;
     const std::string_view text = as_view(record);
+    const std::string channel = release_channel(key);
     if (text.size() > queued_waiter.size() + 1 && text.starts_with(queued_waiter) && text[queued_waiter.size()] == ' ')
-      (void)release(connection, key, text.substr(queued_waiter.size() + 1), release_channel(key));
+      (void)co_await release(link, key, text.substr(queued_waiter.size() + 1), channel);
   } catch (...) {  // best effort: the waiter's deadline passes and the handoff runs out anyway
   }
 }
@@ -239,8 +252,8 @@ std::optional<std::string> LegacyHardened::extend_outcome(
   return result.value;
 }
 
-LockInfo LegacyHardened::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
-  return inspect_legacy(connection, key, my_value, options_.format);
+Task<LockInfo> LegacyHardened::inspect(Link& link, std::string_view key, std::string_view my_value) {
+  co_return co_await inspect_legacy(link, key, my_value, options_.format);
 }
 
 }  // namespace lockbridge::detail

@@ -14,13 +14,13 @@ class LegacyFaithful final : public LockStrategy {
  public:
   LegacyFaithful(const LegacyOptions& options, ScriptCache& scripts);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
-  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
-                         std::string_view release_channel) override;
+  Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) override;
+  Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
+                               std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
   std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
                                             std::string_view value) const override;
-  LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
+  Task<LockInfo> inspect(Link& link, std::string_view key, std::string_view my_value) override;
 
  private:
   LegacyOptions options_;
@@ -31,14 +31,14 @@ class LegacyHardened final : public LockStrategy {
  public:
   LegacyHardened(const MutexOptions& options, ScriptCache& scripts);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
-  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
-                         std::string_view release_channel) override;
+  Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) override;
+  Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
+                               std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
   std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
                                             std::string_view value) const override;
-  LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
-  void leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept override;
+  Task<LockInfo> inspect(Link& link, std::string_view key, std::string_view my_value) override;
+  Task<void> leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) override;
   bool queues_waiters() const noexcept override { return true; }
 
  private:
@@ -54,8 +54,8 @@ class LegacyHardened final : public LockStrategy {
                           const AttemptRequest* request = nullptr) const;
   std::string unit() const;  // the acquire script's ARGV[3]: "s" or "ms"
   static ScriptResult read_acquire_reply(const redisReply& reply, const ReplyContext& context);
-  ScriptResult run_acquire_script(Connection& connection, std::string_view key, std::chrono::milliseconds lease,
-                                  std::string_view expected, const AttemptRequest* queued = nullptr);
+  Task<ScriptResult> run_acquire_script(Link& link, std::string_view key, std::chrono::milliseconds lease,
+                                        std::string_view expected, const AttemptRequest* queued = nullptr);
 
   LegacyOptions options_;
   std::string owner_;

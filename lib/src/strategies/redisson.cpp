@@ -42,10 +42,9 @@ ReleaseChannel RedissonStrategy::release_channel_of(std::string_view key) const 
   return ReleaseChannel{channel_name(key), sharded_, /*payload_names_waiter=*/false};
 }
 
-AcquireAttempt RedissonStrategy::try_acquire(Connection& connection, std::string_view key,
-                                             const AttemptRequest& request) {
+Task<AcquireAttempt> RedissonStrategy::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
   const ScriptCall call{&kRedissonLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
-  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
   const ReplyContext context("acquire", key);
   throw_if_error(*replies.front(), context);  // WRONGTYPE: a string lock at the name
   AcquireAttempt attempt;
@@ -55,21 +54,21 @@ AcquireAttempt RedissonStrategy::try_acquire(Connection& connection, std::string
   } else if (const std::int64_t pttl = expect_integer(*replies.front(), context); pttl >= 0) {
     attempt.holder_remaining = std::chrono::milliseconds(pttl);
   }
-  return attempt;
+  co_return attempt;
 }
 
-ReleaseOutcome RedissonStrategy::release(Connection& connection, std::string_view key, std::string_view value,
-                                         std::string_view release_channel) {
+Task<ReleaseOutcome> RedissonStrategy::release(Link& link, std::string_view key, std::string_view value,
+                                               std::string_view release_channel) {
   const ScriptCall call{&kRedissonUnlock,
                         {std::string(key), std::string(release_channel)},
                         {"0", lease_ms_, std::string(value), sharded_ ? "SPUBLISH" : "PUBLISH"}};
-  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
   const ReplyContext context("release", key);
   throw_if_error(*replies.front(), context);
   // nil: our field is not there (the lease ran out, or the lock was force-unlocked).
-  if (replies.front()->type == REDIS_REPLY_NIL) return ReleaseOutcome::not_ours;
+  if (replies.front()->type == REDIS_REPLY_NIL) co_return ReleaseOutcome::not_ours;
   (void)expect_integer(*replies.front(), context);  // 1 deleted, 0 re-entries remain (not from this Mutex)
-  return ReleaseOutcome::released;
+  co_return ReleaseOutcome::released;
 }
 
 ScriptCall RedissonStrategy::extend_call(std::string_view key, std::string_view value,
@@ -83,10 +82,10 @@ std::optional<std::string> RedissonStrategy::extend_outcome(const redisReply& re
   return std::string(value);
 }
 
-LockInfo RedissonStrategy::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
+Task<LockInfo> RedissonStrategy::inspect(Link& link, std::string_view key, std::string_view my_value) {
   const std::array<std::vector<std::string_view>, 2> commands{std::vector<std::string_view>{"HKEYS", key},
                                                               std::vector<std::string_view>{"PTTL", key}};
-  const auto replies = connection.pipeline(commands);
+  const auto replies = co_await link.pipeline(commands);
   const std::string context = describe("inspect", key);
   throw_if_error(*replies[0], context);  // WRONGTYPE: not a Redisson lock
   LockInfo info;
@@ -100,13 +99,14 @@ LockInfo RedissonStrategy::inspect(Connection& connection, std::string_view key,
   }
   const std::int64_t pttl = expect_integer(*replies[1], context);
   if (pttl >= 0) info.ttl = std::chrono::milliseconds(pttl);
-  return info;
+  co_return info;
 }
 
-void RedissonStrategy::abandon_attempt(Connection& connection, std::string_view key) noexcept {
+Task<void> RedissonStrategy::abandon_attempt(Link& link, std::string_view key) {
   // The field is this Mutex's alone: if the lost acquire counted it, one unlock takes it back.
   try {
-    (void)release(connection, key, field_, channel_name(key));
+    const std::string channel = channel_name(key);
+    (void)co_await release(link, key, field_, channel);
   } catch (...) {  // best effort: the lease expires anyway
   }
 }

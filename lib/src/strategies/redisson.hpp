@@ -13,14 +13,14 @@ class RedissonStrategy final : public LockStrategy {
  public:
   RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
-  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
-                         std::string_view release_channel) override;
+  Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) override;
+  Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
+                               std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
   std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
                                             std::string_view value) const override;
-  LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
-  void abandon_attempt(Connection& connection, std::string_view key) noexcept override;
+  Task<LockInfo> inspect(Link& link, std::string_view key, std::string_view my_value) override;
+  Task<void> abandon_attempt(Link& link, std::string_view key) override;
   ReleaseChannel release_channel_of(std::string_view key) const override;
 
   // Redisson's channel name: redisson_lock__channel:{key}, or without the braces when the key

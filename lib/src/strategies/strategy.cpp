@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -13,18 +14,19 @@
 
 namespace lockbridge::detail {
 
-void LockStrategy::abandon_attempt(Connection& /*connection*/, std::string_view /*key*/) noexcept {}
+Task<void> LockStrategy::abandon_attempt(Link& /*link*/, std::string_view /*key*/) { co_return; }
 ReleaseChannel LockStrategy::release_channel_of(std::string_view key) const {
   return ReleaseChannel{release_channel(key)};
 }
-void LockStrategy::leave_queue(Connection& /*connection*/, std::string_view /*key*/,
-                               std::string_view /*queued_waiter*/) noexcept {}
+Task<void> LockStrategy::leave_queue(Link& /*link*/, std::string_view /*key*/, std::string_view /*queued_waiter*/) {
+  co_return;
+}
 
-std::optional<std::string> LockStrategy::extend(Connection& connection, std::string_view key, std::string_view value,
-                                                std::chrono::milliseconds lease) {
+Task<std::optional<std::string>> LockStrategy::extend(Link& link, std::string_view key, std::string_view value,
+                                                      std::chrono::milliseconds lease) {
   const ScriptCall call = extend_call(key, value, lease);
-  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
-  return extend_outcome(*replies.front(), key, value);
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
+  co_return extend_outcome(*replies.front(), key, value);
 }
 
 std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster) {
@@ -58,45 +60,52 @@ bool refuses_scripts(const redisReply& reply) {
          (text.find("'evalsha'") != std::string_view::npos || text.find("'eval'") != std::string_view::npos);
 }
 
+// A WATCH left on a pooled connection would fail someone's later EXEC. Best effort: after a
+// transport failure the connection is dropped, and nothing is left watched.
+Task<void> unwatch(Link& link) {
+  try {
+    (void)co_await link.command("UNWATCH");
+  } catch (...) {
+  }
+}
+
 // An owner-checked delete in plain commands, for a user that may not run scripts (it could take
 // the lock with SET NX, and must be able to give it back). WATCH makes the DEL inside MULTI/EXEC
 // happen only if nobody changed the key after the GET that found our value. MULTI is confirmed
 // before the DEL is sent: a DEL outside a transaction would not be guarded by the WATCH. No
 // handoff and no release message (a command the user may not run would abort the transaction):
-// waiters elsewhere find the key free at their next attempt.
-ReleaseOutcome release_without_script(Connection& connection, std::string_view key, std::string_view value) {
+// waiters elsewhere find the key free at their next attempt. The transaction spans several
+// requests, so the link must be one no other caller's requests share meanwhile (a pooled
+// connection, borrowed for the call).
+Task<ReleaseOutcome> release_without_script(Link& link, std::string_view key, std::string_view value) {
   const ReplyContext context("release (without a script)", key);
-  struct Unwatch {  // a WATCH left on a pooled connection would fail someone's later EXEC
-    Connection& connection;
-    bool watching = false;
-    ~Unwatch() {
-      if (!watching) return;
-      try {
-        (void)connection.run({"UNWATCH"});
-      } catch (...) {  // the connection is dropped after an error: nothing is left watched
-      }
-    }
-  };
   for (int attempt = 0; attempt < 3; ++attempt) {
-    Unwatch unwatch{connection};
     const std::array<std::vector<std::string_view>, 2> look{std::vector<std::string_view>{"WATCH", key},
                                                             std::vector<std::string_view>{"GET", key}};
-    const auto seen = connection.pipeline(look);
-    unwatch.watching = seen[0]->type != REDIS_REPLY_ERROR;
-    throw_if_error(*seen[0], context);
-    throw_if_error(*seen[1], context);
-    if (seen[1]->type != REDIS_REPLY_STRING || as_view(*seen[1]) != value) return ReleaseOutcome::not_ours;
-    throw_if_error(*connection.run({"MULTI"}), context);
+    const auto seen = co_await link.pipeline(look);
+    const bool watching = seen[0]->type != REDIS_REPLY_ERROR;
+    const bool ours = seen[1]->type == REDIS_REPLY_STRING && as_view(*seen[1]) == value;
+    if (!watching || !ours) {
+      if (watching) co_await unwatch(link);
+      throw_if_error(*seen[0], context);
+      throw_if_error(*seen[1], context);
+      co_return ReleaseOutcome::not_ours;
+    }
+    const ReplyPtr multi = co_await link.command("MULTI");
+    if (multi->type == REDIS_REPLY_ERROR) {
+      co_await unwatch(link);
+      throw_if_error(*multi, context);
+    }
     const std::array<std::vector<std::string_view>, 2> remove{std::vector<std::string_view>{"DEL", key},
                                                               std::vector<std::string_view>{"EXEC"}};
-    const auto done = connection.pipeline(remove);
-    unwatch.watching = false;  // EXEC (or its refusal, EXECABORT) ends the WATCH and the transaction
+    // EXEC (or its refusal, EXECABORT) ends the WATCH and the transaction.
+    const auto done = co_await link.pipeline(remove);
     throw_if_error(*done[1], context);
-    if (done[1]->type == REDIS_REPLY_ARRAY) return ReleaseOutcome::released;
+    if (done[1]->type == REDIS_REPLY_ARRAY) co_return ReleaseOutcome::released;
     // nil: the key changed between the GET and the EXEC (a lease renewed, or ended and taken):
     // look again.
   }
-  return ReleaseOutcome::not_ours;  // changed under us three times: it is not ours to delete
+  co_return ReleaseOutcome::not_ours;  // changed under us three times: it is not ours to delete
 }
 
 ReleaseOutcome release_outcome(std::int64_t reply) {
@@ -112,20 +121,19 @@ ReleaseOutcome release_outcome(std::int64_t reply) {
 
 }  // namespace
 
-ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const Script& script,
-                                 std::initializer_list<std::string_view> keys,
-                                 std::initializer_list<std::string_view> args) {
-  const ReplyPtr reply = run_script(connection, scripts, script, keys, args);
-  const std::string_view key = *keys.begin();
-  if (refuses_scripts(*reply)) {
-    try {
-      return release_without_script(connection, key, *args.begin());
-    } catch (const Error& error) {
-      throw Error(error.errc(), message_of(error) + " (tried because this user may not run scripts: " +
-                                    std::string(as_view(*reply)) + "); the lock stays until its lease ends");
-    }
+Task<ReleaseOutcome> release_by_script(Link& link, ScriptCache& scripts, const Script& script,
+                                       std::span<const std::string_view> keys, std::span<const std::string_view> args) {
+  const ReplyPtr reply = co_await run_script(link, scripts, script, keys, args);
+  const std::string_view key = keys.front();
+  if (!refuses_scripts(*reply)) co_return release_outcome(expect_integer(*reply, ReplyContext("release", key)));
+  std::optional<Error> failure;
+  try {
+    co_return co_await release_without_script(link, key, args.front());
+  } catch (const Error& error) {
+    failure = error;  // (a handler may not await: the message is made below)
   }
-  return release_outcome(expect_integer(*reply, ReplyContext("release", key)));
+  throw Error(failure->errc(), message_of(*failure) + " (tried because this user may not run scripts: " +
+                                   std::string(as_view(*reply)) + "); the lock stays until its lease ends");
 }
 
 std::string starving_in_arg(const AttemptRequest& request) {
@@ -133,16 +141,15 @@ std::string starving_in_arg(const AttemptRequest& request) {
   return std::to_string(std::clamp(request.starving_in, std::chrono::milliseconds(0), kCentury).count());
 }
 
-void remove_from_queue(Connection& connection, std::string_view queue, std::string_view deadlines,
-                       std::string_view waiter) {
+Task<void> remove_from_queue(Link& link, std::string_view queue, std::string_view deadlines, std::string_view waiter) {
   const std::array<std::vector<std::string_view>, 2> commands{std::vector<std::string_view>{"LREM", queue, "0", waiter},
                                                               std::vector<std::string_view>{"HDEL", deadlines, waiter}};
-  (void)connection.pipeline(commands);
+  (void)co_await link.pipeline(commands);
 }
 
-LockInfo read_lock_info(Connection& connection, std::string_view key, std::string_view my_value) {
+Task<LockInfo> read_lock_info(Link& link, std::string_view key, std::string_view my_value) {
   const std::vector<std::vector<std::string_view>> commands{{"GET", key}, {"PTTL", key}};
-  const auto replies = connection.pipeline(commands);
+  const auto replies = co_await link.pipeline(commands);
   const std::string context = describe("inspect", key);
   throw_if_error(*replies[0], context);
   LockInfo info;
@@ -155,7 +162,7 @@ LockInfo read_lock_info(Connection& connection, std::string_view key, std::strin
   }
   const std::int64_t pttl = expect_integer(*replies[1], context);
   if (pttl >= 0) info.ttl = std::chrono::milliseconds(pttl);
-  return info;
+  co_return info;
 }
 
 }  // namespace lockbridge::detail

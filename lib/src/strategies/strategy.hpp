@@ -1,5 +1,7 @@
 // The strategy interface: every call makes exactly one attempt (one acquire, one release, one
-// extend, one inspect). Waiting, retry and deadlines live once, above it, in mutex.cpp.
+// extend, one inspect), as a coroutine over a Link (redis/link.hpp), so the blocking front and an
+// event-driven one run the same protocol. Waiting, retry and deadlines live once, above it, in the
+// waiting loop (waiting/wait_loop.hpp). The views a call is given must live until its task ends.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include "lockbridge/lock_info.hpp"
 #include "lockbridge/options.hpp"
 #include "redis/connection.hpp"
+#include "redis/link.hpp"
 #include "redis/script_runner.hpp"
 #include "waiting/release_channel.hpp"
 
@@ -57,31 +60,31 @@ class LockStrategy {
 
   // Throws Error (wrong_type for a key of another type, bad_value for a value that cannot be
   // judged; the key is then left as it was).
-  virtual AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) = 0;
+  virtual Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) = 0;
   // Takes a queued waiter that gives up out of the queue, and passes on a lock handed to it and
   // not claimed. Best effort; never throws.
-  virtual void leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept;
+  virtual Task<void> leave_queue(Link& link, std::string_view key, std::string_view queued_waiter);
   // Whether this strategy's waiters queue in notify mode, so that a release wakes only the first
   // and hands the lock to it once it starves (docs/design.md §10.5).
   virtual bool queues_waiters() const noexcept { return false; }
   // A release that deletes announces it on `release_channel`, where the protocol allows.
-  virtual ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
-                                 std::string_view release_channel) = 0;
+  virtual Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
+                                       std::string_view release_channel) = 0;
   // The value now held (it changes for legacy stamps), or nullopt when the lock is no longer ours.
   // One script call, built by extend_call() and read by extend_outcome(): the watchdog pipelines
   // the same calls for many locks. Both are const and touch no per-attempt state, so the renewal
   // thread may use them while the owner thread works. Throws bad_option where the protocol has no
   // extend.
-  std::optional<std::string> extend(Connection& connection, std::string_view key, std::string_view value,
-                                    std::chrono::milliseconds lease);
+  Task<std::optional<std::string>> extend(Link& link, std::string_view key, std::string_view value,
+                                          std::chrono::milliseconds lease);
   virtual ScriptCall extend_call(std::string_view key, std::string_view value,
                                  std::chrono::milliseconds lease) const = 0;
   virtual std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
                                                     std::string_view value) const = 0;
-  virtual LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) = 0;
+  virtual Task<LockInfo> inspect(Link& link, std::string_view key, std::string_view my_value) = 0;
   // After an acquire whose reply was lost: undo it if it did happen, when that can be done safely.
   // Best effort; never throws.
-  virtual void abandon_attempt(Connection& connection, std::string_view key) noexcept;
+  virtual Task<void> abandon_attempt(Link& link, std::string_view key);
   // Where this strategy's releases of `key` are announced: lockbridge's own channel
   // (companion_keys.hpp), unless the protocol names another.
   virtual ReleaseChannel release_channel_of(std::string_view key) const;
@@ -101,20 +104,18 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
 // starts with the value to compare. A user whose ACL refuses the script (NOPERM for EVALSHA or
 // EVAL) may still have taken the lock with SET NX: the same compare-and-delete then runs in plain
 // commands (WATCH, GET, MULTI, DEL, EXEC), without the handoff or the release message.
-ReleaseOutcome release_by_script(Connection& connection, ScriptCache& scripts, const Script& script,
-                                 std::initializer_list<std::string_view> keys,
-                                 std::initializer_list<std::string_view> args);
+Task<ReleaseOutcome> release_by_script(Link& link, ScriptCache& scripts, const Script& script,
+                                       std::span<const std::string_view> keys, std::span<const std::string_view> args);
 
 // AttemptRequest::starving_in as a script argument: whole milliseconds, "never" as a century.
 std::string starving_in_arg(const AttemptRequest& request);
 
 // Takes `waiter` out of a queue in Redis (fair mode's or notify mode's: the list `queue`
 // and the hash `deadlines`), in one round trip. Throws Error.
-void remove_from_queue(Connection& connection, std::string_view queue, std::string_view deadlines,
-                       std::string_view waiter);
+Task<void> remove_from_queue(Link& link, std::string_view queue, std::string_view deadlines, std::string_view waiter);
 
 // GET and PTTL in one round trip. Throws wrong_type for non-string keys.
-LockInfo read_lock_info(Connection& connection, std::string_view key, std::string_view my_value);
+Task<LockInfo> read_lock_info(Link& link, std::string_view key, std::string_view my_value);
 
 // "acquire 'orders:42'": the context of error messages.
 std::string describe(std::string_view operation, std::string_view key);

@@ -16,16 +16,16 @@ TokenStrategy::TokenStrategy(const MutexOptions& options, ScriptCache& scripts)
       fair_(options.wait_mode == WaitMode::fair),
       waiter_timeout_ms_(std::to_string(options.fair_waiter_timeout.count())) {}
 
-AcquireAttempt TokenStrategy::try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) {
+Task<AcquireAttempt> TokenStrategy::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
   last_token_ = fixed_value_.empty() ? random_token() : fixed_value_;
   const std::string lease_ms = std::to_string(request.lease.count());
   if (!set_nx_get_ || fencing_ || fair_ || !request.queued_waiter.empty())
-    return acquire_by_script(connection, key, lease_ms, request);
-  return acquire_by_set(connection, key, lease_ms, request.learn_remaining);
+    co_return co_await acquire_by_script(link, key, lease_ms, request);
+  co_return co_await acquire_by_set(link, key, lease_ms, request.learn_remaining);
 }
 
-AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string_view key, const std::string& lease_ms,
-                                             bool learn_remaining) {
+Task<AcquireAttempt> TokenStrategy::acquire_by_set(Link& link, std::string_view key, const std::string& lease_ms,
+                                                   bool learn_remaining) {
   // One plain command, no Lua: nil = set (ours); a string = someone else's lock, left as it is;
   // WRONGTYPE for a key of another type. The lock cycle's floor is two round trips, and a script
   // costs the server several times a plain SET.
@@ -37,20 +37,20 @@ AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string
     const std::array<std::vector<std::string_view>, 2> commands{
         std::vector<std::string_view>{"SET", key, last_token_, "NX", "PX", lease_ms, "GET"},
         std::vector<std::string_view>{"PTTL", key}};
-    auto replies = connection.pipeline(commands);
+    auto replies = co_await link.pipeline(commands);
     reply = std::move(replies[0]);
     pttl = std::move(replies[1]);
   } else {
-    reply = connection.run({"SET", key, last_token_, "NX", "PX", lease_ms, "GET"});
+    reply = co_await link.command("SET", key, last_token_, "NX", "PX", lease_ms, "GET");
   }
   const ReplyContext context("acquire", key);
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("ERR syntax")) {
     set_nx_get_ = false;  // Redis before 7.0 cannot combine NX and GET
-    return acquire_by_script(connection, key, lease_ms, AttemptRequest{});
+    co_return co_await acquire_by_script(link, key, lease_ms, AttemptRequest{});
   }
   if (reply->type == REDIS_REPLY_ERROR && as_view(*reply).starts_with("WRONGTYPE")) {
     // Rare: one more round trip to say what the key is.
-    const ReplyPtr type = connection.run({"TYPE", key});
+    const ReplyPtr type = co_await link.command("TYPE", key);
     throw Error(Errc::wrong_type, context.text() + ": WRONGTYPE lock key holds a " +
                                       (type->type == REDIS_REPLY_STATUS ? std::string(as_view(*type)) : "non-string") +
                                       ", not a string");
@@ -65,11 +65,11 @@ AcquireAttempt TokenStrategy::acquire_by_set(Connection& connection, std::string
   } else if (pttl && pttl->type == REDIS_REPLY_INTEGER && pttl->integer >= 0) {
     attempt.holder_remaining = std::chrono::milliseconds(pttl->integer);
   }
-  return attempt;
+  co_return attempt;
 }
 
-AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::string_view key,
-                                                const std::string& lease_ms, const AttemptRequest& request) {
+Task<AcquireAttempt> TokenStrategy::acquire_by_script(Link& link, std::string_view key, const std::string& lease_ms,
+                                                      const AttemptRequest& request) {
   // Fair mode queues every waiter (a single try too: it must not pass the queue); notify mode
   // queues a wait from its second attempt on, in the waiter queue.
   const bool queued = fair_ || !request.queued_waiter.empty();
@@ -80,7 +80,7 @@ AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::str
     if (!fair_) call.args.push_back(starving_in_arg(request));
   }
   if (fencing_) call.keys.push_back(fence_counter(key));
-  const auto replies = run_scripts(connection, scripts_, std::span(&call, 1));
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
   const ReplyContext context("acquire", key);
   throw_if_script_error(*replies.front(), context, call.keys);
   const redisReply& result = expect_array(*replies.front(), 1, context);
@@ -94,7 +94,7 @@ AcquireAttempt TokenStrategy::acquire_by_script(Connection& connection, std::str
   } else if (second >= 0) {
     attempt.holder_remaining = std::chrono::milliseconds(second);
   }
-  return attempt;
+  co_return attempt;
 }
 
 std::string TokenStrategy::queue_of(std::string_view key) const { return fair_ ? fair_queue(key) : waiter_queue(key); }
@@ -103,21 +103,27 @@ std::string TokenStrategy::deadlines_of(std::string_view key) const {
   return fair_ ? fair_deadlines(key) : waiter_times(key);
 }
 
-void TokenStrategy::leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept {
-  if (queued_waiter.empty()) return;
+Task<void> TokenStrategy::leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) {
+  if (queued_waiter.empty()) co_return;
   try {
-    remove_from_queue(connection, queue_of(key), deadlines_of(key), queued_waiter);
+    const std::string queue = queue_of(key);
+    const std::string deadlines = deadlines_of(key);
+    const std::string channel = release_channel(key);
+    co_await remove_from_queue(link, queue, deadlines, queued_waiter);
     // A release may have handed the lock to this waiter just before it gave up: pass it on to the
     // next waiter (or free it) rather than leave it blocked until the handoff runs out.
-    if (!fair_) (void)release(connection, key, queued_waiter, release_channel(key));
+    if (!fair_) (void)co_await release(link, key, queued_waiter, channel);
   } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
   }
 }
 
-ReleaseOutcome TokenStrategy::release(Connection& connection, std::string_view key, std::string_view value,
-                                      std::string_view release_channel) {
-  return release_by_script(connection, scripts_, fair_ ? kCompareAndDeleteFair : kCompareAndHandOff,
-                           {key, queue_of(key), deadlines_of(key)}, {value, release_channel});
+Task<ReleaseOutcome> TokenStrategy::release(Link& link, std::string_view key, std::string_view value,
+                                            std::string_view release_channel) {
+  const std::string queue = queue_of(key);
+  const std::string deadlines = deadlines_of(key);
+  const std::array<std::string_view, 3> keys{key, queue, deadlines};
+  const std::array<std::string_view, 2> args{value, release_channel};
+  co_return co_await release_by_script(link, scripts_, fair_ ? kCompareAndDeleteFair : kCompareAndHandOff, keys, args);
 }
 
 ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value,
@@ -131,16 +137,17 @@ std::optional<std::string> TokenStrategy::extend_outcome(const redisReply& reply
   return std::string(value);  // the token stays; only its TTL moved
 }
 
-LockInfo TokenStrategy::inspect(Connection& connection, std::string_view key, std::string_view my_value) {
-  return read_lock_info(connection, key, my_value);
+Task<LockInfo> TokenStrategy::inspect(Link& link, std::string_view key, std::string_view my_value) {
+  co_return co_await read_lock_info(link, key, my_value);
 }
 
-void TokenStrategy::abandon_attempt(Connection& connection, std::string_view key) noexcept {
+Task<void> TokenStrategy::abandon_attempt(Link& link, std::string_view key) {
   // The token is ours alone, so deleting it where it is still the value is always safe. A fixed
   // value is not: another holder of the same identity may have written it, so it is left to its TTL.
-  if (!fixed_value_.empty()) return;
+  if (!fixed_value_.empty()) co_return;
   try {
-    if (!last_token_.empty()) (void)release(connection, key, last_token_, release_channel(key));
+    const std::string channel = release_channel(key);
+    if (!last_token_.empty()) (void)co_await release(link, key, last_token_, channel);
   } catch (...) {  // best effort: the lease expires anyway
   }
 }

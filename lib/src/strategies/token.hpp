@@ -12,23 +12,23 @@ class TokenStrategy final : public LockStrategy {
  public:
   TokenStrategy(const MutexOptions& options, ScriptCache& scripts);
 
-  AcquireAttempt try_acquire(Connection& connection, std::string_view key, const AttemptRequest& request) override;
-  void leave_queue(Connection& connection, std::string_view key, std::string_view queued_waiter) noexcept override;
+  Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) override;
+  Task<void> leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) override;
   // In notify and poll mode; fair mode queues everyone anyway.
   bool queues_waiters() const noexcept override { return !fair_; }
-  ReleaseOutcome release(Connection& connection, std::string_view key, std::string_view value,
-                         std::string_view release_channel) override;
+  Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
+                               std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
   std::optional<std::string> extend_outcome(const redisReply& reply, std::string_view key,
                                             std::string_view value) const override;
-  LockInfo inspect(Connection& connection, std::string_view key, std::string_view my_value) override;
-  void abandon_attempt(Connection& connection, std::string_view key) noexcept override;
+  Task<LockInfo> inspect(Link& link, std::string_view key, std::string_view my_value) override;
+  Task<void> abandon_attempt(Link& link, std::string_view key) override;
 
  private:
-  AcquireAttempt acquire_by_set(Connection& connection, std::string_view key, const std::string& lease_ms,
-                                bool learn_remaining);
-  AcquireAttempt acquire_by_script(Connection& connection, std::string_view key, const std::string& lease_ms,
-                                   const AttemptRequest& request);
+  Task<AcquireAttempt> acquire_by_set(Link& link, std::string_view key, const std::string& lease_ms,
+                                      bool learn_remaining);
+  Task<AcquireAttempt> acquire_by_script(Link& link, std::string_view key, const std::string& lease_ms,
+                                         const AttemptRequest& request);
   // The queue this strategy's waiters join: fair mode's, else notify mode's.
   std::string queue_of(std::string_view key) const;
   std::string deadlines_of(std::string_view key) const;
