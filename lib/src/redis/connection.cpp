@@ -244,13 +244,9 @@ std::vector<ReplyPtr> Connection::read_available() {
   return replies;
 }
 
-bool Connection::send_now(std::span<const std::vector<std::string>> commands) {
+bool Connection::send_now(std::span<const std::vector<std::string_view>> commands) {
   require_usable();
-  std::vector<std::string_view> views;
-  for (const auto& command : commands) {
-    views.assign(command.begin(), command.end());
-    append(views);
-  }
+  for (const auto& command : commands) append(command);
   round_trips_->fetch_add(1, std::memory_order_relaxed);
   const std::string request = std::exchange(pending_, {});
   try {

@@ -108,7 +108,7 @@ class Connection {
   // Formats `commands` as one request (one round trip) and writes what the socket takes now; true
   // when all of it, and all sent before, went out (false: send_pending() once writable). Throws
   // io and breaks the connection when the server is gone.
-  bool send_now(std::span<const std::vector<std::string>> commands);
+  bool send_now(std::span<const std::vector<std::string_view>> commands);
   bool send_pending();
   // Every reply whose bytes have arrived, in order, reading until the socket has no more. Throws
   // like a blocking read (io, protocol; READONLY and CLUSTERDOWN break the connection, as in run()),

@@ -22,7 +22,15 @@ Pipeline::~Pipeline() {
   if (timer_) timer_->cancel();
 }
 
-Pipeline::Ticket Pipeline::submit(std::vector<std::vector<std::string>> commands, Clock::time_point deadline,
+Pipeline::Ticket Pipeline::submit(const std::vector<std::vector<std::string>>& commands, Clock::time_point deadline,
+                                  Done done) {
+  std::vector<std::vector<std::string_view>> views;
+  views.reserve(commands.size());
+  for (const auto& command : commands) views.emplace_back(command.begin(), command.end());
+  return submit(std::span<const std::vector<std::string_view>>(views), deadline, std::move(done));
+}
+
+Pipeline::Ticket Pipeline::submit(std::span<const std::vector<std::string_view>> commands, Clock::time_point deadline,
                                   Done done) {
   const Ticket ticket = first_ticket_ + requests_.size();
   if (closed_) {

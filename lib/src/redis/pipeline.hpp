@@ -23,7 +23,9 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -52,7 +54,9 @@ class Pipeline : public std::enable_shared_from_this<Pipeline> {
   // Writes `commands` as one request (one round trip). `done` is called once, on the loop and never
   // inside this call: with the replies, or with the failure (io, timeout, protocol; the outcome
   // is unknown once a request was written) when the connection ends first or `deadline` passes.
-  Ticket submit(std::vector<std::vector<std::string>> commands, Clock::time_point deadline, Done done);
+  // The commands are formatted before this returns: the views need not outlive the call.
+  Ticket submit(std::span<const std::vector<std::string_view>> commands, Clock::time_point deadline, Done done);
+  Ticket submit(const std::vector<std::vector<std::string>>& commands, Clock::time_point deadline, Done done);
   // The caller no longer wants the outcome of `ticket`: its `done` is dropped, never called. The
   // request itself still runs if it was written, and its reply is read and discarded in its turn.
   void forget(Ticket ticket) noexcept;

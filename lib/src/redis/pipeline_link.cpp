@@ -1,0 +1,42 @@
+#include "redis/pipeline_link.hpp"
+
+namespace lockbridge::detail {
+
+PipelineLink::Request::Request(Pipeline& pipeline, std::span<const std::vector<std::string_view>> commands,
+                               Clock::time_point deadline)
+    : pipeline_(pipeline) {
+  // Told on the loop, never inside submit(): the coroutine has suspended (or finds the outcome
+  // in await_ready) by then.
+  ticket_ = pipeline_.submit(commands, deadline, [state = state_](Pipeline::Outcome outcome) {
+    if (state->gone) return;
+    state->outcome.emplace(std::move(outcome));
+    if (state->waiting) std::exchange(state->waiting, {}).resume();
+  });
+}
+
+PipelineLink::Request::~Request() {
+  // Destroyed before its outcome came: the awaiting coroutine is gone (cancelled), so the reply
+  // must reach nobody; it still arrives in its turn and is dropped there.
+  state_->gone = true;
+  if (!state_->outcome) pipeline_.forget(ticket_);
+}
+
+std::vector<ReplyPtr> PipelineLink::Request::await_resume() {
+  if (auto* error = std::get_if<Error>(&*state_->outcome)) throw *error;
+  return std::move(std::get<std::vector<ReplyPtr>>(*state_->outcome));
+}
+
+Task<ReplyPtr> PipelineLink::run(Args args) {
+  const std::vector<std::string_view> command(args.begin(), args.end());
+  std::vector<ReplyPtr> replies = co_await pipeline(std::span(&command, 1));
+  co_return std::move(replies.front());
+}
+
+Task<std::vector<ReplyPtr>> PipelineLink::pipeline(std::span<const std::vector<std::string_view>> commands) {
+  // The pipeline outlives the request: this link holds it, and the coroutine holds the link.
+  const std::shared_ptr<Pipeline> pipeline = pipeline_;
+  Request request(*pipeline, commands, Clock::now() + timeout_);
+  co_return co_await request;
+}
+
+}  // namespace lockbridge::detail

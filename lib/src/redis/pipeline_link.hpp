@@ -1,0 +1,65 @@
+// The event-driven front's Link: each request goes out on a Pipeline at once (formatted before the
+// call returns), and the coroutine that awaits it is resumed on the program's loop when its replies
+// come, or its failure. A request whose awaiting coroutine is destroyed first (its operation was
+// cancelled) is forgotten: it keeps its place on the connection, and its reply is dropped.
+#pragma once
+
+#include <chrono>
+#include <coroutine>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "redis/link.hpp"
+#include "redis/pipeline.hpp"
+
+namespace lockbridge::detail {
+
+class PipelineLink final : public Link {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Each request's deadline is `timeout` after it is sent (ClientOptions::command_timeout).
+  PipelineLink(std::shared_ptr<Pipeline> pipeline, std::chrono::milliseconds timeout)
+      : pipeline_(std::move(pipeline)), timeout_(timeout) {}
+
+  using Link::run;
+  Task<ReplyPtr> run(Args args) override;
+  Task<std::vector<ReplyPtr>> pipeline(std::span<const std::vector<std::string_view>> commands) override;
+
+ private:
+  // One request in flight: submitted when made, awaited once. Neither copied nor moved: the
+  // pipeline's callback points at it.
+  class Request {
+   public:
+    Request(Pipeline& pipeline, std::span<const std::vector<std::string_view>> commands, Clock::time_point deadline);
+    ~Request();
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
+
+    bool await_ready() const noexcept { return state_->outcome.has_value(); }
+    void await_suspend(std::coroutine_handle<> waiting) noexcept { state_->waiting = waiting; }
+    // The replies, in order; throws the failure.
+    std::vector<ReplyPtr> await_resume();
+
+   private:
+    // What the pipeline's callback reaches: shared, because a failure may already be posted to
+    // the loop (the connection closed) when the request is destroyed; the callback then finds
+    // it gone and does nothing.
+    struct State {
+      std::optional<Pipeline::Outcome> outcome;
+      std::coroutine_handle<> waiting{};
+      bool gone = false;
+    };
+    Pipeline& pipeline_;
+    Pipeline::Ticket ticket_ = 0;
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+  };
+
+  std::shared_ptr<Pipeline> pipeline_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace lockbridge::detail
