@@ -20,11 +20,12 @@ std::string describe_keys(std::string_view operation, const std::vector<std::str
 }
 
 KeySetTarget::KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys,
-                           std::chrono::milliseconds waiter_timeout)
+                           std::chrono::milliseconds waiter_timeout, std::shared_ptr<Routes> routes)
     : state_(std::move(state)),
       keys_(std::move(keys)),
       waiter_timeout_ms_(std::to_string(waiter_timeout.count())),
-      queue_keys_{waiter_queue(keys_.front()), waiter_times(keys_.front())} {
+      queue_keys_{waiter_queue(keys_.front()), waiter_times(keys_.front())},
+      routes_(routes ? std::move(routes) : std::make_shared<BlockingRoutes>(*state_)) {
   key_views_.assign(keys_.begin(), keys_.end());
   key_views_.insert(key_views_.end(), queue_keys_.begin(), queue_keys_.end());
   channels_.reserve(keys_.size());
@@ -33,7 +34,7 @@ KeySetTarget::KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::
 
 std::string KeySetTarget::describe(std::string_view operation) const { return describe_keys(operation, keys_); }
 
-TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
+Task<TargetAttempt> KeySetTarget::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   std::string token = random_token();
   const std::string lease_ms = std::to_string(request.lease.count());
@@ -41,26 +42,27 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
   const std::array<std::string_view, 5> args{token, lease_ms, request.queued_waiter, waiter_timeout_ms_, starving_in};
   ReplyPtr reply;
   bool sent = false;
+  const Routes::Operation acquire = [&](Link& link) -> Task<void> {
+    sent = true;
+    reply = co_await run_script(link, state_->scripts, kMultiAcquire, key_views_, args);
+    throw_if_rerouted(*reply);
+  };
+  std::optional<Error> failure;
   try {
-    state_->with_connection(
-        keys_.front(),
-        [&](Connection& connection) {
-          sent = true;
-          BlockingLink link(connection);
-          reply = run_script(link, state_->scripts, kMultiAcquire, key_views_, args).run_now();
-          throw_if_rerouted(*reply);
-        },
-        request.deadline);
+    co_await routes_->on_link(keys_.front(), acquire, request.deadline);
   } catch (const Error& error) {
+    failure = error;  // (a handler may not await)
+  }
+  if (failure) {
     // The script may have run even though its reply did not reach us. The broken connection went
     // back (and was dropped) before release_all borrows a fresh one.
-    if (may_have_written(error, sent)) {
+    if (may_have_written(*failure, sent)) {
       try {  // the token is ours alone: deleting it where it is still the value is always safe
-        (void)release_all(token);
+        (void)co_await release_all(token);
       } catch (...) {  // best effort: the lease expires anyway
       }
     }
-    throw naming_key(error, "acquire", keys_.front());
+    throw naming_key(*failure, "acquire", keys_.front());
   }
   TargetAttempt attempt = parse_acquire(*reply);
   if (attempt.acquired) {
@@ -68,7 +70,7 @@ TargetAttempt KeySetTarget::attempt(const AttemptRequest& request) {
     // Counted from before the request left: the server's lease can only end later than this.
     attempt.valid_until = started + request.lease;
   }
-  return attempt;
+  co_return attempt;
 }
 
 TargetAttempt KeySetTarget::parse_acquire(const redisReply& reply) const {
@@ -91,52 +93,56 @@ TargetAttempt KeySetTarget::parse_acquire(const redisReply& reply) const {
   return attempt;
 }
 
-ReleaseOutcome KeySetTarget::release(const std::string& value) {
-  const Released released = release_all(value);
-  if (released.keys != keys_.size()) return ReleaseOutcome::not_ours;
-  return released.handed_over ? ReleaseOutcome::handed_over : ReleaseOutcome::released;
+Task<ReleaseOutcome> KeySetTarget::release(const std::string& value) {
+  const Released released = co_await release_all(value);
+  if (released.keys != keys_.size()) co_return ReleaseOutcome::not_ours;
+  co_return released.handed_over ? ReleaseOutcome::handed_over : ReleaseOutcome::released;
 }
 
-KeySetTarget::Released KeySetTarget::release_all(std::string_view token) {
+Task<KeySetTarget::Released> KeySetTarget::release_all(std::string_view token) {
   std::vector<std::string_view> args;
   args.reserve(1 + channels_.size());
   args.push_back(token);
   args.insert(args.end(), channels_.begin(), channels_.end());
   Released released;
+  const Routes::Operation release = [&](Link& link) -> Task<void> {
+    const ReplyPtr reply = co_await run_script(link, state_->scripts, kMultiRelease, key_views_, args);
+    const std::string context = describe("release");
+    const redisReply& array = expect_array(*reply, 2, context);
+    released.keys = static_cast<std::size_t>(std::max<std::int64_t>(0, expect_integer(*array.element[0], context)));
+    released.handed_over = expect_integer(*array.element[1], context) == 1;
+  };
+  std::optional<Error> failure;
   try {
-    state_->with_connection(keys_.front(), [&](Connection& connection) {
-      BlockingLink link(connection);
-      const ReplyPtr reply = run_script(link, state_->scripts, kMultiRelease, key_views_, args).run_now();
-      const std::string context = describe("release");
-      const redisReply& array = expect_array(*reply, 2, context);
-      released.keys = static_cast<std::size_t>(std::max<std::int64_t>(0, expect_integer(*array.element[0], context)));
-      released.handed_over = expect_integer(*array.element[1], context) == 1;
-    });
+    co_await routes_->on_link(keys_.front(), release, Clock::time_point::max());
   } catch (const Error& error) {
-    throw naming_key(error, "release", keys_.front());
+    failure = naming_key(error, "release", keys_.front());
   }
-  return released;
+  if (failure) throw *failure;
+  co_return released;
 }
 
-void KeySetTarget::leave_queue(std::string_view waiter) noexcept {
+Task<void> KeySetTarget::leave_queue(std::string_view waiter) {
+  const Routes::Operation leave = [&](Link& link) -> Task<void> {
+    co_await remove_from_queue(link, queue_keys_[0], queue_keys_[1], waiter);
+  };
   try {
-    state_->with_connection(keys_.front(), [&](Connection& connection) {
-      BlockingLink link(connection);
-      remove_from_queue(link, queue_keys_[0], queue_keys_[1], waiter).run_now();
-    });
+    co_await routes_->on_link(keys_.front(), leave, Clock::time_point::max());
     // Keys a release handed to this waiter just before it gave up go on to the next
     // waiter (or are freed) rather than stay blocked until the handoff runs out.
-    (void)release_all(waiter);
+    (void)co_await release_all(waiter);
   } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
   }
 }
 
-TargetExtension KeySetTarget::extend(const std::string& /*value*/, std::chrono::milliseconds /*lease*/) {
+Task<TargetExtension> KeySetTarget::extend(const std::string& /*value*/, std::chrono::milliseconds /*lease*/) {
   throw Error(Errc::bad_option, describe("extend") + ": a set of keys has no extend yet");
+  co_return TargetExtension{};
 }
 
-LockInfo KeySetTarget::inspect(std::string_view /*mine*/) {
+Task<LockInfo> KeySetTarget::inspect(std::string_view /*mine*/) {
   throw Error(Errc::bad_option, describe("inspect") + ": a set of keys has no inspect yet");
+  co_return LockInfo{};
 }
 
 std::string KeySetTarget::event_key() const {

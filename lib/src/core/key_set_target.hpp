@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/lock_target.hpp"
+#include "core/routes.hpp"
 #include "redis/client_state.hpp"
 
 namespace lockbridge::detail {
@@ -18,8 +19,9 @@ class KeySetTarget final : public LockTarget {
  public:
   // `waiter_timeout`: MutexOptions::fair_waiter_timeout, how long a waiter stays queued
   // without asking again.
+  // `routes`: how its operations reach the keys' server; null: the blocking front's.
   KeySetTarget(std::shared_ptr<ClientState> state, std::vector<std::string> keys,
-               std::chrono::milliseconds waiter_timeout);
+               std::chrono::milliseconds waiter_timeout, std::shared_ptr<Routes> routes = nullptr);
 
   std::string describe(std::string_view operation) const override;
   const std::string& key() const noexcept override { return keys_.front(); }
@@ -30,16 +32,16 @@ class KeySetTarget final : public LockTarget {
   // The script always reports the blocking key's PTTL.
   bool always_learns_remaining() const noexcept override { return true; }
   bool queues_waiters() const noexcept override { return true; }
-  TargetAttempt attempt(const AttemptRequest& request) override;
-  void leave_queue(std::string_view waiter) noexcept override;
+  Task<TargetAttempt> attempt(const AttemptRequest& request) override;
+  Task<void> leave_queue(std::string_view waiter) override;
   // Released only when every key still held the token (the others are left alone).
-  ReleaseOutcome release(const std::string& value) override;
+  Task<ReleaseOutcome> release(const std::string& value) override;
   std::string_view why_not_released() const noexcept override {
     return "some keys no longer held our token; those that still did were deleted";
   }
   // A set of keys has no extend or inspect yet: Error{bad_option}.
-  TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) override;
-  LockInfo inspect(std::string_view mine) override;
+  Task<TargetExtension> extend(const std::string& value, std::chrono::milliseconds lease) override;
+  Task<LockInfo> inspect(std::string_view mine) override;
 
  private:
   struct Released {
@@ -47,7 +49,7 @@ class KeySetTarget final : public LockTarget {
     bool handed_over = false;  // to a starving queued waiter
   };
   // kMultiRelease with `token`. Throws Error.
-  Released release_all(std::string_view token);
+  Task<Released> release_all(std::string_view token);
   TargetAttempt parse_acquire(const redisReply& reply) const;
 
   const std::shared_ptr<ClientState> state_;
@@ -56,6 +58,7 @@ class KeySetTarget final : public LockTarget {
   std::vector<std::string> queue_keys_;      // the waiter queue and its times (of the first key)
   std::vector<std::string_view> key_views_;  // of keys_ and then queue_keys_: the scripts' KEYS
   std::vector<std::string> channels_;        // release_channel() of each key, in the same order
+  const std::shared_ptr<Routes> routes_;
 };
 
 // "acquire 'a', 'b', 'c' and 2 more": the context of error messages about a set of keys.

@@ -105,7 +105,7 @@ void LockCore::lock() {
 TargetAttempt LockCore::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   ++attempts_;
-  TargetAttempt result = target_->attempt(request);
+  TargetAttempt result = target_->attempt(request).run_now();
   if (result.acquired) begin_hold(result, started);
   return result;
 }
@@ -145,7 +145,7 @@ void LockCore::release(bool all) noexcept {
     const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
     const std::string value = lease_->snapshot().value;
     lease_->released();
-    const ReleaseOutcome outcome = target_->release(value);
+    const ReleaseOutcome outcome = target_->release(value).run_now();
     handed_over_ = outcome == ReleaseOutcome::handed_over;
     if (outcome != ReleaseOutcome::not_ours) {
       last_error_.clear();
@@ -177,7 +177,7 @@ bool LockCore::extend(std::chrono::milliseconds lease) {
   TargetExtension extension;
   {
     const Lease::IoClaim io = lease_->claim_io();
-    extension = target_->extend(lease_->snapshot().value, lease);
+    extension = target_->extend(lease_->snapshot().value, lease).run_now();
     if (extension.kind != TargetExtension::Kind::lost) lease_->renewed(extension.value, extension.valid_until);
   }
   switch (extension.kind) {
@@ -201,13 +201,16 @@ bool LockCore::extend(std::chrono::milliseconds lease) {
 
 LeaseLossReason LockCore::why_lost_on_extend() const noexcept {
   try {
-    return target_->inspect({}).exists ? LeaseLossReason::taken : LeaseLossReason::deleted;
+    return target_->inspect({}).run_now().exists ? LeaseLossReason::taken : LeaseLossReason::deleted;
   } catch (...) {  // unreachable now: "taken" is the safer guess (someone else may hold it)
     return LeaseLossReason::taken;
   }
 }
 
-LockInfo LockCore::inspect() const { return target_->inspect(holds() ? lease_->snapshot().value : std::string()); }
+LockInfo LockCore::inspect() const {
+  const std::string mine = holds() ? lease_->snapshot().value : std::string();
+  return target_->inspect(mine).run_now();
+}
 
 std::chrono::milliseconds LockCore::valid_for() const noexcept {
   if (hold_count_ == 0) return std::chrono::milliseconds::zero();

@@ -66,7 +66,7 @@ class LockCore final : public Contender {
 
   // Contender: the waiting loop's attempt begins the hold when it acquires.
   TargetAttempt attempt(const AttemptRequest& request) override;
-  void leave_queue(std::string_view waiter) noexcept override { target_->leave_queue(waiter); }
+  void leave_queue(std::string_view waiter) noexcept override { target_->leave_queue(waiter).run_now(); }
   void starving(std::chrono::nanoseconds waited) noexcept override;
 
  private:

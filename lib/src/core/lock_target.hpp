@@ -15,6 +15,7 @@
 #include "lockbridge/error.hpp"
 #include "lockbridge/lock_info.hpp"
 #include "strategies/strategy.hpp"
+#include "util/task.hpp"
 #include "waiting/release_channel.hpp"
 
 namespace lockbridge::detail {
@@ -81,23 +82,26 @@ class LockTarget {
   // only the first, and hands the lock to it once it starves (docs/design.md §10.5).
   virtual bool queues_waiters() const noexcept { return false; }
 
+  // The calls below are coroutines (util/task.hpp): the blocking front runs them in place
+  // (run_now), an event-driven one awaits them. Their arguments must live until they end.
+  //
   // One attempt. A reply lost to io, timeout or protocol (the request may have run) is undone
   // where the target can, then rethrown; every error names the key. Throws Error.
-  virtual TargetAttempt attempt(const AttemptRequest& request) = 0;
+  virtual Task<TargetAttempt> attempt(const AttemptRequest& request) = 0;
   // Deletes `value` wherever it is still ours, or hands it to a starving queued waiter; not_ours
   // when not all of it was (lease_lost), with why_not_released() saying what the release found.
   // Throws Error.
-  virtual ReleaseOutcome release(const std::string& value) = 0;
+  virtual Task<ReleaseOutcome> release(const std::string& value) = 0;
   virtual std::string_view why_not_released() const noexcept {
     return "the key no longer held our value; nothing was deleted";
   }
   // Resets the lease of `value` to `lease`. Throws Error (bad_option where the protocol has none).
-  virtual TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) = 0;
+  virtual Task<TargetExtension> extend(const std::string& value, std::chrono::milliseconds lease) = 0;
   // Reads without changing anything. Throws Error.
-  virtual LockInfo inspect(std::string_view mine) = 0;
+  virtual Task<LockInfo> inspect(std::string_view mine) = 0;
   // Takes a queued waiter that gives up out of its queue (and passes on a lock handed to it).
-  // Best effort.
-  virtual void leave_queue(std::string_view /*waiter*/) noexcept {}
+  // Best effort: never throws.
+  virtual Task<void> leave_queue(std::string_view /*waiter*/) { co_return; }
   // The watchdog's renewer (its calls are pipelined for many locks); null when this target cannot
   // be renewed in the background.
   virtual std::shared_ptr<const LockStrategy> renewer() const noexcept { return nullptr; }

@@ -16,7 +16,7 @@ QuorumTarget::QuorumTarget(std::shared_ptr<ClientState> state, std::string key, 
 
 std::string QuorumTarget::identity() const { return lock_identity(state_->url, std::span(&key_, 1)); }
 
-TargetAttempt QuorumTarget::attempt(const AttemptRequest& request) {
+Task<TargetAttempt> QuorumTarget::attempt(const AttemptRequest& request) {
   // A lost reply is no concern here: the quorum deletes our value everywhere when it did not
   // reach a majority.
   const auto started = Clock::now();
@@ -28,20 +28,20 @@ TargetAttempt QuorumTarget::attempt(const AttemptRequest& request) {
   attempt.holder_remaining = outcome.holder_remaining;
   // Valid until the lease ends on the master that set it first, less the drift Redlock allows.
   attempt.valid_until = started + request.lease - Quorum::drift(request.lease);
-  return attempt;
+  co_return attempt;
 }
 
-TargetExtension QuorumTarget::extend(const std::string& value, std::chrono::milliseconds lease) {
+Task<TargetExtension> QuorumTarget::extend(const std::string& value, std::chrono::milliseconds lease) {
   const auto started = Clock::now();
   TargetExtension extension;
   if (!quorum_.extend(key_, value, lease).held) {
     extension.why = "fewer than a majority of masters extended it in time (our copies were deleted)";
-    return extension;
+    co_return extension;
   }
   extension.kind = TargetExtension::Kind::extended;
   extension.value = value;
   extension.valid_until = started + lease - Quorum::drift(lease);
-  return extension;
+  co_return extension;
 }
 
 }  // namespace lockbridge::detail

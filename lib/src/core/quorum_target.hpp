@@ -22,12 +22,13 @@ class QuorumTarget final : public LockTarget {
   const std::string& key() const noexcept override { return key_; }
   std::string identity() const override;
   std::optional<ReleaseChannel> channel() const override { return std::nullopt; }
-  TargetAttempt attempt(const AttemptRequest& request) override;
-  ReleaseOutcome release(const std::string& value) override {
-    return quorum_.release(key_, value) > 0 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
+  // Each round runs in place, on every master at once (the quorum is blocking-only).
+  Task<TargetAttempt> attempt(const AttemptRequest& request) override;
+  Task<ReleaseOutcome> release(const std::string& value) override {
+    co_return quorum_.release(key_, value) > 0 ? ReleaseOutcome::released : ReleaseOutcome::not_ours;
   }
-  TargetExtension extend(const std::string& value, std::chrono::milliseconds lease) override;
-  LockInfo inspect(std::string_view mine) override { return quorum_.inspect(key_, mine); }
+  Task<TargetExtension> extend(const std::string& value, std::chrono::milliseconds lease) override;
+  Task<LockInfo> inspect(std::string_view mine) override { co_return quorum_.inspect(key_, mine); }
 
  private:
   const std::shared_ptr<ClientState> state_;

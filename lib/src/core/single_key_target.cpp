@@ -1,17 +1,20 @@
 #include "core/single_key_target.hpp"
 
+#include <array>
 #include <utility>
 
 #include "cluster/key_slot.hpp"
 
 namespace lockbridge::detail {
 
-SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options)
+SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options,
+                                 std::shared_ptr<Routes> routes)
     : state_(std::move(state)),
       key_(std::move(key)),
       replica_ack_(options.replica_ack),
       strategy_(make_strategy(options, state_->scripts, state_->cluster != nullptr)),
-      channel_(strategy_->release_channel_of(key_)) {
+      channel_(strategy_->release_channel_of(key_)),
+      routes_(routes ? std::move(routes) : std::make_shared<BlockingRoutes>(*state_)) {
   // A key with a brace but no hash tag ("x}y"; for redisson also "x{y") has no companion name in
   // its own slot: on Redis Cluster its release announcement (and fence counter, fair queue)
   // would be refused after the release script had already deleted the key. (The faithful preset
@@ -27,34 +30,38 @@ std::string SingleKeyTarget::describe(std::string_view operation) const { return
 
 std::string SingleKeyTarget::identity() const { return lock_identity(state_->url, std::span(&key_, 1)); }
 
-template <class Operation>
-void SingleKeyTarget::on_connection(std::string_view name, Operation&& operation, Clock::time_point deadline) {
+Task<void> SingleKeyTarget::on_link(std::string_view name, Routes::Operation operation, Clock::time_point deadline) {
+  std::optional<Error> failure;
   try {
-    state_->with_connection(key_, std::forward<Operation>(operation), deadline);
+    co_await routes_->on_link(key_, operation, deadline);
   } catch (const Error& error) {
-    throw naming_key(error, name, key_);
+    failure = naming_key(error, name, key_);  // (a handler may not await: thrown below)
   }
+  if (failure) throw *failure;
 }
 
-TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
+Task<TargetAttempt> SingleKeyTarget::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   AcquireAttempt result;
   bool sent = false;
+  std::optional<Error> failure;
+  // Named, as every operation here: a temporary in a co_await's expression is what GCC 12 gets
+  // wrong (docs/design.md §15).
+  const Routes::Operation acquire = [&](Link& link) -> Task<void> {
+    sent = true;
+    result = co_await strategy_->try_acquire(link, key_, request);
+    if (result.acquired && !co_await replicas_acknowledge(link, result.value)) throw replica_shortfall("acquire");
+  };
   try {
-    on_connection(
-        "acquire",
-        [&](Connection& connection) {
-          sent = true;
-          BlockingLink link(connection);
-          result = strategy_->try_acquire(link, key_, request).run_now();
-          if (result.acquired && !replicas_acknowledge(connection, result.value)) throw replica_shortfall("acquire");
-        },
-        request.deadline);
+    co_await on_link("acquire", acquire, request.deadline);
   } catch (const Error& error) {
+    failure = error;
+  }
+  if (failure) {
     // The request may have reached the server even though its reply did not reach us. The broken
     // connection went back (and was dropped) before the undo borrows a fresh one.
-    if (may_have_written(error, sent)) abandon_unknown_attempt();
-    throw;
+    if (may_have_written(*failure, sent)) co_await abandon_unknown_attempt();
+    throw *failure;
   }
   TargetAttempt attempt;
   attempt.acquired = result.acquired;
@@ -63,69 +70,69 @@ TargetAttempt SingleKeyTarget::attempt(const AttemptRequest& request) {
   attempt.valid_until = started + request.lease;
   attempt.fence = result.fence;
   attempt.holder_remaining = result.holder_remaining;
-  return attempt;
+  co_return attempt;
 }
 
-ReleaseOutcome SingleKeyTarget::release(const std::string& value) {
+Task<ReleaseOutcome> SingleKeyTarget::release(const std::string& value) {
   ReleaseOutcome outcome = ReleaseOutcome::not_ours;
-  on_connection("release", [&](Connection& connection) {
-    BlockingLink link(connection);
-    outcome = strategy_->release(link, key_, value, channel_.name).run_now();
-  });
-  return outcome;
+  const Routes::Operation release = [&](Link& link) -> Task<void> {
+    outcome = co_await strategy_->release(link, key_, value, channel_.name);
+  };
+  co_await on_link("release", release);
+  co_return outcome;
 }
 
-TargetExtension SingleKeyTarget::extend(const std::string& value, std::chrono::milliseconds lease) {
+Task<TargetExtension> SingleKeyTarget::extend(const std::string& value, std::chrono::milliseconds lease) {
   const auto started = Clock::now();
   TargetExtension extension;
-  on_connection("extend", [&](Connection& connection) {
-    BlockingLink link(connection);
-    const std::optional<std::string> held = strategy_->extend(link, key_, value, lease).run_now();
+  const Routes::Operation extend = [&](Link& link) -> Task<void> {
+    const std::optional<std::string> held = co_await strategy_->extend(link, key_, value, lease);
     if (!held) {
       extension.why = "the key no longer holds our value";
-      return;
+      co_return;
     }
     extension.value = *held;
     extension.valid_until = started + lease;
-    extension.kind =
-        replicas_acknowledge(connection, *held) ? TargetExtension::Kind::extended : TargetExtension::Kind::released;
-  });
+    const bool acknowledged = co_await replicas_acknowledge(link, *held);
+    extension.kind = acknowledged ? TargetExtension::Kind::extended : TargetExtension::Kind::released;
+  };
+  co_await on_link("extend", extend);
   if (extension.kind == TargetExtension::Kind::released) extension.error = replica_shortfall("extend");
-  return extension;
+  co_return extension;
 }
 
-LockInfo SingleKeyTarget::inspect(std::string_view mine) {
+Task<LockInfo> SingleKeyTarget::inspect(std::string_view mine) {
   LockInfo info;
-  on_connection("inspect", [&](Connection& connection) {
-    BlockingLink link(connection);
-    info = strategy_->inspect(link, key_, mine).run_now();
-  });
-  return info;
+  const Routes::Operation inspect = [&](Link& link) -> Task<void> {
+    info = co_await strategy_->inspect(link, key_, mine);
+  };
+  co_await on_link("inspect", inspect);
+  co_return info;
 }
 
-void SingleKeyTarget::leave_queue(std::string_view waiter) noexcept {
+Task<void> SingleKeyTarget::leave_queue(std::string_view waiter) {
+  const Routes::Operation leave = [&](Link& link) -> Task<void> {
+    co_await strategy_->leave_queue(link, key_, waiter);
+  };
   try {
-    state_->with_connection(key_, [&](Connection& connection) {
-      BlockingLink link(connection);
-      strategy_->leave_queue(link, key_, waiter).run_now();
-    });
+    co_await routes_->on_link(key_, leave, Clock::time_point::max());
   } catch (...) {  // best effort: the queue skips the waiter after fair_waiter_timeout anyway
   }
 }
 
-bool SingleKeyTarget::replicas_acknowledge(Connection& connection, const std::string& value) {
-  if (replica_ack_.replicas <= 0) return true;
-  const ReplyPtr reply =
-      connection.run_held({"WAIT", std::to_string(replica_ack_.replicas), std::to_string(replica_ack_.timeout.count())},
-                          replica_ack_.timeout);
+Task<bool> SingleKeyTarget::replicas_acknowledge(Link& link, const std::string& value) {
+  if (replica_ack_.replicas <= 0) co_return true;
+  const std::string replicas = std::to_string(replica_ack_.replicas);
+  const std::string timeout = std::to_string(replica_ack_.timeout.count());
+  const std::array<std::string_view, 3> wait{"WAIT", replicas, timeout};
+  const ReplyPtr reply = co_await link.run_held(Args(wait), replica_ack_.timeout);
   replicas_acknowledged_ = static_cast<int>(expect_integer(*reply, describe("replica WAIT for")));
   if (*replicas_acknowledged_ >= replica_ack_.replicas ||
       replica_ack_.on_shortfall == ReplicaAckOptions::OnShortfall::accept) {
-    return true;
+    co_return true;
   }
-  BlockingLink link(connection);
-  (void)strategy_->release(link, key_, value, channel_.name).run_now();
-  return false;
+  (void)co_await strategy_->release(link, key_, value, channel_.name);
+  co_return false;
 }
 
 Error SingleKeyTarget::replica_shortfall(std::string_view operation) const {
@@ -135,12 +142,10 @@ Error SingleKeyTarget::replica_shortfall(std::string_view operation) const {
                                     " ms; the lock was released (MutexOptions::replica_ack)");
 }
 
-void SingleKeyTarget::abandon_unknown_attempt() noexcept {
+Task<void> SingleKeyTarget::abandon_unknown_attempt() {
+  const Routes::Operation abandon = [&](Link& link) -> Task<void> { co_await strategy_->abandon_attempt(link, key_); };
   try {
-    state_->with_connection(key_, [&](Connection& connection) {
-      BlockingLink link(connection);
-      strategy_->abandon_attempt(link, key_).run_now();
-    });
+    co_await routes_->on_link(key_, abandon, Clock::time_point::max());
   } catch (...) {  // best effort: the server is probably unreachable
   }
 }

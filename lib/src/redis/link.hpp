@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ class Link {
   }
   // Several commands in one round trip; replies in order, error replies returned.
   virtual Task<std::vector<ReplyPtr>> pipeline(std::span<const std::vector<std::string_view>> commands) = 0;
+  // A command the server itself holds for up to `server_wait` before it answers (WAIT): its reply
+  // is waited for that long on top of the command timeout. On a shared pipeline it holds back the
+  // requests behind it as long.
+  virtual Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) = 0;
 };
 
 // The blocking front's link: a Connection (pooled, borrowed for the call), each request run in place.
@@ -45,6 +50,9 @@ class BlockingLink final : public Link {
   Task<ReplyPtr> run(Args args) override { co_return connection_.run(args); }
   Task<std::vector<ReplyPtr>> pipeline(std::span<const std::vector<std::string_view>> commands) override {
     co_return connection_.pipeline(commands);
+  }
+  Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) override {
+    co_return connection_.run_held(args, server_wait);
   }
 
  private:

@@ -26,14 +26,21 @@ std::vector<ReplyPtr> PipelineLink::Request::await_resume() {
   return std::move(std::get<std::vector<ReplyPtr>>(*state_->outcome));
 }
 
-Task<ReplyPtr> PipelineLink::run(Args args) {
+Task<ReplyPtr> PipelineLink::run(Args args) { co_return co_await send(args, timeout_); }
+
+Task<ReplyPtr> PipelineLink::run_held(Args args, std::chrono::milliseconds server_wait) {
+  co_return co_await send(args, timeout_ + server_wait);
+}
+
+Task<ReplyPtr> PipelineLink::send(Args args, std::chrono::milliseconds wait) {
   const std::vector<std::string_view> command(args.begin(), args.end());
-  std::vector<ReplyPtr> replies = co_await pipeline(std::span(&command, 1));
+  const std::shared_ptr<Pipeline> pipeline = pipeline_;  // outlives the request, which points at it
+  Request request(*pipeline, std::span(&command, 1), Clock::now() + wait);
+  std::vector<ReplyPtr> replies = co_await request;
   co_return std::move(replies.front());
 }
 
 Task<std::vector<ReplyPtr>> PipelineLink::pipeline(std::span<const std::vector<std::string_view>> commands) {
-  // The pipeline outlives the request: this link holds it, and the coroutine holds the link.
   const std::shared_ptr<Pipeline> pipeline = pipeline_;
   Request request(*pipeline, commands, Clock::now() + timeout_);
   co_return co_await request;

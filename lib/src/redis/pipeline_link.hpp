@@ -28,6 +28,7 @@ class PipelineLink final : public Link {
   using Link::run;
   Task<ReplyPtr> run(Args args) override;
   Task<std::vector<ReplyPtr>> pipeline(std::span<const std::vector<std::string_view>> commands) override;
+  Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) override;
 
  private:
   // One request in flight: submitted when made, awaited once. Neither copied nor moved: the
@@ -57,6 +58,9 @@ class PipelineLink final : public Link {
     Pipeline::Ticket ticket_ = 0;
     std::shared_ptr<State> state_ = std::make_shared<State>();
   };
+
+  // One command, its reply awaited up to `wait`.
+  Task<ReplyPtr> send(Args args, std::chrono::milliseconds wait);
 
   std::shared_ptr<Pipeline> pipeline_;
   std::chrono::milliseconds timeout_;
