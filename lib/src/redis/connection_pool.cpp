@@ -7,7 +7,7 @@
 namespace lockbridge::detail {
 
 ConnectionPool::ConnectionPool(std::shared_ptr<Endpoint> endpoint)
-    : endpoint_(std::move(endpoint)), options_(endpoint_->options()) {
+    : endpoint_(std::move(endpoint)), options_(endpoint_->options()), backoff_(options_.reconnect_backoff) {
   idle_.reserve(options_.pool_size);  // give_back() is noexcept: it must never reallocate
 }
 
@@ -25,8 +25,7 @@ ConnectionPool::PooledConnection ConnectionPool::borrow(std::chrono::steady_cloc
     dropped = true;
   }
   if (dropped) slot_freed_.notify_all();  // a borrower waiting for a free slot may connect now
-  const auto in_backoff = [&] { return failures_ > 0 && std::chrono::steady_clock::now() < retry_after_; };
-  if (!in_backoff()) {  // (the sentinels are not asked faster than the master is dialled)
+  if (!backoff_.active()) {               // (the sentinels are not asked faster than the master is dialled)
     lock.unlock();
     endpoint_->refresh_if_stale(deadline);  // a connection broke: with Sentinel, has the master moved?
     lock.lock();
@@ -54,23 +53,19 @@ ConnectionPool::PooledConnection ConnectionPool::borrow(std::chrono::steady_cloc
     idle_.pop_back();
     return PooledConnection(*this, std::move(connection));
   }
-  if (in_backoff()) {
-    throw Error(Errc::io, last_failure_ + " (not retried yet: reconnect backoff)");
-  }
+  if (backoff_.active()) throw backoff_.refusal();
   ++open_;  // reserve the slot, then connect without holding the lock
   lock.unlock();
   try {
     auto connection = endpoint_->connect();
     lock.lock();
-    failures_ = 0;
+    backoff_.succeeded();
     lock.unlock();
     return PooledConnection(*this, std::move(connection));
   } catch (const Error& error) {
     lock.lock();
     --open_;
-    failures_ = std::min(failures_ + 1, 5U);
-    retry_after_ = std::chrono::steady_clock::now() + options_.reconnect_backoff * (1U << (failures_ - 1));
-    last_failure_ = message_of(error);  // the backoff error appends the code's description again
+    backoff_.failed(error);
     lock.unlock();
     slot_freed_.notify_one();
     throw;

@@ -15,6 +15,7 @@
 
 #include "redis/connection.hpp"
 #include "redis/endpoint.hpp"
+#include "redis/reconnect_backoff.hpp"
 
 namespace lockbridge::detail {
 
@@ -58,11 +59,8 @@ class ConnectionPool {
   std::mutex mutex_;
   std::condition_variable slot_freed_;
   std::vector<std::unique_ptr<Connection>> idle_;
-  std::size_t open_ = 0;  // idle + borrowed + being connected
-  // Reconnect backoff after failed connects.
-  unsigned failures_ = 0;
-  std::chrono::steady_clock::time_point retry_after_{};
-  std::string last_failure_;
+  std::size_t open_ = 0;      // idle + borrowed + being connected
+  ReconnectBackoff backoff_;  // after failed connects
 };
 
 }  // namespace lockbridge::detail

@@ -40,6 +40,10 @@ class Link {
   // is waited for that long on top of the command timeout. On a shared pipeline it holds back the
   // requests behind it as long.
   virtual Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) = 0;
+  // Whether no other caller's requests share the connection while this link is used: a
+  // transaction spread over several requests (WATCH ... MULTI ... EXEC) needs it, or their
+  // commands would join it.
+  virtual bool exclusive() const noexcept = 0;
 };
 
 // The blocking front's link: a Connection (pooled, borrowed for the call), each request run in place.
@@ -54,6 +58,7 @@ class BlockingLink final : public Link {
   Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) override {
     co_return connection_.run_held(args, server_wait);
   }
+  bool exclusive() const noexcept override { return true; }  // borrowed for the call
 
  private:
   Connection& connection_;

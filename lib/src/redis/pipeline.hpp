@@ -66,6 +66,8 @@ class Pipeline : public std::enable_shared_from_this<Pipeline> {
   void close(const Error& why);
   bool closed() const noexcept { return closed_; }
   std::size_t in_flight() const noexcept { return requests_.size(); }
+  // The connection driven (for the Endpoint's bookkeeping of broken connections).
+  const Connection& connection() const noexcept { return *connection_; }
   // Told once, on the loop, when the connection ends for any reason.
   void on_closed(std::function<void(const Error&)> handler) { on_closed_ = std::move(handler); }
 

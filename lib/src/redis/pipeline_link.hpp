@@ -29,6 +29,7 @@ class PipelineLink final : public Link {
   Task<ReplyPtr> run(Args args) override;
   Task<std::vector<ReplyPtr>> pipeline(std::span<const std::vector<std::string_view>> commands) override;
   Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) override;
+  bool exclusive() const noexcept override { return false; }  // every lock of the client shares it
 
  private:
   // One request in flight: submitted when made, awaited once. Neither copied nor moved: the

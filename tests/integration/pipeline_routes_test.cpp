@@ -1,0 +1,152 @@
+// The event-driven front's routes (core/pipeline_routes.*) on an Asio io_context: operations wait
+// for the connection, opened off the loop, each until its own deadline; a refused connect fails
+// them and the reconnect backoff fails the next ones fast; a connection that ends is replaced; an
+// operation cancelled while it waits is never resumed; topologies not served yet are refused.
+#include <gtest/gtest.h>
+
+#include <asio/io_context.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/pipeline_routes.hpp"
+#include "lockbridge/asio.hpp"
+#include "redis_test_support.hpp"
+#include "silent_server.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using detail::Link;
+using detail::PipelineRoutes;
+using detail::Task;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+class PipelineRoutesTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<PipelineRoutes> routes_for(const Client& client) {
+    return PipelineRoutes::make(client.state(), loop_);
+  }
+  // An operation that PINGs and records the reply.
+  Task<void> ping(PipelineRoutes& routes, std::optional<std::string>& reply, Clock::time_point deadline) {
+    const detail::Routes::Operation operation = [&reply](Link& link) -> Task<void> {
+      const auto got = co_await link.command("PING");
+      reply = std::string(detail::as_view(*got));
+    };
+    co_await routes.on_link("any key", operation, deadline);
+  }
+  // Runs the loop until `task` ends (10 s at most: a bound, not a timing); its error, if any.
+  std::optional<Error> finish(Task<void> task) {
+    bool done = false;
+    task.then([&] { done = true; });
+    const auto give_up = Clock::now() + std::chrono::seconds(10);
+    while (!done && Clock::now() < give_up) {
+      io_.run_for(milliseconds(10));
+      io_.restart();
+    }
+    if (!done) throw std::runtime_error("the task did not end within 10 s");
+    try {
+      task.result();
+    } catch (const Error& error) {
+      return error;
+    }
+    return std::nullopt;
+  }
+  static Clock::time_point in_seconds(int seconds) { return Clock::now() + std::chrono::seconds(seconds); }
+
+  asio::io_context io_;
+  std::shared_ptr<AsioEventLoop> loop_ = std::make_shared<AsioEventLoop>(io_.get_executor());
+};
+
+TEST_F(PipelineRoutesTest, OperationsWaitForTheConnectionAndShareIt) {
+  const Client client = test_client();
+  const auto routes = routes_for(client);
+  std::optional<std::string> first, second;
+  // Both start before the loop runs: the second waits for the connect the first started.
+  Task<void> one = ping(*routes, first, in_seconds(5));
+  Task<void> two = ping(*routes, second, in_seconds(5));
+  EXPECT_FALSE(one.done());
+  EXPECT_FALSE(finish(std::move(two)));
+  EXPECT_FALSE(finish(std::move(one)));
+  EXPECT_EQ(first, "PONG");
+  EXPECT_EQ(second, "PONG");
+}
+
+TEST_F(PipelineRoutesTest, ARefusedConnectFailsTheOperationAndTheBackoffFailsTheNextFast) {
+  ClientOptions options;
+  options.reconnect_backoff = std::chrono::seconds(60);
+  const Client client("redis://127.0.0.1:1", options);  // nothing listens on port 1
+  const auto routes = routes_for(client);
+  std::optional<std::string> reply;
+  const auto failed = finish(ping(*routes, reply, in_seconds(5)));
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->errc(), Errc::io) << failed->what();
+  const auto again = finish(ping(*routes, reply, in_seconds(5)));
+  ASSERT_TRUE(again);
+  EXPECT_NE(std::string(again->what()).find("reconnect backoff"), std::string::npos) << again->what();
+  EXPECT_FALSE(reply);
+}
+
+TEST_F(PipelineRoutesTest, AnOperationWaitsForTheConnectOnlyUntilItsDeadline) {
+  // A silent server takes the TCP connection and never answers AUTH: the connect itself lasts
+  // the command timeout (10 s here), and the operation gives up at its own deadline first.
+  SilentServer silent;
+  ClientOptions options;
+  options.command_timeout = std::chrono::seconds(10);
+  const Client client("redis://:password@" + silent.address(), options);
+  const auto routes = routes_for(client);
+  std::optional<std::string> reply;
+  const auto failed = finish(ping(*routes, reply, Clock::now() + milliseconds(200)));
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->errc(), Errc::timeout) << failed->what();
+  EXPECT_NE(std::string(failed->what()).find("caller's deadline"), std::string::npos) << failed->what();
+}
+
+TEST_F(PipelineRoutesTest, AConnectionThatEndsIsReplacedForTheNextOperation) {
+  const Client client = test_client();
+  const auto routes = routes_for(client);
+  std::optional<std::string> id;
+  const detail::Routes::Operation client_id = [&id](Link& link) -> Task<void> {
+    const auto got = co_await link.command("CLIENT", "ID");
+    id = std::to_string(got->integer);
+  };
+  ASSERT_FALSE(finish(routes->on_link("k", client_id, in_seconds(5))));
+  const std::string first_id = *id;
+  raw({"CLIENT", "KILL", "ID", first_id});
+  // The loop notices the close (or the next request finds it): a new connection serves the next
+  // operation, which may fail once if it was sent on the dead one.
+  std::optional<Error> failed = finish(routes->on_link("k", client_id, in_seconds(5)));
+  if (failed) failed = finish(routes->on_link("k", client_id, in_seconds(5)));
+  EXPECT_FALSE(failed) << failed->what();
+  EXPECT_NE(*id, first_id);
+}
+
+TEST_F(PipelineRoutesTest, AnOperationCancelledWhileItWaitsIsNeverResumed) {
+  const Client client = test_client();
+  const auto routes = routes_for(client);
+  std::optional<std::string> cancelled, served;
+  {
+    Task<void> gone = ping(*routes, cancelled, in_seconds(5));
+    EXPECT_FALSE(gone.done());
+  }  // destroyed while waiting for the connect
+  EXPECT_FALSE(finish(ping(*routes, served, in_seconds(5))));
+  EXPECT_EQ(served, "PONG");
+  EXPECT_FALSE(cancelled);
+}
+
+TEST_F(PipelineRoutesTest, ClusterAndRedlockAreRefusedWithAClearError) {
+  const Client redlock("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3");
+  try {
+    (void)routes_for(redlock);
+    FAIL() << "not refused";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.errc(), Errc::bad_option);
+    EXPECT_NE(std::string(error.what()).find("Redlock"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
