@@ -1,6 +1,9 @@
 #include "core/lock_core.hpp"
 
+#include "waiting/blocking_wait.hpp"
+
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace lockbridge::detail {
@@ -44,14 +47,14 @@ bool LockCore::hold_again() {
 }
 
 template <class Acquire>
-bool LockCore::observed_acquire(Acquire&& acquire) {
-  if (!events_.observed()) return acquire();
+Task<bool> LockCore::observed_acquire(Acquire acquire) {
+  if (!events_.observed()) co_return co_await acquire();
   const auto started = Clock::now();
   attempts_ = 0;
   starved_ = false;
   bool acquired = false;
   try {
-    acquired = acquire();
+    acquired = co_await acquire();
   } catch (const Error& error) {
     tell_not_acquired(started, error.code());
     throw;
@@ -61,26 +64,40 @@ bool LockCore::observed_acquire(Acquire&& acquire) {
   } else {
     tell_not_acquired(started, {});
   }
-  return acquired;
+  co_return acquired;
 }
 
 bool LockCore::try_once() {
   if (hold_again()) return true;
-  return observed_acquire([&] { return attempt(AttemptRequest{options_.lease, false, {}, Clock::now()}).acquired; });
+  const AttemptRequest request{options_.lease, false, {}, Clock::now()};
+  return observed_acquire([&]() -> Task<bool> {
+           const TargetAttempt attempt = co_await attempt_task(request);
+           co_return attempt.acquired;
+         })
+      .run_now();
+}
+
+WaitPlan LockCore::wait_plan(std::stop_token stop) const {
+  return WaitPlan{options_,
+                  *state_,
+                  line_,
+                  target_->channel(),
+                  target_->always_learns_remaining(),
+                  target_->queues_waiters(),
+                  events_.observed(),
+                  handed_over_,
+                  std::move(stop)};
 }
 
 bool LockCore::acquire_until(Clock::time_point deadline, std::stop_token stop) {
   if (hold_again()) return true;
-  const WaitPlan plan{options_,
-                      *state_,
-                      line_,
-                      target_->channel(),
-                      target_->always_learns_remaining(),
-                      target_->queues_waiters(),
-                      events_.observed(),
-                      handed_over_,
-                      std::move(stop)};
-  return observed_acquire([&] { return wait_for_lock(*this, plan, deadline); });
+  const WaitPlan plan = wait_plan(std::move(stop));
+  BlockingWait driver(*this, plan);
+  return acquire_with(driver, plan, deadline).run_now();
+}
+
+Task<bool> LockCore::acquire_with(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
+  co_return co_await observed_acquire([&] { return wait_steps(driver, plan, deadline); });
 }
 
 void LockCore::tell_acquired(Clock::time_point started) const noexcept {
@@ -102,12 +119,14 @@ void LockCore::lock() {
                                  std::to_string(options_.acquire_timeout.count()) + " ms");
 }
 
-TargetAttempt LockCore::attempt(const AttemptRequest& request) {
+TargetAttempt LockCore::attempt(const AttemptRequest& request) { return attempt_task(request).run_now(); }
+
+Task<TargetAttempt> LockCore::attempt_task(const AttemptRequest& request) {
   const auto started = Clock::now();
   ++attempts_;
-  TargetAttempt result = target_->attempt(request).run_now();
+  TargetAttempt result = co_await target_->attempt(request);
   if (result.acquired) begin_hold(result, started);
-  return result;
+  co_return result;
 }
 
 void LockCore::begin_hold(const TargetAttempt& attempt, Clock::time_point started) {
@@ -137,26 +156,35 @@ void LockCore::end_hold() noexcept {
 }
 
 void LockCore::release(bool all) noexcept {
+  try {
+    release_task(all).run_now();
+  } catch (...) {  // release_task reports what fails; only a broken allocation could reach here
+  }
+}
+
+Task<void> LockCore::release_task(bool all) {
   if (all && hold_count_ > 1) hold_count_ = 1;
-  if (hold_count_ == 0 || --hold_count_ > 0) return;  // reentrant: an inner unlock
+  if (hold_count_ == 0 || --hold_count_ > 0) co_return;  // reentrant: an inner unlock
   state_->keeper.forget(*lease_);
   handed_over_ = false;
+  std::optional<Error> failure;
   try {
     const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
     const std::string value = lease_->snapshot().value;
     lease_->released();
-    const ReleaseOutcome outcome = target_->release(value).run_now();
+    const ReleaseOutcome outcome = co_await target_->release(value);
     handed_over_ = outcome == ReleaseOutcome::handed_over;
     if (outcome != ReleaseOutcome::not_ours) {
       last_error_.clear();
     } else {
-      report(Error(Errc::lease_lost, target_->describe("release") + ": " + std::string(target_->why_not_released())));
+      failure = Error(Errc::lease_lost, target_->describe("release") + ": " + std::string(target_->why_not_released()));
     }
   } catch (const Error& error) {
-    report(error);
+    failure = error;
   } catch (const std::exception& error) {
-    report(Error(Errc::io, target_->describe("release") + ": " + error.what()));
+    failure = Error(Errc::io, target_->describe("release") + ": " + error.what());
   }
+  if (failure) report(*failure);
   if (line_) line_->released_here(line_hold_);
   if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_, handed_over_);
 }
@@ -171,13 +199,16 @@ void LockCore::abandon() noexcept {
   end_hold();
 }
 
-bool LockCore::extend(std::chrono::milliseconds lease) {
+bool LockCore::extend(std::chrono::milliseconds lease) { return extend_task(lease).run_now(); }
+
+Task<bool> LockCore::extend_task(std::chrono::milliseconds lease) {
   if (!keep_hold_if_valid())
     throw Error(Errc::bad_option, target_->describe("extend") + ": this " + front_ + " does not hold it");
   TargetExtension extension;
   {
     const Lease::IoClaim io = lease_->claim_io();
-    extension = target_->extend(lease_->snapshot().value, lease).run_now();
+    const std::string value = lease_->snapshot().value;
+    extension = co_await target_->extend(value, lease);
     if (extension.kind != TargetExtension::Kind::lost) lease_->renewed(extension.value, extension.valid_until);
   }
   switch (extension.kind) {
@@ -185,26 +216,30 @@ bool LockCore::extend(std::chrono::milliseconds lease) {
       lease_->lost(*extension.error, LeaseLossReason::replication);
       end_hold();
       throw *extension.error;
-    case TargetExtension::Kind::lost:
+    case TargetExtension::Kind::lost: {
       last_error_ = make_error_code(Errc::lease_lost);
-      lease_->lost(Error(Errc::lease_lost, target_->describe("extend") + ": " + extension.why),
-                   events_.observed() ? why_lost_on_extend() : LeaseLossReason::taken);
+      LeaseLossReason reason = LeaseLossReason::taken;
+      if (events_.observed()) reason = co_await why_lost_on_extend();
+      lease_->lost(Error(Errc::lease_lost, target_->describe("extend") + ": " + extension.why), reason);
       end_hold();
-      return false;
+      co_return false;
+    }
     case TargetExtension::Kind::extended:
       break;
   }
   last_error_.clear();
   if (line_) line_->extended_here(line_hold_, extension.valid_until);
-  return true;
+  co_return true;
 }
 
-LeaseLossReason LockCore::why_lost_on_extend() const noexcept {
+Task<LeaseLossReason> LockCore::why_lost_on_extend() const {
+  bool exists = true;  // unreachable now: "taken" is the safer guess (someone else may hold it)
   try {
-    return target_->inspect({}).run_now().exists ? LeaseLossReason::taken : LeaseLossReason::deleted;
-  } catch (...) {  // unreachable now: "taken" is the safer guess (someone else may hold it)
-    return LeaseLossReason::taken;
+    const LockInfo info = co_await target_->inspect(std::string_view());
+    exists = info.exists;
+  } catch (...) {
   }
+  co_return exists ? LeaseLossReason::taken : LeaseLossReason::deleted;
 }
 
 LockInfo LockCore::inspect() const {

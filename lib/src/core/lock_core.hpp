@@ -18,7 +18,9 @@
 #include "lockbridge/options.hpp"
 #include "observe/lock_events.hpp"
 #include "redis/client_state.hpp"
+#include "util/task.hpp"
 #include "waiting/local_line.hpp"
+#include "waiting/wait_driver.hpp"
 #include "waiting/wait_loop.hpp"
 
 namespace lockbridge::detail {
@@ -42,15 +44,25 @@ class LockCore final : public Contender {
   // Waits until acquired, or the retry policy gives up at `deadline` or `stop` is requested (then
   // false). Throws Error.
   bool acquire_until(Clock::time_point deadline, std::stop_token stop = {});
+  // The acquiring call as a coroutine over a front's WaitDriver (the blocking front's is
+  // BlockingWait); `plan` is wait_plan()'s, and outlives the task with the driver. Throws Error.
+  Task<bool> acquire_with(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline);
+  // What the waiting loop needs to know of this lock, and the caller's stop token.
+  WaitPlan wait_plan(std::stop_token stop) const;
+  // One attempt in Redis; an acquisition begins the hold. The Contender's attempt(), as a coroutine.
+  Task<TargetAttempt> attempt_task(const AttemptRequest& request);
   // acquire_until(now + acquire_timeout), and Error{timeout} when that gives up.
   void lock();
   // Releases (reentrant: only the last of the holds); `all` releases every hold at once. Never
   // throws: a failed or refused release is recorded in last_error() and passed to the handler.
   void release(bool all = false) noexcept;
+  // The same, as a coroutine (never throws).
+  Task<void> release_task(bool all = false);
   // Ends the hold here without a release (another holder of the same identity took it over).
   void abandon() noexcept;
   // false (and lease_lost, and the loss notice) when the lock is no longer ours. Throws Error.
   bool extend(std::chrono::milliseconds lease);
+  Task<bool> extend_task(std::chrono::milliseconds lease);
   LockInfo inspect() const;
   std::chrono::milliseconds valid_for() const noexcept;
 
@@ -81,10 +93,11 @@ class LockCore final : public Contender {
   void tell_acquired(Clock::time_point started) const noexcept;
   void tell_not_acquired(Clock::time_point started, std::error_code error) const noexcept;
   // Observed locks: why extend() found the lease gone (one more read: deleted or taken).
-  LeaseLossReason why_lost_on_extend() const noexcept;
-  // Runs an acquiring call (`acquire` returns whether it got the lock) and tells the observer.
+  Task<LeaseLossReason> why_lost_on_extend() const;  // never throws
+  // Runs an acquiring call (`acquire()` starts it: a Task<bool>, whether it got the lock) and tells
+  // the observer.
   template <class Acquire>
-  bool observed_acquire(Acquire&& acquire);
+  Task<bool> observed_acquire(Acquire acquire);
   void end_hold() noexcept;  // the hold is over without a release of ours
   void report(const Error& error) noexcept;
 
