@@ -122,18 +122,20 @@ void run_operation(Connection& connection, unsigned pick, unsigned operation) {
   request.lease = std::chrono::milliseconds(30000);
   request.learn_remaining = (pick & 16) != 0;
   if ((pick & 32) != 0) request.queued_waiter = "0123456789abcdef0123456789abcdef";
+  // The blocking front's link: each call runs in place.
+  lockbridge::detail::BlockingLink link(connection);
   switch (operation) {
     case 0:
-      (void)strategy->try_acquire(connection, key, request);
+      (void)strategy->try_acquire(link, key, request).run_now();
       break;
     case 1:
-      (void)strategy->release(connection, key, "0123456789abcdef0123456789abcdef", "fuzz:channel");
+      (void)strategy->release(link, key, "0123456789abcdef0123456789abcdef", "fuzz:channel").run_now();
       break;
     case 2:
-      (void)strategy->extend(connection, key, "0123456789abcdef0123456789abcdef", std::chrono::milliseconds(30000));
+      (void)strategy->extend(link, key, "0123456789abcdef0123456789abcdef", std::chrono::milliseconds(30000)).run_now();
       break;
     default:
-      (void)strategy->inspect(connection, key, "0123456789abcdef0123456789abcdef");
+      (void)strategy->inspect(link, key, "0123456789abcdef0123456789abcdef").run_now();
       break;
   }
 }

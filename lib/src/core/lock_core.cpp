@@ -1,6 +1,8 @@
 #include "core/lock_core.hpp"
 
+#include "util/detach.hpp"
 #include "waiting/blocking_wait.hpp"
+#include "waiting/event_wait.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -94,6 +96,21 @@ bool LockCore::acquire_until(Clock::time_point deadline, std::stop_token stop) {
   const WaitPlan plan = wait_plan(std::move(stop));
   BlockingWait driver(*this, plan);
   return acquire_with(driver, plan, deadline).run_now();
+}
+
+Task<bool> LockCore::acquire_on(std::shared_ptr<EventLoop> loop, Clock::time_point deadline, std::stop_token stop) {
+  if (hold_again()) co_return true;
+  const WaitPlan plan = wait_plan(std::move(stop));
+  EventWait driver(*this, plan, std::move(loop));
+  co_return co_await acquire_with(driver, plan, deadline);
+}
+
+void LockCore::leave_queue_later(std::string waiter) noexcept {
+  // By value, in the detached coroutine's frame: the waiter's id and the target outlive the call.
+  const auto leave = [](std::shared_ptr<LockTarget> target, std::string id) -> Task<void> {
+    co_await target->leave_queue(id);
+  };
+  detach(leave(target_, std::move(waiter)));
 }
 
 Task<bool> LockCore::acquire_with(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {

@@ -15,6 +15,7 @@
 
 #include "core/lock_target.hpp"
 #include "lease/lease.hpp"
+#include "lockbridge/event_loop.hpp"
 #include "lockbridge/options.hpp"
 #include "observe/lock_events.hpp"
 #include "redis/client_state.hpp"
@@ -50,7 +51,10 @@ class LockCore final : public Contender {
   // What the waiting loop needs to know of this lock, and the caller's stop token.
   WaitPlan wait_plan(std::stop_token stop) const;
   // One attempt in Redis; an acquisition begins the hold. The Contender's attempt(), as a coroutine.
-  Task<TargetAttempt> attempt_task(const AttemptRequest& request);
+  Task<TargetAttempt> attempt_task(const AttemptRequest& request) override;
+  // The acquiring call of an event-driven front: the same loop, its steps the loop's (EventWait).
+  // The options must not ask for the local line. Throws Error.
+  Task<bool> acquire_on(std::shared_ptr<EventLoop> loop, Clock::time_point deadline, std::stop_token stop);
   // acquire_until(now + acquire_timeout), and Error{timeout} when that gives up.
   void lock();
   // Releases (reentrant: only the last of the holds); `all` releases every hold at once. Never
@@ -79,6 +83,7 @@ class LockCore final : public Contender {
   // Contender: the waiting loop's attempt begins the hold when it acquires.
   TargetAttempt attempt(const AttemptRequest& request) override;
   void leave_queue(std::string_view waiter) noexcept override { target_->leave_queue(waiter).run_now(); }
+  void leave_queue_later(std::string waiter) noexcept override;
   void starving(std::chrono::nanoseconds waited) noexcept override;
 
  private:
@@ -102,7 +107,7 @@ class LockCore final : public Contender {
   void report(const Error& error) noexcept;
 
   const std::shared_ptr<ClientState> state_;
-  const std::unique_ptr<LockTarget> target_;
+  const std::shared_ptr<LockTarget> target_;  // shared with work that goes on by itself (leave_queue_later)
   const MutexOptions options_;
   const std::string front_;
   const std::shared_ptr<LocalLine> line_;  // null without local_queue

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <string>
 #include <utility>
+
+#include "waiting/change_wait.hpp"
 
 namespace lockbridge::detail {
 
@@ -11,22 +15,37 @@ void ReleaseListener::listen_if_subscribed() {
   watch_ = state_.notifier_for(channel_.name).watch(channel_, /*only_if_subscribed=*/true);
 }
 
-bool ReleaseListener::listen(Clock::time_point until) {
+bool ReleaseListener::listen(Clock::time_point until) { return listen_steps(until, nullptr).run_now(); }
+
+Task<bool> ReleaseListener::listen_on(std::shared_ptr<EventLoop> loop, Clock::time_point until) {
+  return listen_steps(until, std::move(loop));
+}
+
+Task<bool> ReleaseListener::listen_steps(Clock::time_point until, std::shared_ptr<EventLoop> loop) {
   for (int tries = 0; tries < 2; ++tries) {
     // Asked each time: on Redis Cluster the slot's master may have changed since the wait began,
     // and a redirect teaches the router the new one.
     watch_ = state_.notifier_for(channel_.name).watch(channel_);
-    if (watch_->wait_subscribed(std::min(until, Clock::now() + state_.endpoint->options().command_timeout), stop_))
-      return true;
+    const auto answer_by = std::min(until, Clock::now() + state_.endpoint->options().command_timeout);
+    bool confirmed = false;
+    if (loop) {
+      ReleaseNotifier::Watch* watch = watch_.get();
+      ChangeWait answered(loop, watch, answer_by, stop_, [watch] { return watch->answered_now(); });
+      (void)co_await answered;
+      confirmed = watch->confirmed_now();
+    } else {
+      confirmed = watch_->wait_subscribed(answer_by, stop_);
+    }
+    if (confirmed) co_return true;
     if (watch_->refused()) {
       // Nothing will be heard: not listening, so the waiter keeps to its retry policy (a queued
       // waiter would otherwise wait for a message up to the holder's lease end).
       watch_.reset();
-      return false;
+      co_return false;
     }
-    if (!watch_->redirected()) return false;
+    if (!watch_->redirected()) co_return false;
   }
-  return false;
+  co_return false;
 }
 
 void ReleaseListener::switch_to(ReleaseChannel channel) {
@@ -41,6 +60,14 @@ void ReleaseListener::arm() {
 
 void ReleaseListener::drop_if_redirected() {
   if (watch_ && watch_->redirected()) watch_.reset();
+}
+
+Task<bool> ReleaseListener::wait_on(std::shared_ptr<EventLoop> loop, Clock::time_point until, std::string_view me) {
+  ReleaseNotifier::Watch* watch = watch_.get();
+  std::function<bool()> heard = [] { return false; };  // nothing to hear: a plain sleep
+  if (watch != nullptr) heard = [watch, mine = std::string(me)] { return watch->heard_now(mine); };
+  ChangeWait wait(std::move(loop), watch, until, stop_, std::move(heard));
+  co_return co_await wait;
 }
 
 bool ReleaseListener::wait_until(Clock::time_point until, std::string_view me) {

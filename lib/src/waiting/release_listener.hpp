@@ -11,7 +11,9 @@
 #include <string_view>
 #include <utility>
 
+#include "lockbridge/event_loop.hpp"
 #include "redis/client_state.hpp"
+#include "util/task.hpp"
 #include "waiting/release_channel.hpp"
 #include "waiting/release_notifier.hpp"
 
@@ -49,7 +51,15 @@ class ReleaseListener {
   // until `until`; without a subscription, simply until `until`. true when a release woke it.
   bool wait_until(Clock::time_point until, std::string_view me = {});
 
+  // listen() and wait_until() for an event-driven waiter: nothing blocks, the waits are the
+  // loop's (waiting/change_wait.hpp), and the task resumes on it.
+  Task<bool> listen_on(std::shared_ptr<EventLoop> loop, Clock::time_point until);
+  Task<bool> wait_on(std::shared_ptr<EventLoop> loop, Clock::time_point until, std::string_view me);
+
  private:
+  // listen()'s steps, written once: with a loop, its wait for the server's answer is the loop's.
+  Task<bool> listen_steps(Clock::time_point until, std::shared_ptr<EventLoop> loop);
+
   ClientState& state_;
   ReleaseChannel channel_;
   std::stop_token stop_;

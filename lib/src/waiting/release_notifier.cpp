@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <list>
 #include <optional>
 
 #include "cluster/key_slot.hpp"
@@ -32,13 +33,20 @@ struct ReleaseNotifier::Channel {
   std::deque<std::pair<std::uint64_t, std::string>> recent;
   Clock::time_point idle_since{};       // when watchers last dropped to zero
   std::condition_variable_any changed;  // the _any kind: a waiter's stop request wakes it
+  // Event-driven watchers (Watch::on_change), told whenever the blocking ones are woken.
+  std::list<std::function<void()>> listeners;
 
   static constexpr std::size_t kRecent = 32;
   void announce(std::string payload) {
     ++generation;
     recent.emplace_back(generation, std::move(payload));
     if (recent.size() > kRecent) recent.pop_front();
+    wake_all();
+  }
+  // With the notifier's mutex held: a listener only posts to its loop.
+  void wake_all() {
     changed.notify_all();
+    for (const auto& listener : listeners) listener();
   }
 };
 
@@ -98,6 +106,7 @@ ReleaseNotifier::Watch::~Watch() {
   bool last = false;
   {
     std::lock_guard lock(notifier_.mutex_);
+    if (listener_) channel_->listeners.erase(*listener_);
     last = --channel_->watchers == 0;
     if (last) channel_->idle_since = Clock::now();
   }
@@ -133,6 +142,28 @@ bool ReleaseNotifier::Watch::heard(std::string_view me) const {
   return std::any_of(channel_->recent.begin(), channel_->recent.end(), [&](const auto& entry) {
     return entry.first > seen_ && (entry.second.empty() || entry.second == me);
   });
+}
+
+void ReleaseNotifier::Watch::on_change(std::function<void()> changed) {
+  std::lock_guard lock(notifier_.mutex_);
+  if (listener_) channel_->listeners.erase(*listener_);
+  listener_.reset();
+  if (changed) listener_ = channel_->listeners.insert(channel_->listeners.end(), std::move(changed));
+}
+
+bool ReleaseNotifier::Watch::heard_now(std::string_view me) const {
+  std::lock_guard lock(notifier_.mutex_);
+  return heard(me);
+}
+
+bool ReleaseNotifier::Watch::answered_now() const {
+  std::lock_guard lock(notifier_.mutex_);
+  return channel_->confirmed || channel_->redirected || channel_->refused;
+}
+
+bool ReleaseNotifier::Watch::confirmed_now() const {
+  std::lock_guard lock(notifier_.mutex_);
+  return channel_->confirmed;
 }
 
 bool ReleaseNotifier::Watch::wait_until(Clock::time_point until, std::string_view me, const std::stop_token& stop) {
@@ -247,7 +278,7 @@ void ReleaseNotifier::refused(const std::string& name, std::string_view why) {
     if (it == channels_.end()) return;
     it->second->refused = true;
     it->second->retry_at = denied ? Clock::time_point::max() : Clock::now() + kRetryRefused;
-    it->second->changed.notify_all();  // its waiters stop waiting for a confirmation
+    it->second->wake_all();  // its waiters stop waiting for a confirmation
   }
   if (!denied || told_refusal_ || !options_.on_notice) return;
   told_refusal_ = true;
@@ -300,7 +331,7 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
     channel.announce(named ? std::string(as_view(*reply.element[2])) : std::string());
   } else if (kind == (channel.sharded ? "ssubscribe" : "subscribe") && subscribed_.contains(name)) {
     channel.confirmed = true;
-    channel.changed.notify_all();
+    channel.wake_all();
   } else if (kind == "sunsubscribe" && channel.sharded && channel.confirmed) {
     // Not asked for: Redis Cluster drops the subscriptions of a slot that moved to another node.
     // Releases are announced there now: wake the waiters (a release may have gone unheard) and

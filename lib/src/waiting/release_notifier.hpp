@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -84,12 +86,25 @@ class ReleaseNotifier {
     // (an empty payload), or until `until`. true when a release woke it.
     bool wait_until(Clock::time_point until, std::string_view me = {}, const std::stop_token& stop = {});
 
+    // For an event-driven waiter, which must not sleep: `changed` is called whenever a blocking
+    // waiter would be woken (a release announced, the subscription answered, the connection lost),
+    // on the notifier's thread with its mutex held, so it must only post to the waiter's loop,
+    // which then asks the checks below. Replaces an earlier one; empty: none. Removed with the Watch.
+    void on_change(std::function<void()> changed);
+    // Without waiting: what wait_until() would wake for now.
+    bool heard_now(std::string_view me) const;
+    // Without waiting: whether the server has answered the subscription (confirmed, redirected or
+    // refused), and whether it confirmed it.
+    bool answered_now() const;
+    bool confirmed_now() const;
+
    private:
     bool heard(std::string_view me) const;  // with the notifier's mutex held
 
     ReleaseNotifier& notifier_;
     Channel* channel_;
     std::uint64_t seen_ = 0;
+    std::optional<std::list<std::function<void()>>::iterator> listener_;  // on_change's, in the channel
   };
 
  private:

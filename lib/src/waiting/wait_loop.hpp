@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
+#include <string>
 #include <string_view>
 
 #include "core/lock_target.hpp"
@@ -27,8 +28,12 @@ class Contender {
   virtual ~Contender() = default;
   // One attempt; an acquisition begins the hold. Throws Error.
   virtual TargetAttempt attempt(const AttemptRequest& request) = 0;
+  // The same, as a coroutine, for an event-driven front.
+  virtual Task<TargetAttempt> attempt_task(const AttemptRequest& request) = 0;
   // Fair mode: a waiter that gives up leaves the queue. Best effort.
   virtual void leave_queue(std::string_view waiter) noexcept = 0;
+  // The same without waiting for it: it goes on by itself, on the event-driven front's loop.
+  virtual void leave_queue_later(std::string waiter) noexcept = 0;
   // WaitPlan::tells_starving: the wait, queued in Redis, has lasted past starvation_after (`waited`
   // so far). Called once per wait, on the waiting thread.
   virtual void starving(std::chrono::nanoseconds /*waited*/) noexcept {}

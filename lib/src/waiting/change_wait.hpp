@@ -1,0 +1,44 @@
+// How an event-driven waiter waits, without a thread: it suspends until `ready()` holds (asked at
+// once, and again whenever its Watch says something changed: a release announced, the
+// subscription answered), until `until` passes, or until `stop` is requested, and is resumed on
+// its loop with what ready() said last. The notifier's thread only posts to the loop; every check
+// and the resumption happen there. A waiter whose coroutine is destroyed while it waits (its
+// operation was cancelled) is never resumed, and leaves nothing armed.
+#pragma once
+
+#include <chrono>
+#include <coroutine>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+
+#include "lockbridge/event_loop.hpp"
+#include "waiting/release_notifier.hpp"
+
+namespace lockbridge::detail {
+
+class ChangeWait {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // `watch` may be null (nothing to hear: a plain sleep until `until` or the stop). `ready` is
+  // asked on the loop, and must not block.
+  ChangeWait(std::shared_ptr<EventLoop> loop, ReleaseNotifier::Watch* watch, Clock::time_point until,
+             std::stop_token stop, std::function<bool()> ready);
+  ~ChangeWait();
+  ChangeWait(const ChangeWait&) = delete;
+  ChangeWait& operator=(const ChangeWait&) = delete;
+
+  bool await_ready();
+  void await_suspend(std::coroutine_handle<> waiting);
+  bool await_resume() const noexcept;
+
+ private:
+  struct State;
+  static void finish(const std::shared_ptr<State>& state, bool result);
+  static void check(const std::shared_ptr<State>& state);
+
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace lockbridge::detail

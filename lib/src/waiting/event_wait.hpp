@@ -1,0 +1,46 @@
+// The event-driven front's WaitDriver: the waiting loop's steps without a thread. An attempt is
+// the lock's coroutine over its pipeline; a wait for a release or for the subscription's answer
+// suspends the loop until the notifier posts a change, a timer fires or the operation is cancelled
+// (waiting/change_wait.hpp); a waiter that gives up leaves its queue in the background. Event-
+// driven locks do not take part in the process-local line (MutexOptions::local_queue is off for
+// them): its waits block.
+#pragma once
+
+#include <memory>
+
+#include "lockbridge/event_loop.hpp"
+#include "waiting/release_listener.hpp"
+#include "waiting/wait_driver.hpp"
+#include "waiting/wait_loop.hpp"
+
+namespace lockbridge::detail {
+
+class EventWait final : public WaitDriver {
+ public:
+  // `plan.line` must be null.
+  EventWait(Contender& contender, const WaitPlan& plan, std::shared_ptr<EventLoop> loop);
+
+  Task<TargetAttempt> attempt(const AttemptRequest& request) override { return contender_.attempt_task(request); }
+  void leave_queue(std::string_view waiter) noexcept override { contender_.leave_queue_later(std::string(waiter)); }
+  void starving(std::chrono::nanoseconds waited) noexcept override { contender_.starving(waited); }
+
+  Task<bool> wait_for_turn(Clock::time_point /*deadline*/) override { co_return true; }  // no local line
+  Task<void> wait_while_held_here(Clock::time_point /*until*/) override { co_return; }
+
+  void listen_if_subscribed() override { listener_.listen_if_subscribed(); }
+  Task<bool> listen(Clock::time_point until) override { return listener_.listen_on(loop_, until); }
+  void switch_to(ReleaseChannel channel) override { listener_.switch_to(std::move(channel)); }
+  bool listening() const noexcept override { return listener_.listening(); }
+  void arm() override { listener_.arm(); }
+  void drop_if_redirected() override { listener_.drop_if_redirected(); }
+  Task<bool> wait_until(Clock::time_point until, std::string_view me) override {
+    return listener_.wait_on(loop_, until, me);
+  }
+
+ private:
+  Contender& contender_;
+  const std::shared_ptr<EventLoop> loop_;
+  ReleaseListener listener_;
+};
+
+}  // namespace lockbridge::detail
