@@ -46,7 +46,7 @@ PipelineRoutes::~PipelineRoutes() {
   alive_->alive = false;
 }
 
-Task<void> PipelineRoutes::on_link(std::string_view /*key: one server serves them all*/, Operation operation,
+Task<void> PipelineRoutes::on_link(std::string_view /*key: one server serves them all*/, const Operation& operation,
                                    Clock::time_point deadline) {
   const std::shared_ptr<Pipeline> pipeline = co_await open(deadline);
   PipelineLink link(pipeline, state_->endpoint->options().command_timeout);
@@ -77,8 +77,11 @@ Task<std::shared_ptr<Pipeline>> PipelineRoutes::open(Clock::time_point deadline)
 void PipelineRoutes::start_connect() {
   connecting_ = true;
   // The thread keeps the Client's state (its endpoint) alive, and reaches these routes only
-  // through the loop, weakly.
-  start_background_thread("lockbridge-conn", [state = state_, alive = alive_, loop = loop_, weak = weak_from_this()] {
+  // through the loop, weakly. It holds no reference to the loop: the routes do, and it posts only
+  // under `alive`'s lock while they exist (a last reference dropped on this thread could destroy
+  // the loop's strand after the program's io_context).
+  start_background_thread("lockbridge-conn", [state = state_, alive = alive_, loop = loop_.get(),
+                                              weak = weak_from_this()] {
     auto connection = std::make_shared<std::unique_ptr<Connection>>();
     std::optional<Error> failure;
     try {

@@ -33,7 +33,7 @@ class PipelineRoutes final : public Routes, public std::enable_shared_from_this<
 
   // On the loop. Waits for the connection (until `deadline`, or one command timeout for a single
   // try whose deadline has passed), then runs `operation` on a PipelineLink.
-  Task<void> on_link(std::string_view key, Operation operation, Clock::time_point deadline) override;
+  Task<void> on_link(std::string_view key, const Operation& operation, Clock::time_point deadline) override;
 
   EventLoop& loop() const noexcept { return *loop_; }
   const ClientState& state() const noexcept { return *state_; }

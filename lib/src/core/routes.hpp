@@ -20,18 +20,19 @@ class Routes {
   using Operation = std::function<Task<void>(Link&)>;
   virtual ~Routes() = default;
 
-  // Runs `operation` on a link to the server serving `key`. It may run again after a cluster
+  // Runs `operation` on a link to the server serving `key` (the caller keeps it alive until the
+  // task ends: it is not copied, as every lock call passes one). It may run again after a cluster
   // redirect (it failed there without running), so it must be safe to repeat. No wait of the
   // route's own (a free pooled connection, a sentinel, a TRYAGAIN) runs past `deadline`.
   // Throws what the operation throws, and Error for a server that cannot be reached.
-  virtual Task<void> on_link(std::string_view key, Operation operation, Clock::time_point deadline) = 0;
+  virtual Task<void> on_link(std::string_view key, const Operation& operation, Clock::time_point deadline) = 0;
 };
 
 // The blocking front's: ClientState::with_connection, the operation run in place.
 class BlockingRoutes final : public Routes {
  public:
   explicit BlockingRoutes(ClientState& state) noexcept : state_(state) {}
-  Task<void> on_link(std::string_view key, Operation operation, Clock::time_point deadline) override {
+  Task<void> on_link(std::string_view key, const Operation& operation, Clock::time_point deadline) override {
     state_.with_connection(
         key,
         [&](Connection& connection) {

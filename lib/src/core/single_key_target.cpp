@@ -30,7 +30,8 @@ std::string SingleKeyTarget::describe(std::string_view operation) const { return
 
 std::string SingleKeyTarget::identity() const { return lock_identity(state_->url, std::span(&key_, 1)); }
 
-Task<void> SingleKeyTarget::on_link(std::string_view name, Routes::Operation operation, Clock::time_point deadline) {
+Task<void> SingleKeyTarget::on_link(std::string_view name, const Routes::Operation& operation,
+                                    Clock::time_point deadline) {
   std::optional<Error> failure;
   try {
     co_await routes_->on_link(key_, operation, deadline);

@@ -36,7 +36,7 @@ class SingleKeyTarget final : public LockTarget {
  private:
   // Runs `operation` on a link to the key's server; its errors name the key (naming_key), as
   // `name` ("acquire") says.
-  Task<void> on_link(std::string_view name, Routes::Operation operation,
+  Task<void> on_link(std::string_view name, const Routes::Operation& operation,
                      Clock::time_point deadline = Clock::time_point::max());
   // replica_ack: WAIT on the link that wrote `value` (WAIT counts that connection's writes).
   // false on a shortfall in release mode, after the lock was deleted again on the same
