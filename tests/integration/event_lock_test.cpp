@@ -5,19 +5,18 @@
 // that is down fails the acquire instead of leaving it waiting.
 #include <gtest/gtest.h>
 
-#include <asio/io_context.hpp>
-
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "core/lock_core.hpp"
 #include "core/pipeline_routes.hpp"
 #include "core/single_key_target.hpp"
-#include "lockbridge/asio.hpp"
+#include "loop_runner.hpp"
 #include "redis_test_support.hpp"
 #include "strategies/companion_keys.hpp"
 
@@ -43,36 +42,21 @@ class EventLock : public ::testing::Test {
     return options;
   }
   std::unique_ptr<LockCore> core_for(const Client& client, const std::string& key, MutexOptions options) {
-    routes_ = detail::PipelineRoutes::make(client.state(), loop_);
+    routes_ = detail::PipelineRoutes::make(client.state(), runner_.loop());
     auto target = std::make_unique<detail::SingleKeyTarget>(client.state(), key, options, routes_);
     return std::make_unique<LockCore>(client.state(), std::move(target), std::move(options), "event-driven lock");
   }
-  // Runs the loop until `done()` (10 s at most: a bound, not a timing).
   template <class Done>
   bool run_until(Done&& done) {
-    const auto give_up = Clock::now() + seconds(10);
-    while (!done() && Clock::now() < give_up) {
-      io_.run_for(milliseconds(5));
-      io_.restart();
-    }
-    return done();
+    return runner_.run_until(std::forward<Done>(done));
   }
   template <class T>
   T finish(Task<T> task) {
-    bool done = false;
-    task.then([&] { done = true; });
-    if (!run_until([&] { return done; })) throw std::runtime_error("the task did not end within 10 s");
-    return task.result();
+    return runner_.finish(std::move(task));
   }
-  void finish(Task<void> task) {
-    bool done = false;
-    task.then([&] { done = true; });
-    if (!run_until([&] { return done; })) throw std::runtime_error("the task did not end within 10 s");
-    task.result();
-  }
+  const std::shared_ptr<AsioEventLoop>& loop() const { return runner_.loop(); }
 
-  asio::io_context io_;
-  std::shared_ptr<AsioEventLoop> loop_ = std::make_shared<AsioEventLoop>(io_.get_executor());
+  LoopRunner runner_;
   std::shared_ptr<detail::PipelineRoutes> routes_;
 };
 
@@ -80,7 +64,7 @@ TEST_F(EventLock, AcquiresAndReleasesOverThePipeline) {
   const Client client = test_client();
   const std::string key = unique_key();
   const auto core = core_for(client, key, event_options());
-  EXPECT_TRUE(finish(core->acquire_on(loop_, Clock::now() + seconds(5), {})));
+  EXPECT_TRUE(finish(core->acquire_on(loop(), Clock::now() + seconds(5), {})));
   EXPECT_TRUE(core->holds());
   EXPECT_EQ(raw({"GET", key}).str, core->value());
   finish(core->release_task());
@@ -94,7 +78,7 @@ TEST_F(EventLock, ABlockingHoldersReleaseWakesTheEventDrivenWaiter) {
   Mutex holder(test_client(), key, token_options());
   ASSERT_TRUE(holder.try_lock());
   const auto core = core_for(client, key, event_options());
-  Task<bool> waiting = core->acquire_on(loop_, Clock::now() + seconds(30), {});
+  Task<bool> waiting = core->acquire_on(loop(), Clock::now() + seconds(30), {});
   bool done = false;
   waiting.then([&] { done = true; });
   // Once the waiter has queued (and so subscribed, first), the holder lets go from another thread.
@@ -115,7 +99,7 @@ TEST_F(EventLock, AStopRequestEndsAWaitAtOnceAndTheWaiterLeavesTheQueue) {
   ASSERT_TRUE(holder.try_lock());
   const auto core = core_for(client, key, event_options());
   std::stop_source stop;
-  Task<bool> waiting = core->acquire_on(loop_, Clock::now() + seconds(30), stop.get_token());
+  Task<bool> waiting = core->acquire_on(loop(), Clock::now() + seconds(30), stop.get_token());
   bool done = false;
   waiting.then([&] { done = true; });
   ASSERT_TRUE(run_until([&] { return raw({"LLEN", detail::waiter_queue(key)}).integer == 1; }));
@@ -133,7 +117,7 @@ TEST_F(EventLock, AServerThatIsDownFailsTheAcquireInsteadOfLeavingItWaiting) {
   const Client client("redis://127.0.0.1:1");
   const auto core = core_for(client, "down", event_options());
   try {
-    (void)finish(core->acquire_on(loop_, Clock::now() + seconds(30), {}));
+    (void)finish(core->acquire_on(loop(), Clock::now() + seconds(30), {}));
     FAIL() << "acquired on a server that is down";
   } catch (const Error& error) {
     EXPECT_EQ(error.errc(), Errc::io) << error.what();

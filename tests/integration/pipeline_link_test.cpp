@@ -4,15 +4,13 @@
 // and an acquire cancelled while its request is in flight, whose reply then reaches nobody.
 #include <gtest/gtest.h>
 
-#include <asio/io_context.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "lockbridge/asio.hpp"
+#include "loop_runner.hpp"
 #include "redis/pipeline_link.hpp"
 #include "redis/script_runner.hpp"
 #include "redis_test_support.hpp"
@@ -35,28 +33,18 @@ class PipelineLinkTest : public ::testing::TestWithParam<const char*> {
     if (over_tls()) options.tls = test_tls();
     auto connection = std::make_unique<detail::Connection>(parse_redis_url(over_tls() ? tls_url() : unix_url()),
                                                            options, round_trips_);
-    pipeline_ = detail::Pipeline::start(loop_, std::move(connection));
+    pipeline_ = detail::Pipeline::start(*runner_.loop(), std::move(connection));
     link_ = std::make_unique<detail::PipelineLink>(pipeline_, milliseconds(5000));
   }
   std::unique_ptr<detail::LockStrategy> strategy() {
     return detail::make_strategy(variant_options(GetParam()), scripts_, /*on_cluster=*/false);
   }
-  // Runs the loop until `task` ends (10 s at most: a bound, not a timing) and returns its result.
   template <class T>
   T finish(Task<T> task) {
-    bool done = false;
-    task.then([&] { done = true; });
-    const auto give_up = Clock::now() + std::chrono::seconds(10);
-    while (!done && Clock::now() < give_up) {
-      io_.run_for(milliseconds(10));
-      io_.restart();
-    }
-    if (!done) throw std::runtime_error("the task did not end within 10 s");
-    return task.result();
+    return runner_.finish(std::move(task));
   }
 
-  asio::io_context io_;
-  AsioEventLoop loop_{io_.get_executor()};
+  LoopRunner runner_;
   std::atomic<std::uint64_t> round_trips_{0};
   detail::ScriptCache scripts_;
   std::shared_ptr<detail::Pipeline> pipeline_;

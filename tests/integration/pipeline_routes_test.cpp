@@ -4,15 +4,13 @@
 // operation cancelled while it waits is never resumed; topologies not served yet are refused.
 #include <gtest/gtest.h>
 
-#include <asio/io_context.hpp>
-
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "core/pipeline_routes.hpp"
-#include "lockbridge/asio.hpp"
+#include "loop_runner.hpp"
 #include "redis_test_support.hpp"
 #include "silent_server.hpp"
 
@@ -28,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 class PipelineRoutesTest : public ::testing::Test {
  protected:
   std::shared_ptr<PipelineRoutes> routes_for(const Client& client) {
-    return PipelineRoutes::make(client.state(), loop_);
+    return PipelineRoutes::make(client.state(), runner_.loop());
   }
   // An operation that PINGs and records the reply.
   Task<void> ping(PipelineRoutes& routes, std::optional<std::string>& reply, Clock::time_point deadline) {
@@ -38,18 +36,10 @@ class PipelineRoutesTest : public ::testing::Test {
     };
     co_await routes.on_link("any key", operation, deadline);
   }
-  // Runs the loop until `task` ends (10 s at most: a bound, not a timing); its error, if any.
+  // Runs the loop until `task` ends; its error, if any.
   std::optional<Error> finish(Task<void> task) {
-    bool done = false;
-    task.then([&] { done = true; });
-    const auto give_up = Clock::now() + std::chrono::seconds(10);
-    while (!done && Clock::now() < give_up) {
-      io_.run_for(milliseconds(10));
-      io_.restart();
-    }
-    if (!done) throw std::runtime_error("the task did not end within 10 s");
     try {
-      task.result();
+      runner_.finish(std::move(task));
     } catch (const Error& error) {
       return error;
     }
@@ -57,8 +47,7 @@ class PipelineRoutesTest : public ::testing::Test {
   }
   static Clock::time_point in_seconds(int seconds) { return Clock::now() + std::chrono::seconds(seconds); }
 
-  asio::io_context io_;
-  std::shared_ptr<AsioEventLoop> loop_ = std::make_shared<AsioEventLoop>(io_.get_executor());
+  LoopRunner runner_;
 };
 
 TEST_F(PipelineRoutesTest, OperationsWaitForTheConnectionAndShareIt) {

@@ -4,8 +4,6 @@
 // requests at their deadlines, and a reset fails every request in flight.
 #include <gtest/gtest.h>
 
-#include <asio/io_context.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -13,9 +11,10 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include "lockbridge/asio.hpp"
+#include "loop_runner.hpp"
 #include "redis/pipeline.hpp"
 #include "redis/reply.hpp"
 #include "redis_test_support.hpp"
@@ -61,23 +60,16 @@ class PipelineTest : public ::testing::Test {
   }
   std::shared_ptr<Pipeline> start(const std::string& where, ClientOptions client_options) {
     auto connection = std::make_unique<detail::Connection>(parse_redis_url(where), client_options, round_trips_);
-    return Pipeline::start(loop_, std::move(connection));
+    return Pipeline::start(*runner_.loop(), std::move(connection));
   }
   std::shared_ptr<Pipeline> start() { return start(url(), options()); }
-  // Runs the loop until `done` or 10 s (a bound, not a timing: every test ends far sooner).
   template <class Done>
   void run_until(Done&& done) {
-    const auto give_up = Clock::now() + std::chrono::seconds(10);
-    while (!done() && Clock::now() < give_up) {
-      io_.run_for(milliseconds(10));
-      io_.restart();
-    }
-    ASSERT_TRUE(done()) << "the loop ran 10 s without getting there";
+    ASSERT_TRUE(runner_.run_until(std::forward<Done>(done))) << "the loop ran 10 s without getting there";
   }
   static Clock::time_point soon() { return Clock::now() + std::chrono::seconds(5); }
 
-  asio::io_context io_;
-  AsioEventLoop loop_{io_.get_executor()};
+  LoopRunner runner_;
   std::atomic<std::uint64_t> round_trips_{0};
 };
 
