@@ -45,7 +45,7 @@ class PipelineRoutesTest : public ::testing::Test {
     }
     return std::nullopt;
   }
-  static Clock::time_point in_seconds(int seconds) { return Clock::now() + std::chrono::seconds(seconds); }
+  static Clock::time_point in_seconds(int count) { return Clock::now() + std::chrono::seconds(count); }
 
   LoopRunner runner_;
 };

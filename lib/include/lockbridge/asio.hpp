@@ -2,25 +2,49 @@
 // library binary carries no Asio of its own.
 //
 // Standalone Asio (Debian's libasio-dev, 1.22 and later) by default; define
-// LOCKBRIDGE_ASIO_USE_BOOST before including this header for Boost.Asio (Boost 1.80 and later,
-// the first with Asio 1.22's per-operation cancellation).
+// LOCKBRIDGE_ASIO_USE_BOOST before including this header for Boost.Asio (1.80 and later: the first
+// with per-operation cancellation, on which cancelling a waiting acquire depends).
+//
+//   asio::io_context io;
+//   lockbridge::AsyncClient redis(io.get_executor(), lockbridge::Client("redis://127.0.0.1:6379"));
+//   lockbridge::AsyncMutex m(redis, "orders:42");
+//   co_await m.async_lock(asio::use_awaitable);      // no thread waits meanwhile
+//   ...
+//   co_await m.async_unlock(asio::use_awaitable);
+//
+// Every operation takes a completion token (a callback, use_future, use_awaitable, deferred) and
+// completes on the handler's associated executor (by default the client's), never inside the call
+// that started it. A per-operation cancellation (Asio's cancellation slots, as
+// asio::experimental::awaitable_operators and timeouts use) ends a waiting acquire at once with
+// asio::error::operation_aborted; an attempt already sent that won the lock is released again.
 //
 // AsioEventLoop runs lockbridge's event-driven engine on an executor of the program's
 // (lockbridge/event_loop.hpp): lockbridge's callbacks run one at a time on a strand of it, so an
-// io_context run by several threads is fine.
+// io_context run by several threads is fine. Destroy lockbridge's objects before the io_context.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "lockbridge/event_loop.hpp"
+#include "lockbridge/event_mutex.hpp"
 
 #if defined(LOCKBRIDGE_ASIO_USE_BOOST)
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -31,7 +55,12 @@ using error_code = ::boost::system::error_code;
 }  // namespace lockbridge::asio_impl
 #else
 #include <asio/any_io_executor.hpp>
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/associated_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/dispatch.hpp>
 #include <asio/error.hpp>
+#include <asio/executor_work_guard.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
@@ -134,6 +163,154 @@ class AsioEventLoop final : public EventLoop {
   };
 
   Strand strand_;
+};
+
+// A Client whose locks are driven by an Asio executor: every request of every AsyncMutex of it is
+// pipelined on one connection, on a strand of that executor.
+class AsyncClient {
+ public:
+  using executor_type = asio_impl::net::any_io_executor;
+  // Throws Error{bad_option} for Redis Cluster and Redlock URLs (not served by the event-driven
+  // front yet). Does no I/O.
+  AsyncClient(executor_type executor, Client client)
+      : executor_(executor), loop_(std::make_shared<AsioEventLoop>(executor)), engine_(std::move(client), loop_) {}
+
+  executor_type get_executor() const noexcept { return executor_; }
+  const Client& client() const noexcept { return engine_.client(); }
+  EventClient& engine() noexcept { return engine_; }
+
+ private:
+  executor_type executor_;
+  std::shared_ptr<AsioEventLoop> loop_;
+  EventClient engine_;
+};
+
+// One lock holder (as Mutex is), its operations taking Asio completion tokens. Use it from the
+// client's executor; one operation at a time (a second one while one runs completes with
+// Errc::bad_option). Destroying it releases a held lock in the background.
+class AsyncMutex {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Throws Error{bad_option} for an empty key or invalid options. Does no I/O.
+  AsyncMutex(AsyncClient& client, std::string key, MutexOptions options = {})
+      : client_(client), lock_(std::make_unique<EventMutex>(client.engine(), std::move(key), std::move(options))) {}
+
+  // Waits until acquired, for at most options().acquire_timeout: void(std::error_code), with
+  // Errc::timeout when it gave up.
+  template <class CompletionToken>
+  auto async_lock(CompletionToken&& token) {
+    const auto timeout = lock_->options().acquire_timeout;
+    return acquire<void(std::error_code)>(Clock::now() + timeout, std::forward<CompletionToken>(token),
+                                          [](std::error_code error, bool acquired) -> std::error_code {
+                                            if (!error && !acquired) return make_error_code(Errc::timeout);
+                                            return error;
+                                          });
+  }
+  // One attempt: void(std::error_code, bool acquired).
+  template <class CompletionToken>
+  auto async_try_lock(CompletionToken&& token) {
+    return async_try_lock_until(Clock::now(), std::forward<CompletionToken>(token));
+  }
+  // Waits by the retry policy until acquired or it gives up at the deadline: void(std::error_code, bool).
+  template <class Rep, class Period, class CompletionToken>
+  auto async_try_lock_for(std::chrono::duration<Rep, Period> wait, CompletionToken&& token) {
+    return async_try_lock_until(deadline_after(wait), std::forward<CompletionToken>(token));
+  }
+  template <class CompletionToken>
+  auto async_try_lock_until(Clock::time_point deadline, CompletionToken&& token) {
+    return acquire<void(std::error_code, bool)>(
+        deadline, std::forward<CompletionToken>(token),
+        [](std::error_code error, bool acquired) { return std::make_tuple(error, acquired); });
+  }
+  // Releases: void(std::error_code); lease_lost when the key no longer held our value.
+  template <class CompletionToken>
+  auto async_unlock(CompletionToken&& token) {
+    return asio_impl::net::async_initiate<CompletionToken, void(std::error_code)>(
+        [this](auto handler) {
+          auto completion = complete_with(std::move(handler));
+          lock_->release([completion](std::error_code error) { completion(error); });
+        },
+        token);
+  }
+  // Resets the lease of the held lock: void(std::error_code, bool), false when it is no longer ours.
+  template <class CompletionToken>
+  auto async_extend(std::chrono::milliseconds lease, CompletionToken&& token) {
+    return asio_impl::net::async_initiate<CompletionToken, void(std::error_code, bool)>(
+        [this, lease](auto handler) {
+          auto completion = complete_with(std::move(handler));
+          lock_->extend(lease, [completion](std::error_code error, bool held) { completion(error, held); });
+        },
+        token);
+  }
+
+  bool owns_lock() const noexcept { return lock_->owns_lock(); }
+  std::chrono::milliseconds valid_for() const noexcept { return lock_->valid_for(); }
+  std::string value() const { return lock_->value(); }
+  std::optional<std::uint64_t> fence() const noexcept { return lock_->fence(); }
+  const std::string& key() const noexcept { return lock_->key(); }
+  const MutexOptions& options() const noexcept { return lock_->options(); }
+  // The loss notice, called on the client's strand (lockbridge's own renewals stay on its
+  // renewal thread, so a busy program loop cannot lose a lease). Set before acquiring.
+  void on_lease_lost(std::function<void(const Error&)> handler) { lock_->on_lease_lost(std::move(handler)); }
+
+ private:
+  static Clock::time_point deadline_after(Clock::duration wait) {
+    // Waits of 100 years or more mean "no deadline", as Mutex counts them.
+    if (wait >= std::chrono::hours(24 * 36525)) return Clock::time_point::max();
+    return Clock::now() + wait;
+  }
+
+  // A handler, kept until it is called once on its associated executor (the client's by
+  // default); Asio's handlers may be move-only, so it is shared by the callbacks that reach it.
+  // `before` runs there first (an acquire clears its cancellation slot, which must not outlive it).
+  template <class Handler, class Before = void (*)()>
+  auto complete_with(
+      Handler handler, Before before = [] {}) {
+    auto executor = asio_impl::net::get_associated_executor(handler, client_.get_executor());
+    auto kept = std::make_shared<Handler>(std::move(handler));
+    auto work = std::make_shared<asio_impl::net::executor_work_guard<decltype(executor)>>(executor);
+    return [kept, work, before](auto... results) {
+      auto ex = work->get_executor();
+      asio_impl::net::dispatch(ex, [kept, work, before, results...]() mutable {
+        work->reset();
+        before();
+        std::move (*kept)(results...);
+      });
+    };
+  }
+
+  // std::errc::operation_canceled, as the engine says it, is Asio's operation_aborted here.
+  static std::error_code in_asio_terms(std::error_code error) {
+    if (error == std::errc::operation_canceled) return asio_impl::net::error::operation_aborted;
+    return error;
+  }
+
+  template <class Signature, class CompletionToken, class Results>
+  auto acquire(Clock::time_point deadline, CompletionToken&& token, Results results) {
+    return asio_impl::net::async_initiate<CompletionToken, Signature>(
+        [this, deadline, results](auto handler) {
+          auto slot = asio_impl::net::get_associated_cancellation_slot(handler);
+          auto stop = std::make_shared<std::stop_source>();
+          if (slot.is_connected()) slot.assign([stop](asio_impl::net::cancellation_type) { stop->request_stop(); });
+          auto completion = complete_with(std::move(handler), [slot]() mutable {
+            if (slot.is_connected()) slot.clear();
+          });
+          lock_->acquire(deadline, stop->get_token(),
+                         [completion, results, stop](std::error_code error, bool acquired) {
+                           std::apply(completion, as_tuple(results(in_asio_terms(error), acquired)));
+                         });
+        },
+        token);
+  }
+  template <class... Values>
+  static std::tuple<Values...> as_tuple(std::tuple<Values...> values) {
+    return values;
+  }
+  static std::tuple<std::error_code> as_tuple(std::error_code error) { return std::make_tuple(error); }
+
+  AsyncClient& client_;
+  std::unique_ptr<EventMutex> lock_;
 };
 
 }  // namespace lockbridge

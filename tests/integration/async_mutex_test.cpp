@@ -1,0 +1,198 @@
+// The public async front (lockbridge/asio.hpp) on standalone Asio against the fixture's real
+// server: coroutines (use_awaitable), callbacks and deferred; cancellation through Asio's
+// cancellation slots (awaitable_operators) ends a waiting acquire at once and leaves nothing held;
+// many coroutines on one key, one thread, each acquire in turn with no two holders; a server that
+// is down fails the lock instead of leaving it waiting.
+#include <gtest/gtest.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockbridge/asio.hpp"
+#include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+class AsyncMutexTest : public ::testing::Test {
+ protected:
+  static MutexOptions async_options() {
+    MutexOptions options = token_options();
+    options.acquire_timeout = seconds(30);
+    return options;
+  }
+  // Runs `body` as a coroutine on the io_context until it ends (10 s at most: a bound, not a
+  // timing); rethrows what it threw.
+  void run(std::function<asio::awaitable<void>()> body) {
+    std::exception_ptr failure;
+    bool done = false;
+    asio::co_spawn(io_, std::move(body), [&](std::exception_ptr error) {
+      failure = error;
+      done = true;
+    });
+    run_until([&] { return done; });
+    ASSERT_TRUE(done) << "the coroutine did not end within 10 s";
+    if (failure) std::rethrow_exception(failure);
+  }
+  template <class Done>
+  void run_until(Done&& done) {
+    const auto give_up = Clock::now() + seconds(10);
+    while (!done() && Clock::now() < give_up) {
+      io_.run_for(milliseconds(5));
+      io_.restart();
+    }
+  }
+
+  asio::io_context io_;
+};
+
+TEST_F(AsyncMutexTest, ACoroutineLocksAndUnlocks) {
+  AsyncClient client(io_.get_executor(), test_client());
+  const std::string key = unique_key();
+  AsyncMutex mutex(client, key, async_options());
+  run([&]() -> asio::awaitable<void> {
+    co_await mutex.async_lock(asio::use_awaitable);
+    EXPECT_TRUE(mutex.owns_lock());
+    EXPECT_EQ(raw({"GET", key}).str, mutex.value());
+    co_await mutex.async_unlock(asio::use_awaitable);
+    EXPECT_FALSE(mutex.owns_lock());
+  });
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST_F(AsyncMutexTest, CallbacksCompleteOnTheClientsExecutorNeverInsideTheCall) {
+  AsyncClient client(io_.get_executor(), test_client());
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  AsyncMutex mutex(client, key, async_options());
+  std::optional<std::error_code> error;
+  std::optional<bool> acquired;
+  mutex.async_try_lock([&](std::error_code e, bool got) {
+    error = e;
+    acquired = got;
+  });
+  EXPECT_FALSE(acquired.has_value());  // not inside the call
+  run_until([&] { return acquired.has_value(); });
+  ASSERT_TRUE(acquired.has_value());
+  EXPECT_FALSE(*error) << error->message();
+  EXPECT_FALSE(*acquired);  // held by the blocking holder
+  // A second operation while one runs is refused, and the first goes on.
+  std::optional<std::error_code> first, second;
+  mutex.async_try_lock_for(seconds(5), [&](std::error_code e, bool) { first = e; });
+  mutex.async_try_lock([&](std::error_code e, bool) { second = e; });
+  run_until([&] { return second.has_value(); });
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(*second, make_error_code(Errc::bad_option));
+  holder.unlock();
+  run_until([&] { return first.has_value(); });
+  ASSERT_TRUE(first.has_value());
+  EXPECT_FALSE(*first);
+  EXPECT_TRUE(mutex.owns_lock());
+  bool unlocked = false;
+  mutex.async_unlock([&](std::error_code e) { unlocked = !e; });
+  run_until([&] { return unlocked; });
+  EXPECT_TRUE(unlocked);
+}
+
+TEST_F(AsyncMutexTest, CancellingAWaitingLockEndsItAtOnceAndLeavesNothingHeld) {
+  using namespace asio::experimental::awaitable_operators;
+  AsyncClient client(io_.get_executor(), test_client());
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  MutexOptions options = async_options();
+  options.retry = RetryPolicy::fixed_retries(3, seconds(60));  // only a release would wake it
+  AsyncMutex mutex(client, key, options);
+  run([&]() -> asio::awaitable<void> {
+    asio::steady_timer give_up(co_await asio::this_coro::executor, milliseconds(300));
+    // The timer wins: the lock's wait is cancelled through its cancellation slot.
+    const auto first = co_await (mutex.async_lock(asio::use_awaitable) || give_up.async_wait(asio::use_awaitable));
+    EXPECT_EQ(first.index(), 1u);
+  });
+  EXPECT_FALSE(mutex.owns_lock());
+  EXPECT_EQ(raw({"GET", key}).str, holder.value());
+  // The cancelled waiter leaves the queue by itself.
+  run_until([&] { return raw({"LLEN", detail::waiter_queue(key)}).integer == 0; });
+  EXPECT_EQ(raw({"LLEN", detail::waiter_queue(key)}).integer, 0);
+  holder.unlock();
+  // And the lock can be taken again.
+  run([&]() -> asio::awaitable<void> {
+    const bool got = co_await mutex.async_try_lock(asio::use_awaitable);
+    EXPECT_TRUE(got);
+    co_await mutex.async_unlock(asio::use_awaitable);
+  });
+}
+
+TEST_F(AsyncMutexTest, ManyCoroutinesOnOneKeyOneThreadEachAcquireInTurn) {
+  AsyncClient client(io_.get_executor(), test_client());
+  const std::string key = unique_key();
+  constexpr int kWaiters = 100;
+  std::vector<std::unique_ptr<AsyncMutex>> mutexes;
+  for (int i = 0; i < kWaiters; ++i) mutexes.push_back(std::make_unique<AsyncMutex>(client, key, async_options()));
+  int holding = 0;
+  int most_at_once = 0;
+  int acquired = 0;
+  int finished = 0;
+  for (auto& mutex : mutexes) {
+    asio::co_spawn(
+        io_,
+        [&, m = mutex.get()]() -> asio::awaitable<void> {
+          co_await m->async_lock(asio::use_awaitable);
+          ++acquired;
+          most_at_once = std::max(most_at_once, ++holding);
+          asio::steady_timer hold(co_await asio::this_coro::executor, milliseconds(1));
+          co_await hold.async_wait(asio::use_awaitable);
+          --holding;
+          co_await m->async_unlock(asio::use_awaitable);
+        },
+        [&](std::exception_ptr error) {
+          EXPECT_FALSE(error);
+          ++finished;
+        });
+  }
+  run_until([&] { return finished == kWaiters; });
+  EXPECT_EQ(finished, kWaiters);
+  EXPECT_EQ(acquired, kWaiters);
+  EXPECT_EQ(most_at_once, 1);
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST_F(AsyncMutexTest, AServerThatIsDownFailsTheLockInsteadOfLeavingItWaiting) {
+  AsyncClient client(io_.get_executor(), Client("redis://127.0.0.1:1"));
+  AsyncMutex mutex(client, "down", async_options());
+  std::optional<std::error_code> error;
+  mutex.async_lock([&](std::error_code e) { error = e; });
+  run_until([&] { return error.has_value(); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(*error, make_error_code(Errc::io)) << error->message();
+}
+
+TEST_F(AsyncMutexTest, RedisClusterAndRedlockAreRefusedWithAClearError) {
+  try {
+    AsyncClient client(io_.get_executor(), Client("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"));
+    FAIL() << "not refused";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.errc(), Errc::bad_option);
+  }
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
