@@ -70,8 +70,11 @@ TEST_P(PipelineLinkTest, AStrategyAcquiresContendsAndReleasesOverThePipeline) {
   EXPECT_GT(lost.holder_remaining->count(), 0);
   EXPECT_EQ(finish(first->release(*link_, key, won.value, channel)), ReleaseOutcome::released);
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
-  // The second takes it now, and its own release is owner-checked as on the blocking front.
-  const AcquireAttempt next = finish(second->try_acquire(*link_, key, request));
+  // The second takes it now, and its own release is owner-checked as on the blocking front. (A
+  // longer lease: legacy ms stamps written in the same millisecond would be the same value.)
+  AttemptRequest later = request;
+  later.lease = milliseconds(20000);
+  const AcquireAttempt next = finish(second->try_acquire(*link_, key, later));
   ASSERT_TRUE(next.acquired);
   const ReleaseOutcome stale = finish(first->release(*link_, key, won.value, channel));
   if (std::string_view(GetParam()) != "legacy_faithful") {  // jedis-lock deletes whatever is there

@@ -182,7 +182,7 @@ TEST_F(PipelineTest, AResetFailsEveryRequestInFlightAndLaterOnesFailWithoutBeing
   EXPECT_EQ(later.error, Errc::io);
 }
 
-TEST_F(PipelineTest, AnIdleConnectionTheServerClosesIsNoticedWithoutARequest) {
+TEST_F(PipelineTest, AnIdleConnectionTheServerClosedIsFoundBeforeTheNextRequest) {
   const auto pipeline = start();
   Told id;
   pipeline->submit({{"CLIENT", "ID"}}, soon(), record(id));
@@ -190,9 +190,28 @@ TEST_F(PipelineTest, AnIdleConnectionTheServerClosesIsNoticedWithoutARequest) {
   ASSERT_EQ(id.replies.size(), 1u);
   std::optional<Errc> closed;
   pipeline->on_closed([&](const Error& why) { closed = why.errc(); });
+  EXPECT_TRUE(pipeline->usable());
   raw({"CLIENT", "KILL", "ID", id.replies[0]});
+  // Idle, it waits for nothing on the loop; asked before a request, it finds the close.
+  bool found = false;
+  for (int i = 0; i < 1000 && !found; ++i) {
+    found = !pipeline->usable();
+    if (!found) std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_TRUE(found);
   run_until([&] { return closed.has_value(); });
   EXPECT_EQ(*closed, Errc::io);
+}
+
+TEST_F(PipelineTest, AnIdlePipelineLeavesTheLoopNothingToWaitFor) {
+  const auto pipeline = start();
+  Told told;
+  pipeline->submit({{"PING"}}, soon(), record(told));
+  run_until([&] { return told.times > 0; });
+  // io_context::run() returns once nothing is pending: the program's loop can end.
+  runner_.io().restart();
+  EXPECT_EQ(runner_.io().run_for(std::chrono::seconds(5)), 0u);
+  EXPECT_TRUE(runner_.io().stopped());
 }
 
 }  // namespace

@@ -5,9 +5,7 @@
 namespace lockbridge::detail {
 
 std::shared_ptr<Pipeline> Pipeline::start(EventLoop& loop, std::unique_ptr<Connection> connection) {
-  std::shared_ptr<Pipeline> pipeline(new Pipeline(loop, std::move(connection)));
-  pipeline->arm_read();  // from the start: a server that closes an idle connection is noticed
-  return pipeline;
+  return std::shared_ptr<Pipeline>(new Pipeline(loop, std::move(connection)));
 }
 
 Pipeline::Pipeline(EventLoop& loop, std::unique_ptr<Connection> connection)
@@ -49,8 +47,17 @@ Pipeline::Ticket Pipeline::submit(std::span<const std::vector<std::string_view>>
     close(error);
     return ticket;
   }
+  arm_read();
   arm_timer();
   return ticket;
+}
+
+bool Pipeline::usable() {
+  if (closed_) return false;
+  if (!requests_.empty()) return true;  // a closed connection fails them, and is noticed then
+  if (!connection_->closed_by_peer()) return true;
+  close(Error(Errc::io, "read on " + connection_->where() + ": the server closed the idle connection"));
+  return false;
 }
 
 void Pipeline::forget(Ticket ticket) noexcept {
@@ -76,6 +83,8 @@ void Pipeline::close(const Error& why) {
 }
 
 void Pipeline::arm_read() {
+  if (read_armed_) return;
+  read_armed_ = true;
   descriptor_->wait_readable([weak = weak_from_this()] {
     if (const auto self = weak.lock()) self->readable();
   });
@@ -103,6 +112,7 @@ void Pipeline::arm_timer() {
 }
 
 void Pipeline::readable() {
+  read_armed_ = false;
   if (closed_) return;
   const auto self = shared_from_this();  // a request's `done` may drop the owner's reference
   std::vector<ReplyPtr> replies;
@@ -114,7 +124,7 @@ void Pipeline::readable() {
   }
   hand_out(std::move(replies));
   if (closed_) return;
-  arm_read();
+  if (!requests_.empty()) arm_read();
   arm_timer();
 }
 

@@ -14,6 +14,9 @@
 // - A connection reset, a malformed reply or a server that became a replica fails every request in
 //   flight the same way (the replies read before it go to their requests first); the owner learns
 //   of it once (on_closed) and connects anew for what comes next.
+// - An idle pipeline (no request in flight) leaves nothing pending on the loop, so a program's
+//   io_context.run() returns once its own work is done. A server that closed an idle connection
+//   is found before the next request is sent (usable()), as the pool finds it before a borrow.
 #pragma once
 
 #include <chrono>
@@ -65,6 +68,9 @@ class Pipeline : public std::enable_shared_from_this<Pipeline> {
   // submits fail at once (posted). Harmless when closed already.
   void close(const Error& why);
   bool closed() const noexcept { return closed_; }
+  // Whether requests may be sent: not closed, and, when idle, not closed by the server (one poll,
+  // no wait; over TLS, records without data are read). Closes it (on_closed) when it was.
+  bool usable();
   std::size_t in_flight() const noexcept { return requests_.size(); }
   // The connection driven (for the Endpoint's bookkeeping of broken connections).
   const Connection& connection() const noexcept { return *connection_; }
@@ -101,6 +107,7 @@ class Pipeline : public std::enable_shared_from_this<Pipeline> {
   std::multiset<Clock::time_point> deadlines_;
   Clock::time_point timer_at_ = Clock::time_point::max();  // the armed expiry; max(): none
   bool write_armed_ = false;
+  bool read_armed_ = false;  // while requests are in flight
   bool closed_ = false;
   std::string closed_why_;  // the failure that closed it, for later submits
   std::function<void(const Error&)> on_closed_;
