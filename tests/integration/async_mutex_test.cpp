@@ -175,6 +175,17 @@ TEST_F(AsyncMutexTest, ManyCoroutinesOnOneKeyOneThreadEachAcquireInTurn) {
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
+TEST_F(AsyncMutexTest, ALockDestroyedWhileHeldIsReleasedInTheBackground) {
+  AsyncClient client(io_.get_executor(), test_client());
+  const std::string key = unique_key();
+  auto mutex = std::make_unique<AsyncMutex>(client, key, async_options());
+  run([&]() -> asio::awaitable<void> { co_await mutex->async_lock(asio::use_awaitable); });
+  ASSERT_EQ(raw({"EXISTS", key}).integer, 1);
+  mutex.reset();
+  run_until([&] { return raw({"EXISTS", key}).integer == 0; });
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
 TEST_F(AsyncMutexTest, AServerThatIsDownFailsTheLockInsteadOfLeavingItWaiting) {
   AsyncClient client(io_.get_executor(), Client("redis://127.0.0.1:1"));
   AsyncMutex mutex(client, "down", async_options());
