@@ -3,6 +3,7 @@
 #include <iostream>
 #include <random>
 
+#include "bench/async_bench.hpp"
 #include "bench/renewals.hpp"
 #include "bench/report.hpp"
 #include "bench/runner.hpp"
@@ -20,10 +21,15 @@ constexpr std::string_view kUsage =
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
     "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--watchdog] [--fencing] [--retry MS]\n"
     "                 [--fault pause|kill|skew|restart|stall] [--skew-ms MS] [--json]\n"
+    "lockbridge bench --api async [--clients N] [--keys N] [--duration S] [--hold MS] [--think MS] [lock options] "
+    "[--json]\n"
     "lockbridge bench --renewals N [--lease MS] [--duration S] [--url URL] [--json]\n"
     "lockbridge bench --soak MINUTES [--seed N] [--url URL] [--json]\n\n"
     "Each client loops: acquire K, INCR CK (must return 1, else a violation), hold, DECR CK, release,\n"
     "think. Clients in other languages may join a run on the same K and CK.\n"
+    "--api async: the clients (1 to 100000) are coroutines on one thread of this process, each with an\n"
+    "AsyncMutex on one pipelined connection, over --keys keys; exclusion is checked in the process. It\n"
+    "also reports the memory per client and the server's commands per client per second.\n"
     "--renewals N: one client holds N locks with the watchdog on for the duration, and reports how\n"
     "many renewals it made in how many round trips.\n"
     "--soak MINUTES: episodes of client processes under a random fault each (pause, kill, restart,\n"
@@ -106,6 +112,40 @@ int renewal_bench(const po::variables_map& vm) {
   return result.still_held == result.locks ? kExitOk : kExitNotAcquired;
 }
 
+int async_bench(const po::variables_map& vm) {
+  refuse_all_but(vm,
+                 {"api", "keys", "clients", "duration", "hold", "think", "timeout", "lock-key", "strategy", "preset",
+                  "format", "lease", "wait-mode", "starvation-after", "watchdog", "fencing", "retry", "json"},
+                 "does not apply to --api async (its clients are coroutines of this process, on one thread)");
+  bench::AsyncBenchConfig config;
+  config.lock = lock_options_from(vm);
+  config.lock.acquire_timeout =
+      milliseconds_option(vm, "timeout", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  config.lock.validate();
+  if (vm.count("lock-key")) config.key = vm["lock-key"].as<std::string>();
+  if (vm.count("lock-key") && config.key.empty()) throw Error(Errc::bad_option, "--lock-key must not be empty");
+  config.clients = static_cast<int>(count_option(vm, "clients", 1, bench::kMaxAsyncClients));
+  config.keys = vm.count("keys") ? static_cast<int>(count_option(vm, "keys", 1, config.clients)) : 1;
+  config.duration = duration_option(vm);
+  config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  const RedisTarget target(vm);
+  const bench::AsyncBenchResult result = bench::run_async_bench(config, target.server());
+  if (vm.count("json")) {
+    std::cout << dump_line(bench::to_json(result)) << std::endl;
+  } else {
+    bench::print_table(std::cout, result);
+  }
+  if (interrupted()) return kExitInterrupted;
+  if (result.violations > 0) return kExitNotAcquired;
+  if (result.samples.acquisitions == 0 && result.errors > 0) {
+    std::cerr << "lockbridge bench: errors stopped the work: " << terminal_text(result.first_error.value_or(""))
+              << "\n";
+    return kExitRedis;
+  }
+  return kExitOk;
+}
+
 int soak_bench(const po::variables_map& vm) {
   bench::SoakConfig config;
   // Decimal minutes: 0.1 (6 s) to a week.
@@ -149,6 +189,9 @@ int run_bench(int argc, char** argv) {
       "hold this many locks (1 to 10^6) with the watchdog and measure the renewals instead")(
       "soak", number_value(), "run this many minutes (0.1 to a week) of random faults and locks instead")(
       "seed", number_value(), "--soak: the random stream's seed (default: drawn; the report gives it)")(
+      "api", po::value<std::string>()->default_value("blocking"),
+      "blocking (threads or processes, Mutex) | async (coroutines on one thread, AsyncMutex)")(
+      "keys", number_value(), "--api async: spread the clients over this many keys (1 to --clients)")(
       "json", "print one JSON object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
@@ -165,6 +208,10 @@ int run_bench(int argc, char** argv) {
         "does not apply to --renewals (one client holds the locks, renewed by the watchdog)");
     return renewal_bench(vm);
   }
+  if (vm["api"].as<std::string>() == "async") return async_bench(vm);
+  if (vm["api"].as<std::string>() != "blocking")
+    throw Error(Errc::bad_option, "--api must be blocking or async, not " + vm["api"].as<std::string>());
+  refuse_given(vm, {"keys"}, "is --api async's");
   const bench::BenchConfig config = config_from(vm);
   RedisTarget target(vm);
   const bench::BenchResult result = bench::run_bench(config, target.server(), target.embedded_server());

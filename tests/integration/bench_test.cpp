@@ -119,6 +119,33 @@ TEST(Bench, LeavesNoKeyBehind) {
   EXPECT_EQ(raw({"EXISTS", key, key + ":check"}).integer, 0);
 }
 
+TEST(Bench, AsyncClientsOnOneThreadShareTheKeysWithoutOverlapAndLeaveNoKeyBehind) {
+  const std::string key = unique_key("async");
+  const CliRun run =
+      run_cli("bench --api async --clients 40 --keys 4 --hold 1 --duration 1 --json --lock-key '" + key + "'");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json json = only_json_object(run);
+  EXPECT_EQ(json["api"], "async");
+  EXPECT_EQ(json["clients"], 40);
+  EXPECT_EQ(json["keys"], 4);
+  EXPECT_GT(json["acquisitions"].get<std::uint64_t>(), 0U);
+  EXPECT_EQ(json["violations"], 0);
+  EXPECT_EQ(json["errors"], 0);
+  for (const char* field : {"acquire_p50_us", "acquire_max_us", "cycle_p50_us", "rss_per_client_kib",
+                            "server_commands_per_client_per_s", "fairness_jain"})
+    EXPECT_TRUE(json.contains(field)) << field;
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(raw({"EXISTS", key + ":" + std::to_string(k)}).integer, 0);
+}
+
+TEST(Bench, AsyncRefusesWhatItCannotDo) {
+  EXPECT_EQ(run_cli("bench --api async --procs").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --api async --fault kill").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --api async --clients 100001").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --api async --clients 4 --keys 5").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --keys 2").exit_code, 2);  // --api async's
+  EXPECT_EQ(run_cli("bench --api fibers").exit_code, 2);
+}
+
 TEST(Bench, ACheckKeyInUseIsRefusedAndLeftAlone) {
   const std::string key = unique_key("bench");
   raw({"SET", key + ":check", "1"});
@@ -343,8 +370,9 @@ TEST(Bench, AnInterruptEndsTheClientsWaitsAtOnce) {
   for (const std::string& clients : {std::string("--clients 2"), std::string("--clients 2 --procs")}) {
     SCOPED_TRACE(clients);
     BackgroundCli bench("bench --json --timeout 60000 --duration 120 " + clients + protocol_keys(key));
-    ASSERT_TRUE(eventually([&] { return raw({"LLEN", lock_key_names(key).waiter_queue}).integer >= 1; }))
-        << bench.errors();
+    ASSERT_TRUE(eventually([&] {
+      return raw({"LLEN", lock_key_names(key).waiter_queue}).integer >= 1;
+    })) << bench.errors();
     ::kill(bench.pid(), SIGINT);
     const CliRun run = bench.finish(std::chrono::seconds(10));  // not --timeout's 60 s
     EXPECT_EQ(run.exit_code, 130) << run;
