@@ -3,7 +3,9 @@
 //
 // Standalone Asio (Debian's libasio-dev, 1.22 and later) by default; define
 // LOCKBRIDGE_ASIO_USE_BOOST before including this header for Boost.Asio (1.80 and later: the first
-// with per-operation cancellation, on which cancelling a waiting acquire depends).
+// with per-operation cancellation, on which cancelling a waiting acquire depends). Asio 1.22 turns
+// its own C++20 coroutine support (awaitable, use_awaitable) on for GCC only: with clang, define
+// ASIO_HAS_CO_AWAIT=1 to use them (this header itself does not need them).
 //
 //   asio::io_context io;
 //   lockbridge::AsyncClient redis(io.get_executor(), lockbridge::Client("redis://127.0.0.1:6379"));
