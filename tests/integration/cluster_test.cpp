@@ -369,6 +369,17 @@ TEST_P(ClusterFailover, LockingResumesOnThePromotedReplica) {
     }
   }
   if (faithful) return;
+  // The other nodes learn of the promotion by gossip: until the one a new Client asks first has,
+  // it sends that Client to the dead master (seen on a loaded machine). Wait for it.
+  const auto routed = [&] {
+    try {
+      (void)Client(cluster.url(), topology_client()).command({"EXISTS", held_key});
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  for (int i = 0; i < 300 && !routed(); ++i) std::this_thread::sleep_for(milliseconds(100));
   Mutex rival(Client(cluster.url(), topology_client()), held_key, variant_options(GetParam()));
   expect_held_only_by(*holder, rival);  // the acknowledged lock survived the failover
 }

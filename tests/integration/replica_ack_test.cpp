@@ -49,16 +49,17 @@ TEST(ReplicaAck, AcceptModeKeepsTheLockAndSaysHowManyAcknowledged) {
 }
 
 TEST(ReplicaAck, AWaitLongerThanTheCommandTimeoutGetsItsAnswer) {
-  // The server holds WAIT's reply for up to replica_ack.timeout: a 600 ms WAIT on a Client whose
-  // command timeout is 100 ms still ends in its answer (a shortfall here), not in a timeout that
-  // would leave the outcome unknown.
+  // The server holds WAIT's reply for up to replica_ack.timeout: a 2 s WAIT on a Client whose
+  // command timeout is 500 ms still ends in its answer (a shortfall here), not in a timeout that
+  // would leave the outcome unknown. (A shorter command timeout failed the acquire's own SET on a
+  // loaded machine, before any WAIT.)
   const auto master = tools::EmbeddedRedis::start();
   ClientOptions impatient;
-  impatient.command_timeout = milliseconds(100);
+  impatient.command_timeout = milliseconds(500);
   const Client client(master->url(), impatient);
   const std::string key = unique_key();
   MutexOptions options = with_replicas(1, ReplicaAckOptions::OnShortfall::release);
-  options.replica_ack.timeout = milliseconds(600);
+  options.replica_ack.timeout = milliseconds(2000);
   Mutex mutex(client, key, options);
   EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::no_quorum);
   EXPECT_EQ(mutex.replicas_acknowledged(), 0);
