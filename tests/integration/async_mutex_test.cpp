@@ -60,6 +60,13 @@ class AsyncMutexTest : public ::testing::Test {
     }
   }
 
+  // After the test's locks went: what they left to finish in the background runs to its end
+  // before the io_context goes (the loop runs until it has no work left).
+  void TearDown() override {
+    io_.restart();
+    io_.run_for(seconds(10));
+  }
+
   asio::io_context io_;
 };
 

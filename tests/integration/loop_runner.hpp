@@ -37,6 +37,15 @@ class LoopRunner {
     return task.result();
   }
 
+  // What lockbridge's objects left to finish in the background (a waiter leaving its queue, a
+  // lock released as its object went) runs to its end before the io_context goes: the loop runs
+  // until it has no work left, or the bound.
+  ~LoopRunner() { drain(); }
+  void drain() {
+    io_.restart();
+    io_.run_for(kBound);
+  }
+
   asio::io_context& io() noexcept { return io_; }
   const std::shared_ptr<AsioEventLoop>& loop() const noexcept { return loop_; }
 

@@ -22,7 +22,9 @@
 //
 // AsioEventLoop runs lockbridge's event-driven engine on an executor of the program's
 // (lockbridge/event_loop.hpp): lockbridge's callbacks run one at a time on a strand of it, so an
-// io_context run by several threads is fine. Destroy lockbridge's objects before the io_context.
+// io_context run by several threads is fine. Destroy lockbridge's objects before the io_context,
+// and let it run until it runs out of work first: what they leave to finish in the background (a
+// waiter leaving its queue, a lock released as its AsyncMutex went) finishes there.
 #pragma once
 
 #include <chrono>

@@ -8,8 +8,9 @@
 // The library calls the loop, its timers and its descriptors only from work the loop runs, except
 // post(), which any thread may call. The loop runs the work and the callbacks it is given one at a
 // time (on one thread, or a strand), never inside the call that gave them to it. The loop (and the
-// program's io_context under it) must outlive every lockbridge object that uses it: destroy those
-// first, as Asio's own I/O objects are destroyed before their io_context.
+// program's io_context under it) must outlive every lockbridge object that uses it, and the work
+// they leave to finish (a lock released as its object went): destroy those first and let the loop
+// run out of work, as Asio's own I/O objects are destroyed before their io_context.
 #pragma once
 
 #include <chrono>
