@@ -18,6 +18,7 @@
 #include "commandstats.hpp"
 #include "lockbridge/asio.hpp"
 #include "lockbridge/identity.hpp"
+#include "report.hpp"
 #include "shared_run.hpp"
 
 namespace lockbridge::tools::bench {
@@ -198,9 +199,6 @@ AsyncBenchResult run_async_bench(const AsyncBenchConfig& config, const RedisServ
 
 nlohmann::ordered_json to_json(const AsyncBenchResult& result) {
   nlohmann::ordered_json json;
-  const auto optional = [](const std::optional<double>& value) {
-    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-  };
   const SampleSummary& s = result.samples;
   json["api"] = "async";
   json["clients"] = result.clients;
@@ -212,19 +210,19 @@ nlohmann::ordered_json to_json(const AsyncBenchResult& result) {
   json["errors"] = result.errors;
   json["first_error"] = result.first_error ? nlohmann::json(*result.first_error) : nlohmann::json(nullptr);
   json["rtt_us"] = result.rtt_us;
-  json["acquire_p50_us"] = optional(s.acquire_p50_us);
-  json["acquire_p99_us"] = optional(s.acquire_p99_us);
-  json["acquire_p999_us"] = optional(s.acquire_p999_us);
-  json["acquire_max_us"] = optional(s.acquire_max_us);
+  json["acquire_p50_us"] = optional_number(s.acquire_p50_us);
+  json["acquire_p99_us"] = optional_number(s.acquire_p99_us);
+  json["acquire_p999_us"] = optional_number(s.acquire_p999_us);
+  json["acquire_max_us"] = optional_number(s.acquire_max_us);
   json["unacquired_waits"] = s.unacquired_waits;
-  json["cycle_p50_us"] = optional(s.cycle_p50_us);
-  json["handoff_p50_us"] = optional(s.handoff_p50_us);
-  json["handoff_p99_us"] = optional(s.handoff_p99_us);
+  json["cycle_p50_us"] = optional_number(s.cycle_p50_us);
+  json["handoff_p50_us"] = optional_number(s.handoff_p50_us);
+  json["handoff_p99_us"] = optional_number(s.handoff_p99_us);
   json["per_client_min"] = s.per_client_min;
   json["per_client_max"] = s.per_client_max;
-  json["fairness_jain"] = optional(s.fairness_jain);
-  json["rss_per_client_kib"] = optional(result.rss_per_client_kib);
-  json["server_commands_per_client_per_s"] = optional(result.server_commands_per_client_per_s);
+  json["fairness_jain"] = optional_number(s.fairness_jain);
+  json["rss_per_client_kib"] = optional_number(result.rss_per_client_kib);
+  json["server_commands_per_client_per_s"] = optional_number(result.server_commands_per_client_per_s);
   return json;
 }
 

@@ -6,15 +6,12 @@
 #include "cli_common.hpp"
 
 namespace lockbridge::tools::bench {
-namespace {
 
 using nlohmann::ordered_json;
 
 ordered_json optional_number(const std::optional<double>& value) {
   return value ? ordered_json(*value) : ordered_json(nullptr);
 }
-
-}  // namespace
 
 std::string fixed(double value, int decimals) {
   char text[64];

@@ -20,6 +20,9 @@ double acquisitions_per_s(const BenchResult& result) noexcept;
 std::string fixed(double value, int decimals);
 std::string fixed(const std::optional<double>& value, int decimals);
 
+// A figure a run may not have (no samples): the number, or null.
+nlohmann::ordered_json optional_number(const std::optional<double>& value);
+
 // "123.4 us (4.1x)": a latency and its multiple of the round trip; "-" when there is none.
 std::string latency_cell(const std::optional<double>& us, double rtt_us);
 

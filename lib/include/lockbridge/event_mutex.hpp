@@ -89,7 +89,7 @@ class EventMutex {
   void on_lease_lost(std::function<void(const Error&)> handler);
 
  private:
-  std::shared_ptr<detail::EventMutexCore> core_;
+  std::unique_ptr<detail::EventMutexCore> core_;
 };
 
 }  // namespace lockbridge

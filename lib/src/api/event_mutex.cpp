@@ -151,7 +151,7 @@ EventClient::EventClient(Client client, std::shared_ptr<EventLoop> loop)
 EventClient::~EventClient() = default;
 
 EventMutex::EventMutex(EventClient& client, std::string key, MutexOptions options)
-    : core_(std::make_shared<detail::EventMutexCore>(client, client.routes_, std::move(key), std::move(options))) {}
+    : core_(std::make_unique<detail::EventMutexCore>(client, client.routes_, std::move(key), std::move(options))) {}
 
 EventMutex::~EventMutex() = default;
 

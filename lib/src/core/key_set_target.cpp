@@ -112,13 +112,11 @@ Task<KeySetTarget::Released> KeySetTarget::release_all(std::string_view token) {
     released.keys = static_cast<std::size_t>(std::max<std::int64_t>(0, expect_integer(*array.element[0], context)));
     released.handed_over = expect_integer(*array.element[1], context) == 1;
   };
-  std::optional<Error> failure;
   try {
     co_await routes_->on_link(keys_.front(), release, Clock::time_point::max());
   } catch (const Error& error) {
-    failure = naming_key(error, "release", keys_.front());
+    throw naming_key(error, "release", keys_.front());
   }
-  if (failure) throw *failure;
   co_return released;
 }
 

@@ -1,6 +1,5 @@
 #include "core/lock_core.hpp"
 
-#include "util/detach.hpp"
 #include "waiting/blocking_wait.hpp"
 #include "waiting/event_wait.hpp"
 
@@ -73,8 +72,8 @@ bool LockCore::try_once() {
   if (hold_again()) return true;
   const AttemptRequest request{options_.lease, false, {}, Clock::now()};
   return observed_acquire([&]() -> Task<bool> {
-           const TargetAttempt attempt = co_await attempt_task(request);
-           co_return attempt.acquired;
+           const TargetAttempt result = co_await attempt(request);
+           co_return result.acquired;
          })
       .run_now();
 }
@@ -105,12 +104,13 @@ Task<bool> LockCore::acquire_on(std::shared_ptr<EventLoop> loop, Clock::time_poi
   co_return co_await acquire_with(driver, plan, deadline);
 }
 
-void LockCore::leave_queue_later(std::string waiter) noexcept {
-  // By value, in the detached coroutine's frame: the waiter's id and the target outlive the call.
+Task<void> LockCore::leave_queue(std::string waiter) {
+  // By value, in the coroutine's frame: the waiter's id and the target outlive this lock when the
+  // task is left to go on by itself.
   const auto leave = [](std::shared_ptr<LockTarget> target, std::string id) -> Task<void> {
     co_await target->leave_queue(id);
   };
-  detach(leave(target_, std::move(waiter)));
+  return leave(target_, std::move(waiter));
 }
 
 Task<bool> LockCore::acquire_with(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
@@ -136,9 +136,7 @@ void LockCore::lock() {
                                  std::to_string(options_.acquire_timeout.count()) + " ms");
 }
 
-TargetAttempt LockCore::attempt(const AttemptRequest& request) { return attempt_task(request).run_now(); }
-
-Task<TargetAttempt> LockCore::attempt_task(const AttemptRequest& request) {
+Task<TargetAttempt> LockCore::attempt(const AttemptRequest& request) {
   const auto started = Clock::now();
   ++attempts_;
   TargetAttempt result = co_await target_->attempt(request);
@@ -184,7 +182,6 @@ Task<void> LockCore::release_task(bool all) {
   if (hold_count_ == 0 || --hold_count_ > 0) co_return;  // reentrant: an inner unlock
   state_->keeper.forget(*lease_);
   handed_over_ = false;
-  std::optional<Error> failure;
   try {
     const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
     const std::string value = lease_->snapshot().value;
@@ -194,14 +191,13 @@ Task<void> LockCore::release_task(bool all) {
     if (outcome != ReleaseOutcome::not_ours) {
       last_error_.clear();
     } else {
-      failure = Error(Errc::lease_lost, target_->describe("release") + ": " + std::string(target_->why_not_released()));
+      report(Error(Errc::lease_lost, target_->describe("release") + ": " + std::string(target_->why_not_released())));
     }
   } catch (const Error& error) {
-    failure = error;
+    report(error);
   } catch (const std::exception& error) {
-    failure = Error(Errc::io, target_->describe("release") + ": " + error.what());
+    report(Error(Errc::io, target_->describe("release") + ": " + error.what()));
   }
-  if (failure) report(*failure);
   if (line_) line_->released_here(line_hold_);
   if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_, handed_over_);
 }

@@ -50,8 +50,6 @@ class LockCore final : public Contender {
   Task<bool> acquire_with(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline);
   // What the waiting loop needs to know of this lock, and the caller's stop token.
   WaitPlan wait_plan(std::stop_token stop) const;
-  // One attempt in Redis; an acquisition begins the hold. The Contender's attempt(), as a coroutine.
-  Task<TargetAttempt> attempt_task(const AttemptRequest& request) override;
   // The acquiring call of an event-driven front: the same loop, its steps the loop's (EventWait).
   // The options must not ask for the local line. Throws Error.
   Task<bool> acquire_on(std::shared_ptr<EventLoop> loop, Clock::time_point deadline, std::stop_token stop);
@@ -80,10 +78,9 @@ class LockCore final : public Contender {
   void on_release_error(std::function<void(const Error&)> handler) { on_release_error_ = std::move(handler); }
   void on_lease_lost(std::function<void(const Error&)> handler) { on_lease_lost_ = std::move(handler); }
 
-  // Contender: the waiting loop's attempt begins the hold when it acquires.
-  TargetAttempt attempt(const AttemptRequest& request) override;
-  void leave_queue(std::string_view waiter) noexcept override { target_->leave_queue(waiter).run_now(); }
-  void leave_queue_later(std::string waiter) noexcept override;
+  // Contender: one attempt in Redis, which begins the hold when it acquires.
+  Task<TargetAttempt> attempt(const AttemptRequest& request) override;
+  Task<void> leave_queue(std::string waiter) override;
   void starving(std::chrono::nanoseconds waited) noexcept override;
 
  private:
@@ -107,7 +104,7 @@ class LockCore final : public Contender {
   void report(const Error& error) noexcept;
 
   const std::shared_ptr<ClientState> state_;
-  const std::shared_ptr<LockTarget> target_;  // shared with work that goes on by itself (leave_queue_later)
+  const std::shared_ptr<LockTarget> target_;  // shared with work that goes on by itself (leave_queue)
   const MutexOptions options_;
   const std::string front_;
   const std::shared_ptr<LocalLine> line_;  // null without local_queue

@@ -54,8 +54,10 @@ Task<void> PipelineRoutes::on_link(std::string_view /*key: one server serves the
 }
 
 Task<std::shared_ptr<Pipeline>> PipelineRoutes::open(Clock::time_point deadline) {
-  if (pipeline_ && pipeline_->usable()) co_return pipeline_;
-  if (pipeline_ && pipeline_->closed()) pipeline_.reset();  // (its on_closed comes later, on the loop)
+  if (pipeline_) {
+    if (pipeline_->usable()) co_return pipeline_;
+    pipeline_.reset();  // closed (usable() closes one the server closed); its on_closed comes later, on the loop
+  }
   if (!connecting_ && backoff_.active()) throw backoff_.refusal();
   auto waiter = std::make_shared<Waiter>();
   waiters_.push_back(waiter);

@@ -32,13 +32,11 @@ std::string SingleKeyTarget::identity() const { return lock_identity(state_->url
 
 Task<void> SingleKeyTarget::on_link(std::string_view name, const Routes::Operation& operation,
                                     Clock::time_point deadline) {
-  std::optional<Error> failure;
   try {
     co_await routes_->on_link(key_, operation, deadline);
   } catch (const Error& error) {
-    failure = naming_key(error, name, key_);  // (a handler may not await: thrown below)
+    throw naming_key(error, name, key_);
   }
-  if (failure) throw *failure;
 }
 
 Task<TargetAttempt> SingleKeyTarget::attempt(const AttemptRequest& request) {

@@ -134,14 +134,12 @@ Task<ReleaseOutcome> release_by_script(Link& link, ScriptCache& scripts, const S
                     " (this user may not run scripts, and the event-driven front cannot yet release "
                     "without them); the lock stays until its lease ends");
   }
-  std::optional<Error> failure;
   try {
     co_return co_await release_without_script(link, key, args.front());
   } catch (const Error& error) {
-    failure = error;  // (a handler may not await: the message is made below)
+    throw Error(error.errc(), message_of(error) + " (tried because this user may not run scripts: " +
+                                  std::string(as_view(*reply)) + "); the lock stays until its lease ends");
   }
-  throw Error(failure->errc(), message_of(*failure) + " (tried because this user may not run scripts: " +
-                                   std::string(as_view(*reply)) + "); the lock stays until its lease ends");
 }
 
 std::string starving_in_arg(const AttemptRequest& request) {

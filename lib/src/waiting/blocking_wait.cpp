@@ -7,7 +7,12 @@ BlockingWait::BlockingWait(Contender& contender, const WaitPlan& plan)
 
 // Each step is a coroutine that completes before it returns to its awaiter: the work is done in
 // place, and the result handed back as the loop resumes, with nothing ever suspended.
-Task<TargetAttempt> BlockingWait::attempt(const AttemptRequest& request) { co_return contender_.attempt(request); }
+void BlockingWait::leave_queue(std::string_view waiter) noexcept {
+  try {
+    contender_.leave_queue(std::string(waiter)).run_now();
+  } catch (...) {  // the task itself never throws; only an allocation could fail here
+  }
+}
 
 Task<bool> BlockingWait::wait_for_turn(Clock::time_point deadline) {
   place_.emplace(plan_.line);

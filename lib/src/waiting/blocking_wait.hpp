@@ -16,8 +16,9 @@ class BlockingWait final : public WaitDriver {
  public:
   BlockingWait(Contender& contender, const WaitPlan& plan);
 
-  Task<TargetAttempt> attempt(const AttemptRequest& request) override;
-  void leave_queue(std::string_view waiter) noexcept override { contender_.leave_queue(waiter); }
+  // The lock's own coroutines: with the blocking front's routes they complete in place.
+  Task<TargetAttempt> attempt(const AttemptRequest& request) override { return contender_.attempt(request); }
+  void leave_queue(std::string_view waiter) noexcept override;
   void starving(std::chrono::nanoseconds waited) noexcept override { contender_.starving(waited); }
 
   Task<bool> wait_for_turn(Clock::time_point deadline) override;

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "lockbridge/event_loop.hpp"
+#include "util/detach.hpp"
 #include "waiting/release_listener.hpp"
 #include "waiting/wait_driver.hpp"
 #include "waiting/wait_loop.hpp"
@@ -20,8 +21,9 @@ class EventWait final : public WaitDriver {
   // `plan.line` must be null.
   EventWait(Contender& contender, const WaitPlan& plan, std::shared_ptr<EventLoop> loop);
 
-  Task<TargetAttempt> attempt(const AttemptRequest& request) override { return contender_.attempt_task(request); }
-  void leave_queue(std::string_view waiter) noexcept override { contender_.leave_queue_later(std::string(waiter)); }
+  Task<TargetAttempt> attempt(const AttemptRequest& request) override { return contender_.attempt(request); }
+  // Not waited for: it goes on by itself, on the loop.
+  void leave_queue(std::string_view waiter) noexcept override { detach(contender_.leave_queue(std::string(waiter))); }
   void starving(std::chrono::nanoseconds waited) noexcept override { contender_.starving(waited); }
 
   Task<bool> wait_for_turn(Clock::time_point /*deadline*/) override { co_return true; }  // no local line

@@ -6,8 +6,8 @@
 
 #include "lockbridge/identity.hpp"
 #include "redis/client_state.hpp"
-#include "waiting/blocking_wait.hpp"
 #include "waiting/retry_schedule.hpp"
+#include "waiting/wait_driver.hpp"
 
 namespace lockbridge::detail {
 
@@ -32,11 +32,6 @@ struct QueueSeat {
   bool taken = false;
 };
 }  // namespace
-
-bool wait_for_lock(Contender& contender, const WaitPlan& plan, Clock::time_point deadline) {
-  BlockingWait driver(contender, plan);
-  return wait_steps(driver, plan, deadline).run_now();
-}
 
 Task<bool> wait_steps(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
   const auto began = Clock::now();

@@ -2,7 +2,7 @@
 // quorum): the local line, the retry schedule, release announcements (subscribe once a wait is
 // needed, then retry) and fair mode's seat in the queue in Redis. It is a coroutine (wait_steps)
 // over what it waits on (a WaitDriver), so the blocking front and an event-driven one run the same
-// decisions: the blocking front's wait_for_lock runs it in place.
+// decisions: the blocking front's driver (BlockingWait) does each step in place.
 #pragma once
 
 #include <chrono>
@@ -27,13 +27,11 @@ class Contender {
  public:
   virtual ~Contender() = default;
   // One attempt; an acquisition begins the hold. Throws Error.
-  virtual TargetAttempt attempt(const AttemptRequest& request) = 0;
-  // The same, as a coroutine, for an event-driven front.
-  virtual Task<TargetAttempt> attempt_task(const AttemptRequest& request) = 0;
-  // Fair mode: a waiter that gives up leaves the queue. Best effort.
-  virtual void leave_queue(std::string_view waiter) noexcept = 0;
-  // The same without waiting for it: it goes on by itself, on the event-driven front's loop.
-  virtual void leave_queue_later(std::string waiter) noexcept = 0;
+  virtual Task<TargetAttempt> attempt(const AttemptRequest& request) = 0;
+  // Fair and notify mode: a waiter that gives up leaves its queue in Redis. Best effort: the task
+  // never throws, and keeps alive what it needs, so that it may also be left to go on by itself
+  // (the blocking front runs it in place; an event-driven one does not wait for it).
+  virtual Task<void> leave_queue(std::string waiter) = 0;
   // WaitPlan::tells_starving: the wait, queued in Redis, has lasted past starvation_after (`waited`
   // so far). Called once per wait, on the waiting thread.
   virtual void starving(std::chrono::nanoseconds /*waited*/) noexcept {}
@@ -59,21 +57,18 @@ struct WaitPlan {
   std::stop_token stop{};
 };
 
-// Waits in the local line, then attempts until acquired (true) or the retry policy gives up at
-// `deadline` (false). Between attempts it sleeps until the policy's next attempt is due, unless a
-// release is heard first: from a holder in this process (through the line) or, in notify and fair
-// mode, announced by Redis. In notify mode a wait queues in Redis from its second attempt on, so
+// The loop, awaiting each step of `driver` (the plan and the driver must outlive the task; plan.stop
+// is the caller's, and the driver's waits end on it too). It waits in the local line, then attempts
+// until acquired (true) or the retry policy gives up at `deadline` (false). Between attempts it sleeps until the
+// policy's next attempt is due, unless a release is heard first: from a holder in this process (through the line) or,
+// in notify and fair mode, announced by Redis. In notify mode a wait queues in Redis from its second attempt on, so
 // that a release wakes the first waiter alone, and once that waiter has waited starvation_after
 // (counted from the call, its time in the local line included) the release hands the lock to it
 // instead of freeing it (docs/design.md §10.5). A queued waiter (fair, or notify) also attempts at
 // least three times per fair_waiter_timeout, each attempt keeping its place in the queue alive,
 // and leaves the queue when it gives up, or when plan.stop is requested (then false, at once: no
 // attempt is begun after the request). Throws what an attempt throws.
-bool wait_for_lock(Contender& contender, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
-
 class WaitDriver;
-// The loop itself, as wait_for_lock describes it, awaiting each step of `driver`: the plan and the
-// driver must outlive the task. plan.stop is the caller's; the driver's waits end on it too.
 Task<bool> wait_steps(WaitDriver& driver, const WaitPlan& plan, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace lockbridge::detail
