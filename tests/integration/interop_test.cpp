@@ -1,6 +1,6 @@
 // lockbridge against an independent peer: tests/interop/peer.py, a Python client (Debian's
-// python3-redis) that speaks Redisson's RLock protocol or jedis-lock 1.0.0's, written from
-// shared/reference/wire-formats.md. lockbridge processes and peer processes contend on one key;
+// python3-redis) that speaks Redisson's RLock protocol or jedis-lock 1.0.0's, written from their
+// public source (RedissonLock.java; JedisLock.java at tag 1.0.0). lockbridge processes and peer processes contend on one key;
 // each checks exclusion with INCR on a shared counter. Redisson's release messages must cross both
 // ways: a peer that waited out a long lease without hearing a release counts it as timed_out.
 #include <gmock/gmock.h>

@@ -1,5 +1,5 @@
-// The Java side of Redisson's RLock protocol, played by raw commands written from
-// ../shared/reference/wire-formats.md §4 (not from lockbridge's scripts), for tests that check
+// The Java side of Redisson's RLock protocol, played by raw commands written from Redisson's
+// public source (RedissonLock.java in redisson/redisson; not from lockbridge's scripts), for tests that check
 // lockbridge's redisson strategy against it: Redisson's lock and unlock scripts, its channel name,
 // and a subscriber such as a Redisson waiter opens.
 #pragma once

@@ -1,6 +1,6 @@
 // The redisson strategy against the fixture's redis-server, checked against a Redisson peer played
-// here by raw commands written from ../shared/reference/wire-formats.md §4 (not from lockbridge's
-// scripts): the same hash layout, mutual exclusion with the peer, re-entries it counts, and
+// here by raw commands written from Redisson's public source (RedissonLock.java; not from
+// lockbridge's scripts): the same hash layout, mutual exclusion with the peer, re-entries it counts, and
 // release messages that cross both ways on redisson_lock__channel:{name}.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""An independent lock peer for lockbridge's interop tests, written from the protocol descriptions
-in shared/reference/wire-formats.md (section 1.1 jedis-lock 1.0.0, section 4 Redisson RLock), not
-from lockbridge's code. It contends on KEY and checks mutual exclusion with CHECK_KEY exactly as
+"""An independent lock peer for lockbridge's interop tests, written from the peers' public source
+(abelaska/jedis-lock tag 1.0.0, JedisLock.java; redisson/redisson, RedissonLock.java), not from
+lockbridge's code. It contends on KEY and checks mutual exclusion with CHECK_KEY exactly as
 tests/integration/lock_contender_main.cpp does (INCR must give 1 while holding), and prints the
 same summary line, plus how its waits ended:
 

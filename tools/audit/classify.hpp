@@ -1,7 +1,7 @@
 // What a key in Redis is, as far as locks go: the class of lock it holds (or `other`) and what is
 // wrong with it. Pure functions over what one read of the key returned (audit.cpp reads a batch
-// of keys in one script call); the formats are those of ../shared/reference/wire-formats.md and
-// docs/design.md §4.1. docs/audit.md gives every rule.
+// of keys in one script call); the formats are those of docs/design.md §4.1 (the peers' values)
+// and docs/compat.md. docs/audit.md gives every rule.
 #pragma once
 
 #include <array>

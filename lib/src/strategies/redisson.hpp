@@ -1,5 +1,5 @@
 // redisson: Redisson's RLock layout, so C++ and Java processes exclude each other on one lock name
-// and wake each other up (docs/design.md 4.7, ../shared/reference/wire-formats.md §4). The key is a
+// and wake each other up (docs/design.md 4.4a; RedissonLock.java in redisson/redisson). The key is a
 // hash of <client uuid>:<thread id> -> re-entry count with a PEXPIRE on every acquire; a release
 // decrements, deletes at zero and PUBLISHes "0" on redisson_lock__channel:{key} (SPUBLISH on a
 // Redis Cluster, as Redisson >= 3.22 does there).
