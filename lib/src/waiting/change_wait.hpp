@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
+#include <string>
 
 #include "lockbridge/event_loop.hpp"
 #include "waiting/release_notifier.hpp"
@@ -21,9 +22,10 @@ namespace lockbridge::detail {
 class ChangeWait {
  public:
   using Clock = std::chrono::steady_clock;
-  // `watch` may be null (nothing to hear: a plain sleep until `until` or the stop). `ready` is
-  // asked on the loop, and must not block.
-  ChangeWait(std::shared_ptr<EventLoop> loop, ReleaseNotifier::Watch* watch, Clock::time_point until,
+  // `watch` may be null (nothing to hear: a plain sleep until `until` or the stop). `me`: the
+  // waiter whose releases it waits for (Watch::on_change); empty for none. `ready` is asked on
+  // the loop, and must not block.
+  ChangeWait(std::shared_ptr<EventLoop> loop, ReleaseNotifier::Watch* watch, std::string me, Clock::time_point until,
              std::stop_token stop, std::function<bool()> ready);
   ~ChangeWait();
   ChangeWait(const ChangeWait&) = delete;

@@ -30,7 +30,7 @@ Task<bool> ReleaseListener::listen_steps(Clock::time_point until, std::shared_pt
     bool confirmed = false;
     if (loop) {
       ReleaseNotifier::Watch* watch = watch_.get();
-      ChangeWait answered(loop, watch, answer_by, stop_, [watch] { return watch->answered_now(); });
+      ChangeWait answered(loop, watch, std::string(), answer_by, stop_, [watch] { return watch->answered_now(); });
       (void)co_await answered;
       confirmed = watch->confirmed_now();
     } else {
@@ -66,7 +66,7 @@ Task<bool> ReleaseListener::wait_on(std::shared_ptr<EventLoop> loop, Clock::time
   ReleaseNotifier::Watch* watch = watch_.get();
   std::function<bool()> heard = [] { return false; };  // nothing to hear: a plain sleep
   if (watch != nullptr) heard = [watch, mine = std::string(me)] { return watch->heard_now(mine); };
-  ChangeWait wait(std::move(loop), watch, until, stop_, std::move(heard));
+  ChangeWait wait(std::move(loop), watch, std::string(me), until, stop_, std::move(heard));
   co_return co_await wait;
 }
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <array>
-#include <list>
+#include <map>
 #include <optional>
 
 #include "cluster/key_slot.hpp"
@@ -33,20 +33,28 @@ struct ReleaseNotifier::Channel {
   std::deque<std::pair<std::uint64_t, std::string>> recent;
   Clock::time_point idle_since{};       // when watchers last dropped to zero
   std::condition_variable_any changed;  // the _any kind: a waiter's stop request wakes it
-  // Event-driven watchers (Watch::on_change), told whenever the blocking ones are woken.
-  std::list<std::function<void()>> listeners;
+  // Event-driven watchers (Watch::on_change), by the waiter each one is ("" for none): a release
+  // that names a waiter tells that waiter's alone, so a handoff costs no work per waiter.
+  std::multimap<std::string, std::function<void()>, std::less<>> listeners;
 
   static constexpr std::size_t kRecent = 32;
   void announce(std::string payload) {
     ++generation;
     recent.emplace_back(generation, std::move(payload));
     if (recent.size() > kRecent) recent.pop_front();
-    wake_all();
+    const std::string& named = recent.back().second;
+    if (named.empty()) {
+      wake_all();
+      return;
+    }
+    changed.notify_all();  // blocking waiters each ask heard() for themselves
+    const auto [first, last] = listeners.equal_range(named);
+    for (auto it = first; it != last; ++it) it->second();
   }
   // With the notifier's mutex held: a listener only posts to its loop.
   void wake_all() {
     changed.notify_all();
-    for (const auto& listener : listeners) listener();
+    for (const auto& [waiter, listener] : listeners) listener();
   }
 };
 
@@ -144,11 +152,11 @@ bool ReleaseNotifier::Watch::heard(std::string_view me) const {
   });
 }
 
-void ReleaseNotifier::Watch::on_change(std::function<void()> changed) {
+void ReleaseNotifier::Watch::on_change(std::string_view me, std::function<void()> changed) {
   std::lock_guard lock(notifier_.mutex_);
   if (listener_) channel_->listeners.erase(*listener_);
   listener_.reset();
-  if (changed) listener_ = channel_->listeners.insert(channel_->listeners.end(), std::move(changed));
+  if (changed) listener_ = channel_->listeners.emplace(std::string(me), std::move(changed));
 }
 
 bool ReleaseNotifier::Watch::heard_now(std::string_view me) const {

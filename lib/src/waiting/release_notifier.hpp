@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -86,11 +85,12 @@ class ReleaseNotifier {
     // (an empty payload), or until `until`. true when a release woke it.
     bool wait_until(Clock::time_point until, std::string_view me = {}, const std::stop_token& stop = {});
 
-    // For an event-driven waiter, which must not sleep: `changed` is called whenever a blocking
-    // waiter would be woken (a release announced, the subscription answered, the connection lost),
-    // on the notifier's thread with its mutex held, so it must only post to the waiter's loop,
-    // which then asks the checks below. Replaces an earlier one; empty: none. Removed with the Watch.
-    void on_change(std::function<void()> changed);
+    // For an event-driven waiter, which must not sleep: `changed` is called when something it may
+    // wait for happened: a release addressed to `me` (the waiter's id; empty: none) or to every
+    // waiter, the subscription answered, the connection lost. It runs on the notifier's thread
+    // with its mutex held, so it must only post to the waiter's loop, which then asks the checks
+    // below. Replaces an earlier one; empty: none. Removed with the Watch.
+    void on_change(std::string_view me, std::function<void()> changed);
     // Without waiting: what wait_until() would wake for now.
     bool heard_now(std::string_view me) const;
     // Without waiting: whether the server has answered the subscription (confirmed, redirected or
@@ -104,7 +104,8 @@ class ReleaseNotifier {
     ReleaseNotifier& notifier_;
     Channel* channel_;
     std::uint64_t seen_ = 0;
-    std::optional<std::list<std::function<void()>>::iterator> listener_;  // on_change's, in the channel
+    // on_change's, in the channel
+    std::optional<std::multimap<std::string, std::function<void()>, std::less<>>::iterator> listener_;
   };
 
  private:
