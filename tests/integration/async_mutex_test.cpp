@@ -16,13 +16,18 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/lock_target.hpp"
 #include "lockbridge/asio.hpp"
+#include "redis/client_state.hpp"
 #include "redis_test_support.hpp"
 #include "strategies/companion_keys.hpp"
+#include "waiting/local_line.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -180,6 +185,76 @@ TEST_F(AsyncMutexTest, ManyCoroutinesOnOneKeyOneThreadEachAcquireInTurn) {
   EXPECT_EQ(acquired, kWaiters);
   EXPECT_EQ(most_at_once, 1);
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+// Both fronts wait in the one process-local line: a blocking thread and a coroutine on one key are
+// served in the order they came, either way round, and a release here goes to the first in line
+// directly. Without the line, the blocking waiter, woken in place, would win whenever it came.
+TEST_F(AsyncMutexTest, ABlockingAndAnAsyncWaiterOnOneKeyInOneProcessAreServedInArrivalOrder) {
+  AsyncClient client(io_.get_executor(), test_client());
+  for (const bool async_first : {true, false}) {
+    SCOPED_TRACE(async_first ? "the coroutine came first" : "the thread came first");
+    const std::string key = unique_key();
+    const std::string identity = detail::lock_identity(client.client().state()->url, std::span(&key, 1));
+    const auto line = detail::LocalLine::for_lock(identity);
+    Mutex holder(test_client(), key, token_options());
+    ASSERT_TRUE(holder.try_lock());
+    std::mutex served_mutex;
+    std::vector<std::string> served;
+    const auto serve = [&](const char* who) {
+      std::lock_guard lock(served_mutex);
+      served.emplace_back(who);
+    };
+    const auto served_count = [&] {
+      std::lock_guard lock(served_mutex);
+      return served.size();
+    };
+    AsyncMutex async_waiter(client, key, async_options());
+    bool async_done = false;
+    const auto start_async = [&] {
+      asio::co_spawn(
+          io_,
+          [&]() -> asio::awaitable<void> {
+            co_await async_waiter.async_lock(asio::use_awaitable);
+            serve("async");
+            co_await async_waiter.async_unlock(asio::use_awaitable);
+          },
+          [&](std::exception_ptr error) {
+            EXPECT_FALSE(error);
+            async_done = true;
+          });
+    };
+    std::optional<std::thread> blocking_waiter;
+    const auto start_blocking = [&] {
+      blocking_waiter.emplace([&] {
+        Mutex mutex(test_client(), key, async_options());
+        mutex.lock();
+        serve("blocking");
+        mutex.unlock();
+      });
+    };
+    // Each waiter is in line before the next one comes, and both before the holder lets go.
+    if (async_first)
+      start_async();
+    else
+      start_blocking();
+    run_until([&] { return line->waiting() == 1; });
+    ASSERT_EQ(line->waiting(), 1u);
+    if (async_first)
+      start_blocking();
+    else
+      start_async();
+    run_until([&] { return line->waiting() == 2; });
+    ASSERT_EQ(line->waiting(), 2u);
+    holder.unlock();
+    run_until([&] { return async_done && served_count() == 2; });
+    blocking_waiter->join();
+    ASSERT_TRUE(async_done);
+    const std::vector<std::string> expected =
+        async_first ? std::vector<std::string>{"async", "blocking"} : std::vector<std::string>{"blocking", "async"};
+    EXPECT_EQ(served, expected);
+    EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+  }
 }
 
 TEST_F(AsyncMutexTest, ALockDestroyedWhileHeldIsReleasedInTheBackground) {

@@ -81,6 +81,28 @@ TEST(LocalLine, ServesInArrivalOrder) {
   EXPECT_TRUE(third.wait_for_turn(now));
 }
 
+TEST(LocalLine, AnEventDrivenPlaceIsToldWhenItsTurnComesAndWhenTheHoldHereEnds) {
+  auto line = LocalLine::for_lock("unit-test:events");
+  auto first = std::make_unique<LocalLine::Place>(line);
+  LocalLine::Place second(line);
+  int told = 0;
+  second.on_change([&] { ++told; });
+  EXPECT_FALSE(second.first_now());
+  const std::uint64_t hold = line->held_here(Clock::now() + std::chrono::seconds(30));
+  EXPECT_EQ(told, 0) << "a hold begun here is nothing to wake for";
+  first.reset();
+  EXPECT_EQ(told, 1);
+  EXPECT_TRUE(second.first_now());
+  ASSERT_TRUE(second.held_until_now().has_value());
+  line->released_here(hold);
+  EXPECT_EQ(told, 2);
+  EXPECT_FALSE(second.held_until_now().has_value());
+  second.on_change(nullptr);  // removed: told no more
+  line->released_here(line->held_here(Clock::now() + std::chrono::seconds(30)));
+  EXPECT_EQ(told, 2);
+  EXPECT_EQ(line->waiting(), 1u);
+}
+
 TEST(LocalLine, OneLinePerLockIdentity) {
   EXPECT_EQ(LocalLine::for_lock("unit-test:same"), LocalLine::for_lock("unit-test:same"));
   EXPECT_NE(LocalLine::for_lock(std::string("unit-test/0\0b", 13)),

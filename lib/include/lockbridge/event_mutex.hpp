@@ -2,11 +2,13 @@
 // them with Asio completion tokens (AsyncClient, AsyncMutex); use these directly on another loop.
 //
 // An EventMutex is the blocking Mutex's lock, with the same strategies, waiting rules (notify,
-// fair and poll waiting, the starvation rule), lease, watchdog and observer, driven by events: a
-// waiting acquire costs a coroutine frame and a subscription, not a thread, and every request of
-// every EventMutex of one EventClient is pipelined on one connection. Its callbacks run on the
-// loop. Not served yet: Redis Cluster and Redlock URLs, the process-local line (local_queue is
-// off for event-driven locks), and the release without scripts for ACL users that may not run them.
+// fair and poll waiting, the starvation rule, the process-local line shared with the blocking
+// Mutex's threads), lease, watchdog and observer, driven by events: a waiting acquire costs a
+// coroutine frame and a subscription, not a thread, and every request of every EventMutex of one
+// EventClient is pipelined on one connection. Its callbacks run on the loop. A thread of the loop
+// must not call a blocking Mutex's lock() on a key its event-driven waiters line up for: the
+// blocking waiter would hold the loop while it waits for them. Not served yet: Redis Cluster and
+// Redlock URLs, and the release without scripts for ACL users that may not run them.
 #pragma once
 
 #include <chrono>

@@ -20,8 +20,6 @@ class EventMutexCore {
       : loop_(client.loop()) {
     options.validate();
     if (key.empty()) throw Error(Errc::bad_option, "lock key must not be empty");
-    // Event-driven locks do not wait in the process-local line: its waits block.
-    options.local_queue = false;
     const std::shared_ptr<ClientState>& state = client.client().state();
     auto target = std::make_unique<SingleKeyTarget>(state, std::move(key), options, std::move(routes));
     core_ = std::make_unique<LockCore>(state, std::move(target), std::move(options), "EventMutex");

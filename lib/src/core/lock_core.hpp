@@ -51,7 +51,7 @@ class LockCore final : public Contender {
   // What the waiting loop needs to know of this lock, and the caller's stop token.
   WaitPlan wait_plan(std::stop_token stop) const;
   // The acquiring call of an event-driven front: the same loop, its steps the loop's (EventWait).
-  // The options must not ask for the local line. Throws Error.
+  // Throws Error.
   Task<bool> acquire_on(std::shared_ptr<EventLoop> loop, Clock::time_point deadline, std::stop_token stop);
   // acquire_until(now + acquire_timeout), and Error{timeout} when that gives up.
   void lock();

@@ -6,8 +6,7 @@ namespace lockbridge::detail {
 
 struct ChangeWait::State {
   std::shared_ptr<EventLoop> loop;
-  ReleaseNotifier::Watch* watch = nullptr;
-  std::string me;
+  ChangeSource source;
   Clock::time_point until;
   std::stop_token stop;
   std::function<bool()> ready;
@@ -19,18 +18,17 @@ struct ChangeWait::State {
 
   // Disarms everything that could post or fire for this wait. On the loop.
   void disarm() {
-    if (watch != nullptr) watch->on_change(me, nullptr);
+    if (source) source(nullptr);
     timer.reset();
     on_stop.reset();  // waits for a stop callback running now on another thread: it only posts
   }
 };
 
-ChangeWait::ChangeWait(std::shared_ptr<EventLoop> loop, ReleaseNotifier::Watch* watch, std::string me,
-                       Clock::time_point until, std::stop_token stop, std::function<bool()> ready)
+ChangeWait::ChangeWait(std::shared_ptr<EventLoop> loop, ChangeSource source, Clock::time_point until,
+                       std::stop_token stop, std::function<bool()> ready)
     : state_(std::make_shared<State>()) {
   state_->loop = std::move(loop);
-  state_->watch = watch;
-  state_->me = std::move(me);
+  state_->source = std::move(source);
   state_->until = until;
   state_->stop = std::move(stop);
   state_->ready = std::move(ready);
@@ -56,9 +54,9 @@ void ChangeWait::await_suspend(std::coroutine_handle<> waiting) {
   State& state = *state_;
   state.waiting = waiting;
   const std::weak_ptr<State> weak = state_;
-  if (state.watch != nullptr) {
-    // Called on the notifier's thread with its mutex held: only a post.
-    state.watch->on_change(state.me, [weak, loop = state.loop] {
+  if (state.source) {
+    // Called on the source's thread, perhaps with its mutex held: only a post.
+    state.source([weak, loop = state.loop] {
       loop->post([weak] {
         if (const auto waiter = weak.lock()) check(waiter);
       });

@@ -1,9 +1,9 @@
 // How an event-driven waiter waits, without a thread: it suspends until `ready()` holds (asked at
-// once, and again whenever its Watch says something changed: a release announced, the
-// subscription answered), until `until` passes, or until `stop` is requested, and is resumed on
-// its loop with what ready() said last. The notifier's thread only posts to the loop; every check
-// and the resumption happen there. A waiter whose coroutine is destroyed while it waits (its
-// operation was cancelled) is never resumed, and leaves nothing armed.
+// once, and again whenever its source says something changed: a release announced, the
+// subscription answered, its turn come in the local line), until `until` passes, or until `stop`
+// is requested, and is resumed on its loop with what ready() said last. The source's threads only
+// post to the loop; every check and the resumption happen there. A waiter whose coroutine is destroyed while it waits
+// (its operation was cancelled) is never resumed, and leaves nothing armed.
 #pragma once
 
 #include <chrono>
@@ -12,21 +12,22 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
-#include <string>
 
 #include "lockbridge/event_loop.hpp"
-#include "waiting/release_notifier.hpp"
 
 namespace lockbridge::detail {
+
+// Where a ChangeWait hears that something changed: called with the function to call on each change
+// (from any thread, perhaps with the source's mutex held: it only posts to the loop), and with an
+// empty one to stop. Empty: nothing to hear (a plain sleep until `until` or the stop).
+using ChangeSource = std::function<void(std::function<void()>)>;
 
 class ChangeWait {
  public:
   using Clock = std::chrono::steady_clock;
-  // `watch` may be null (nothing to hear: a plain sleep until `until` or the stop). `me`: the
-  // waiter whose releases it waits for (Watch::on_change); empty for none. `ready` is asked on
-  // the loop, and must not block.
-  ChangeWait(std::shared_ptr<EventLoop> loop, ReleaseNotifier::Watch* watch, std::string me, Clock::time_point until,
-             std::stop_token stop, std::function<bool()> ready);
+  // `ready` is asked on the loop, and must not block.
+  ChangeWait(std::shared_ptr<EventLoop> loop, ChangeSource source, Clock::time_point until, std::stop_token stop,
+             std::function<bool()> ready);
   ~ChangeWait();
   ChangeWait(const ChangeWait&) = delete;
   ChangeWait& operator=(const ChangeWait&) = delete;

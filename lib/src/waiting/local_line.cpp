@@ -5,6 +5,11 @@
 
 namespace lockbridge::detail {
 
+struct LocalLine::Waiter {
+  std::condition_variable_any woken;  // a thread's (the _any kind: a stop request wakes it)
+  std::function<void()> changed;      // an event-driven waiter's (Place::on_change)
+};
+
 std::shared_ptr<LocalLine> LocalLine::for_lock(const std::string& identity) {
   static std::mutex registry_mutex;
   // Never destroyed: a Mutex may be destroyed during static destruction.
@@ -24,7 +29,10 @@ std::shared_ptr<LocalLine> LocalLine::for_lock(const std::string& identity) {
 }
 
 void LocalLine::wake_first() {
-  if (!waiters_.empty()) waiters_.front().notify_one();
+  if (waiters_.empty()) return;
+  Waiter& first = waiters_.front();
+  first.woken.notify_one();
+  if (first.changed) first.changed();
 }
 
 LocalLine::Place::Place(std::shared_ptr<LocalLine> line) : line_(std::move(line)) {
@@ -41,13 +49,29 @@ LocalLine::Place::~Place() {
 
 bool LocalLine::Place::wait_for_turn(Clock::time_point deadline, const std::stop_token& stop) {
   std::unique_lock lock(line_->mutex_);
-  return it_->wait_until(lock, stop, deadline, [&] { return line_->waiters_.begin() == it_; });
+  return it_->woken.wait_until(lock, stop, deadline, [&] { return line_->waiters_.begin() == it_; });
 }
 
 void LocalLine::Place::wait_while_held_here(Clock::time_point until, const std::stop_token& stop) {
   std::unique_lock lock(line_->mutex_);
   if (!line_->held_) return;
-  it_->wait_until(lock, stop, std::min(until, line_->held_until_), [&] { return !line_->held_; });
+  it_->woken.wait_until(lock, stop, std::min(until, line_->held_until_), [&] { return !line_->held_; });
+}
+
+void LocalLine::Place::on_change(std::function<void()> changed) {
+  std::lock_guard lock(line_->mutex_);
+  it_->changed = std::move(changed);
+}
+
+bool LocalLine::Place::first_now() const {
+  std::lock_guard lock(line_->mutex_);
+  return line_->waiters_.begin() == it_;
+}
+
+std::optional<LocalLine::Clock::time_point> LocalLine::Place::held_until_now() const {
+  std::lock_guard lock(line_->mutex_);
+  if (!line_->held_) return std::nullopt;
+  return line_->held_until_;
 }
 
 std::uint64_t LocalLine::held_here(Clock::time_point until) {
@@ -67,6 +91,11 @@ void LocalLine::released_here(std::uint64_t hold) {
   if (!held_ || hold != hold_) return;
   held_ = false;
   wake_first();
+}
+
+std::size_t LocalLine::waiting() const {
+  std::lock_guard lock(mutex_);
+  return waiters_.size();
 }
 
 }  // namespace lockbridge::detail

@@ -11,6 +11,13 @@
 
 namespace lockbridge::detail {
 
+namespace {
+// What a ChangeWait hears from a Watch: its changes that concern `me` (Watch::on_change).
+ChangeSource changes_of(ReleaseNotifier::Watch* watch, std::string_view me) {
+  return [watch, me = std::string(me)](std::function<void()> changed) { watch->on_change(me, std::move(changed)); };
+}
+}  // namespace
+
 void ReleaseListener::listen_if_subscribed() {
   watch_ = state_.notifier_for(channel_.name).watch(channel_, /*only_if_subscribed=*/true);
 }
@@ -30,7 +37,7 @@ Task<bool> ReleaseListener::listen_steps(Clock::time_point until, std::shared_pt
     bool confirmed = false;
     if (loop) {
       ReleaseNotifier::Watch* watch = watch_.get();
-      ChangeWait answered(loop, watch, std::string(), answer_by, stop_, [watch] { return watch->answered_now(); });
+      ChangeWait answered(loop, changes_of(watch, {}), answer_by, stop_, [watch] { return watch->answered_now(); });
       (void)co_await answered;
       confirmed = watch->confirmed_now();
     } else {
@@ -66,7 +73,8 @@ Task<bool> ReleaseListener::wait_on(std::shared_ptr<EventLoop> loop, Clock::time
   ReleaseNotifier::Watch* watch = watch_.get();
   std::function<bool()> heard = [] { return false; };  // nothing to hear: a plain sleep
   if (watch != nullptr) heard = [watch, mine = std::string(me)] { return watch->heard_now(mine); };
-  ChangeWait wait(std::move(loop), watch, std::string(me), until, stop_, std::move(heard));
+  ChangeWait wait(std::move(loop), watch != nullptr ? changes_of(watch, me) : ChangeSource(), until, stop_,
+                  std::move(heard));
   co_return co_await wait;
 }
 
