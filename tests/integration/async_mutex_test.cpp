@@ -13,6 +13,7 @@
 #include <asio/use_awaitable.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -21,6 +22,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/lock_target.hpp"
 #include "lockbridge/asio.hpp"
@@ -255,6 +258,37 @@ TEST_F(AsyncMutexTest, ABlockingAndAnAsyncWaiterOnOneKeyInOneProcessAreServedInA
     EXPECT_EQ(served, expected);
     EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
   }
+}
+
+// A holder in another process (the CLI) lets go: its release's message wakes the coroutine, which
+// waits in Redis with a retry interval far beyond the bound, so only the message can end its wait.
+TEST_F(AsyncMutexTest, AReleaseInAnotherProcessWakesTheAsyncWaiter) {
+  AsyncClient client(io_.get_executor(), test_client());
+  const std::string key = unique_key();
+  BackgroundCli holder("hold '" + key + "' --json --for 60000");
+  const auto acquired_line = holder.next_line();
+  ASSERT_TRUE(acquired_line.has_value());
+  ASSERT_EQ(nlohmann::json::parse(*acquired_line)["acquired"], true);
+  MutexOptions options = async_options();
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(3, seconds(60));
+  AsyncMutex mutex(client, key, options);
+  std::optional<std::error_code> error;
+  mutex.async_lock([&](std::error_code e) { error = e; });
+  run_until([&] { return raw({"LLEN", detail::waiter_queue(key)}).integer == 1; });
+  ASSERT_EQ(raw({"LLEN", detail::waiter_queue(key)}).integer, 1) << "the coroutine is queued in Redis";
+  ASSERT_FALSE(error.has_value());
+  ::kill(holder.pid(), SIGTERM);  // the CLI releases the lock, then exits
+  run_until([&] { return error.has_value(); });
+  ASSERT_TRUE(error.has_value()) << "not woken: the retry policy would only try again after 60 s";
+  EXPECT_FALSE(*error) << error->message();
+  EXPECT_TRUE(mutex.owns_lock());
+  EXPECT_EQ(raw({"GET", key}).str, mutex.value());
+  EXPECT_EQ(holder.finish().exit_code, 130);
+  std::optional<std::error_code> released;
+  mutex.async_unlock([&](std::error_code e) { released = e; });
+  run_until([&] { return released.has_value(); });
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
 TEST_F(AsyncMutexTest, ALockDestroyedWhileHeldIsReleasedInTheBackground) {
