@@ -291,6 +291,60 @@ TEST_F(AsyncMutexTest, AReleaseInAnotherProcessWakesTheAsyncWaiter) {
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
+// The key-set form: every key or none, one token; a wait on a set is woken by the release of the
+// key that blocked it.
+TEST_F(AsyncMutexTest, AKeySetIsTakenAllOrNoneAndItsWaitIsWokenByTheBlockingKeysRelease) {
+  AsyncClient client(io_.get_executor(), test_client());
+  const std::string first = unique_key("{set}:a");
+  const std::string second = unique_key("{set}:b");
+  MutexOptions options = async_options();
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(3, seconds(60));
+  AsyncMultiMutex set(client, {second, first, second}, options);
+  EXPECT_EQ(set.keys(), (std::vector<std::string>{std::min(first, second), std::max(first, second)}));
+  Mutex blocker(test_client(), second, token_options());
+  ASSERT_TRUE(blocker.try_lock());
+  run([&]() -> asio::awaitable<void> {
+    const bool got = co_await set.async_try_lock(asio::use_awaitable);
+    EXPECT_FALSE(got);
+  });
+  EXPECT_EQ(raw({"EXISTS", first}).integer, 0) << "nothing written when one key is held";
+  std::optional<std::error_code> error;
+  set.async_lock([&](std::error_code e) { error = e; });
+  run_until([&] { return raw({"LLEN", detail::waiter_queue(set.keys().front())}).integer == 1; });
+  ASSERT_FALSE(error.has_value());
+  blocker.unlock();
+  run_until([&] { return error.has_value(); });
+  ASSERT_TRUE(error.has_value()) << "not woken: the retry policy would only try again after 60 s";
+  EXPECT_FALSE(*error) << error->message();
+  EXPECT_TRUE(set.owns_lock());
+  EXPECT_EQ(raw({"GET", first}).str, set.value());
+  EXPECT_EQ(raw({"GET", second}).str, set.value());
+  run([&]() -> asio::awaitable<void> { co_await set.async_unlock(asio::use_awaitable); });
+  EXPECT_EQ(raw({"EXISTS", first}).integer, 0);
+  EXPECT_EQ(raw({"EXISTS", second}).integer, 0);
+}
+
+TEST_F(AsyncMutexTest, AKeySetRefusesWhatMultiMutexRefuses) {
+  AsyncClient client(io_.get_executor(), test_client());
+  const auto refused = [&](std::vector<std::string> keys, MutexOptions options) {
+    try {
+      AsyncMultiMutex set(client, std::move(keys), std::move(options));
+      return false;
+    } catch (const Error& error) {
+      return error.errc() == Errc::bad_option;
+    }
+  };
+  EXPECT_TRUE(refused({}, async_options()));
+  EXPECT_TRUE(refused({"a", ""}, async_options()));
+  MutexOptions legacy = async_options();
+  legacy.strategy = StrategyKind::legacy;
+  EXPECT_TRUE(refused({"a", "b"}, legacy));
+  MutexOptions fair = async_options();
+  fair.wait_mode = WaitMode::fair;
+  EXPECT_TRUE(refused({"a", "b"}, fair));
+}
+
 TEST_F(AsyncMutexTest, ALockDestroyedWhileHeldIsReleasedInTheBackground) {
   AsyncClient client(io_.get_executor(), test_client());
   const std::string key = unique_key();

@@ -37,6 +37,7 @@
 #include <system_error>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "lockbridge/event_loop.hpp"
 #include "lockbridge/event_mutex.hpp"
@@ -189,16 +190,13 @@ class AsyncClient {
   EventClient engine_;
 };
 
-// One lock holder (as Mutex is), its operations taking Asio completion tokens. Use it from the
-// client's executor; one operation at a time (a second one while one runs completes with
+// One lock holder (as Mutex and MultiMutex are), its operations taking Asio completion tokens:
+// what AsyncMutex (one key) and AsyncMultiMutex (a set of keys) share. Use it from the client's
+// executor; one operation at a time (a second one while one runs completes with
 // Errc::bad_option). Destroying it releases a held lock in the background.
-class AsyncMutex {
+class AsyncLock {
  public:
   using Clock = std::chrono::steady_clock;
-
-  // Throws Error{bad_option} for an empty key or invalid options. Does no I/O.
-  AsyncMutex(AsyncClient& client, std::string key, MutexOptions options = {})
-      : client_(client), lock_(std::make_unique<EventMutex>(client.engine(), std::move(key), std::move(options))) {}
 
   // Waits until acquired, for at most options().acquire_timeout: void(std::error_code), with
   // Errc::timeout when it gave up.
@@ -252,11 +250,15 @@ class AsyncMutex {
   std::chrono::milliseconds valid_for() const noexcept { return lock_->valid_for(); }
   std::string value() const { return lock_->value(); }
   std::optional<std::uint64_t> fence() const noexcept { return lock_->fence(); }
-  const std::string& key() const noexcept { return lock_->key(); }
   const MutexOptions& options() const noexcept { return lock_->options(); }
   // The loss notice, called on the client's strand (lockbridge's own renewals stay on its
   // renewal thread, so a busy program loop cannot lose a lease). Set before acquiring.
   void on_lease_lost(std::function<void(const Error&)> handler) { lock_->on_lease_lost(std::move(handler)); }
+
+ protected:
+  AsyncLock(AsyncClient& client, std::unique_ptr<EventLock> lock) : client_(client), lock_(std::move(lock)) {}
+  ~AsyncLock() = default;  // not deleted through a base pointer
+  const EventLock& engine() const noexcept { return *lock_; }
 
  private:
   static Clock::time_point deadline_after(Clock::duration wait) {
@@ -314,7 +316,27 @@ class AsyncMutex {
   static std::tuple<std::error_code> as_tuple(std::error_code error) { return std::make_tuple(error); }
 
   AsyncClient& client_;
-  std::unique_ptr<EventMutex> lock_;
+  std::unique_ptr<EventLock> lock_;
+};
+
+// A lock on one key, as Mutex.
+class AsyncMutex final : public AsyncLock {
+ public:
+  // Throws Error{bad_option} for an empty key or invalid options. Does no I/O.
+  AsyncMutex(AsyncClient& client, std::string key, MutexOptions options = {})
+      : AsyncLock(client, std::make_unique<EventMutex>(client.engine(), std::move(key), std::move(options))) {}
+  const std::string& key() const noexcept { return static_cast<const EventMutex&>(engine()).key(); }
+};
+
+// A lock on several keys, taken all at once or not at all, as MultiMutex (its rules: token
+// strategy; no watchdog, fair mode, fencing, reentry or async_extend yet).
+class AsyncMultiMutex final : public AsyncLock {
+ public:
+  // Throws Error{bad_option} as MultiMutex's constructor does. Does no I/O.
+  AsyncMultiMutex(AsyncClient& client, std::vector<std::string> keys, MutexOptions options = {})
+      : AsyncLock(client, std::make_unique<EventMultiMutex>(client.engine(), std::move(keys), std::move(options))) {}
+  // The keys, deduplicated and sorted.
+  const std::vector<std::string>& keys() const noexcept { return static_cast<const EventMultiMutex&>(engine()).keys(); }
 };
 
 }  // namespace lockbridge

@@ -1,14 +1,16 @@
 // lockbridge: locks driven by the program's event loop, without Asio. lockbridge/asio.hpp wraps
-// them with Asio completion tokens (AsyncClient, AsyncMutex); use these directly on another loop.
+// them with Asio completion tokens (AsyncClient, AsyncMutex, AsyncMultiMutex); use these directly
+// on another loop.
 //
-// An EventMutex is the blocking Mutex's lock, with the same strategies, waiting rules (notify,
-// fair and poll waiting, the starvation rule, the process-local line shared with the blocking
-// Mutex's threads), lease, watchdog and observer, driven by events: a waiting acquire costs a
-// coroutine frame and a subscription, not a thread, and every request of every EventMutex of one
-// EventClient is pipelined on one connection. Its callbacks run on the loop. A thread of the loop
-// must not call a blocking Mutex's lock() on a key its event-driven waiters line up for: the
-// blocking waiter would hold the loop while it waits for them. Not served yet: Redis Cluster and
-// Redlock URLs, and the release without scripts for ACL users that may not run them.
+// An EventMutex is the blocking Mutex's lock (an EventMultiMutex, MultiMutex's), with the same
+// strategies, waiting rules (notify, fair and poll waiting, the starvation rule, the
+// process-local line shared with the blocking front's threads), lease, watchdog and observer,
+// driven by events: a waiting acquire costs a coroutine frame and a subscription, not a thread,
+// and every request of every lock of one EventClient is pipelined on one connection. Its callbacks
+// run on the loop. A thread of the loop must not call a blocking lock() on a key its event-driven
+// waiters line up for: the blocking waiter would hold the loop while it waits for them. Not served
+// yet: Redis Cluster and Redlock URLs, and the release without scripts for ACL users that may not
+// run them.
 #pragma once
 
 #include <chrono>
@@ -19,6 +21,7 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
@@ -29,7 +32,7 @@ namespace lockbridge {
 
 namespace detail {
 class PipelineRoutes;
-class EventMutexCore;
+class EventLockCore;
 }  // namespace detail
 
 // A Client's server, reached through `loop`: the connection its locks pipeline on, opened when
@@ -47,27 +50,27 @@ class EventClient {
 
  private:
   friend class EventMutex;
+  friend class EventMultiMutex;
   Client client_;
   std::shared_ptr<EventLoop> loop_;
   std::shared_ptr<detail::PipelineRoutes> routes_;
 };
 
-// One lock holder, as Mutex is (one EventMutex, one lease), used on the loop. One operation at a
+// One lock holder, as Mutex and MultiMutex are (one object, one lease), used on the loop: what
+// EventMutex (one key) and EventMultiMutex (a set of keys, all or none) share. One operation at a
 // time: a second one while the first runs completes with Errc::bad_option.
-class EventMutex {
+class EventLock {
  public:
   using Clock = std::chrono::steady_clock;
   // Called once, on the loop, never inside the call that started the operation.
   using AcquireDone = std::function<void(std::error_code, bool acquired)>;
   using Done = std::function<void(std::error_code)>;
 
-  // Throws Error{bad_option} for an empty key or invalid options. Does no I/O. The client outlives it.
-  EventMutex(EventClient& client, std::string key, MutexOptions options = {});
   // Releases a held lock in the background. An operation still running is abandoned: its
   // callback is never called, and a lock it may have won is left to its lease.
-  ~EventMutex();
-  EventMutex(const EventMutex&) = delete;
-  EventMutex& operator=(const EventMutex&) = delete;
+  virtual ~EventLock();
+  EventLock(const EventLock&) = delete;
+  EventLock& operator=(const EventLock&) = delete;
 
   // Waits by options().retry and wait_mode until acquired (true), or the policy gives up at
   // `deadline` (false; Clock::time_point::max(): no deadline). A stop request ends the wait with
@@ -78,20 +81,42 @@ class EventMutex {
   // Releases (reentrant: the last hold); the error of a refused release (lease_lost), as
   // Mutex::unlock records it.
   void release(Done done);
-  // Resets the lease of the held lock: true, or false when it is no longer ours.
+  // Resets the lease of the held lock: true, or false when it is no longer ours. A set of keys
+  // cannot be extended yet (bad_option, as MultiMutex).
   void extend(std::chrono::milliseconds lease, AcquireDone done);
 
   bool owns_lock() const noexcept;
   std::chrono::milliseconds valid_for() const noexcept;
   std::string value() const;
   std::optional<std::uint64_t> fence() const noexcept;
-  const std::string& key() const noexcept;
   const MutexOptions& options() const noexcept;
   // The loss notice (Mutex::on_lease_lost), posted to the loop. Set before acquiring.
   void on_lease_lost(std::function<void(const Error&)> handler);
 
+ protected:
+  explicit EventLock(std::unique_ptr<detail::EventLockCore> core);
+  const detail::EventLockCore& core() const noexcept { return *core_; }
+
  private:
-  std::unique_ptr<detail::EventMutexCore> core_;
+  std::unique_ptr<detail::EventLockCore> core_;
+};
+
+// A lock on one key, as Mutex.
+class EventMutex final : public EventLock {
+ public:
+  // Throws Error{bad_option} for an empty key or invalid options. Does no I/O. The client outlives it.
+  EventMutex(EventClient& client, std::string key, MutexOptions options = {});
+  const std::string& key() const noexcept;
+};
+
+// A lock on several keys, taken all at once or not at all, as MultiMutex (its rules and refusals:
+// token strategy, no watchdog, fair mode, fencing, reentry or extend yet).
+class EventMultiMutex final : public EventLock {
+ public:
+  // Throws Error{bad_option} as MultiMutex's constructor does. Does no I/O. The client outlives it.
+  EventMultiMutex(EventClient& client, std::vector<std::string> keys, MutexOptions options = {});
+  // The keys, deduplicated and sorted.
+  const std::vector<std::string>& keys() const noexcept;
 };
 
 }  // namespace lockbridge

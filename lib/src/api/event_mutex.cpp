@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/key_set_target.hpp"
 #include "core/lock_core.hpp"
 #include "core/pipeline_routes.hpp"
 #include "core/single_key_target.hpp"
@@ -12,20 +13,17 @@ namespace lockbridge {
 
 namespace detail {
 
-// An EventMutex's state: its lock core (driven by events), and the operation running, if any. The
-// operation's coroutine reaches this object by pointer; destroying it destroys the operation first.
-class EventMutexCore {
+// An event-driven lock's state: its lock core (driven by events), and the operation running, if
+// any. The operation's coroutine reaches this object by pointer; destroying it destroys the
+// operation first.
+class EventLockCore {
  public:
-  EventMutexCore(EventClient& client, std::shared_ptr<PipelineRoutes> routes, std::string key, MutexOptions options)
-      : loop_(client.loop()) {
-    options.validate();
-    if (key.empty()) throw Error(Errc::bad_option, "lock key must not be empty");
-    const std::shared_ptr<ClientState>& state = client.client().state();
-    auto target = std::make_unique<SingleKeyTarget>(state, std::move(key), options, std::move(routes));
-    core_ = std::make_unique<LockCore>(state, std::move(target), std::move(options), "EventMutex");
-  }
+  // `options` are valid and suit `target`.
+  EventLockCore(EventClient& client, std::unique_ptr<LockTarget> target, MutexOptions options, std::string_view front)
+      : loop_(client.loop()),
+        core_(std::make_unique<LockCore>(client.client().state(), std::move(target), std::move(options), front)) {}
 
-  ~EventMutexCore() {
+  ~EventLockCore() {
     running_ = {};  // an operation still running is abandoned: nothing resumes it, nobody is told
     if (!core_->holds()) return;
     // Released in the background: the core goes with the release, which needs the loop.
@@ -36,7 +34,7 @@ class EventMutexCore {
   LockCore& core() const noexcept { return *core_; }
   EventLoop& loop() const noexcept { return loop_; }
 
-  void acquire(EventMutex::Clock::time_point deadline, std::stop_token stop, EventMutex::AcquireDone done) {
+  void acquire(EventLock::Clock::time_point deadline, std::stop_token stop, EventLock::AcquireDone done) {
     if (!begin()) {
       loop_.post([done = std::move(done)] { done(busy(), false); });
       return;
@@ -49,7 +47,7 @@ class EventMutexCore {
     run(acquiring(deadline, std::move(stop)), [this, done = std::move(done)] { done(error_, result_); });
   }
 
-  void release(EventMutex::Done done) {
+  void release(EventLock::Done done) {
     if (!begin()) {
       loop_.post([done = std::move(done)] { done(busy()); });
       return;
@@ -57,7 +55,7 @@ class EventMutexCore {
     run(releasing(), [this, done = std::move(done)] { done(error_); });
   }
 
-  void extend(std::chrono::milliseconds lease, EventMutex::AcquireDone done) {
+  void extend(std::chrono::milliseconds lease, EventLock::AcquireDone done) {
     if (!begin()) {
       loop_.post([done = std::move(done)] { done(busy(), false); });
       return;
@@ -83,7 +81,7 @@ class EventMutexCore {
     running_ = std::move(operation);
     starting_ = true;
     running_.then([this, tell = std::move(tell)]() mutable {
-      // The frame goes after this callback (the caller may destroy the EventMutex in `tell`).
+      // The frame goes after this callback (the caller may destroy the lock in `tell`).
       Task<void> ended = std::move(running_);
       busy_ = false;
       if (starting_) {
@@ -95,7 +93,7 @@ class EventMutexCore {
     starting_ = false;
   }
 
-  Task<void> acquiring(EventMutex::Clock::time_point deadline, std::stop_token stop) {
+  Task<void> acquiring(EventLock::Clock::time_point deadline, std::stop_token stop) {
     try {
       const bool acquired = co_await core_->acquire_on(shared_loop(), deadline, stop);
       if (stop.stop_requested()) {
@@ -148,29 +146,57 @@ EventClient::EventClient(Client client, std::shared_ptr<EventLoop> loop)
 
 EventClient::~EventClient() = default;
 
-EventMutex::EventMutex(EventClient& client, std::string key, MutexOptions options)
-    : core_(std::make_unique<detail::EventMutexCore>(client, client.routes_, std::move(key), std::move(options))) {}
+EventLock::EventLock(std::unique_ptr<detail::EventLockCore> core) : core_(std::move(core)) {}
+EventLock::~EventLock() = default;
 
-EventMutex::~EventMutex() = default;
-
-void EventMutex::acquire(Clock::time_point deadline, std::stop_token stop, AcquireDone done) {
+void EventLock::acquire(Clock::time_point deadline, std::stop_token stop, AcquireDone done) {
   core_->acquire(deadline, std::move(stop), std::move(done));
 }
-void EventMutex::release(Done done) { core_->release(std::move(done)); }
-void EventMutex::extend(std::chrono::milliseconds lease, AcquireDone done) { core_->extend(lease, std::move(done)); }
+void EventLock::release(Done done) { core_->release(std::move(done)); }
+void EventLock::extend(std::chrono::milliseconds lease, AcquireDone done) { core_->extend(lease, std::move(done)); }
 
-bool EventMutex::owns_lock() const noexcept { return core_->core().holds(); }
-std::chrono::milliseconds EventMutex::valid_for() const noexcept { return core_->core().valid_for(); }
-std::string EventMutex::value() const { return core_->core().value(); }
-std::optional<std::uint64_t> EventMutex::fence() const noexcept { return core_->core().fence(); }
-const std::string& EventMutex::key() const noexcept { return core_->core().target().key(); }
-const MutexOptions& EventMutex::options() const noexcept { return core_->core().options(); }
+bool EventLock::owns_lock() const noexcept { return core_->core().holds(); }
+std::chrono::milliseconds EventLock::valid_for() const noexcept { return core_->core().valid_for(); }
+std::string EventLock::value() const { return core_->core().value(); }
+std::optional<std::uint64_t> EventLock::fence() const noexcept { return core_->core().fence(); }
+const MutexOptions& EventLock::options() const noexcept { return core_->core().options(); }
 
-void EventMutex::on_lease_lost(std::function<void(const Error&)> handler) {
+void EventLock::on_lease_lost(std::function<void(const Error&)> handler) {
   // Told on the renewal thread: posted to the loop, which outlives this lock.
   EventLoop* loop = &core_->loop();
   core_->core().on_lease_lost(
       [loop, handler = std::move(handler)](const Error& why) { loop->post([handler, why] { handler(why); }); });
+}
+
+namespace {
+std::unique_ptr<detail::EventLockCore> key_core(EventClient& client, std::shared_ptr<detail::PipelineRoutes> routes,
+                                                std::string key, MutexOptions options) {
+  options.validate();
+  if (key.empty()) throw Error(Errc::bad_option, "lock key must not be empty");
+  auto target =
+      std::make_unique<detail::SingleKeyTarget>(client.client().state(), std::move(key), options, std::move(routes));
+  return std::make_unique<detail::EventLockCore>(client, std::move(target), std::move(options), "EventMutex");
+}
+
+std::unique_ptr<detail::EventLockCore> key_set_core(EventClient& client, std::shared_ptr<detail::PipelineRoutes> routes,
+                                                    std::vector<std::string> keys, MutexOptions options) {
+  options.validate();
+  auto target = detail::make_key_set_target(client.client().state(), std::move(keys), options, std::move(routes));
+  return std::make_unique<detail::EventLockCore>(client, std::move(target), std::move(options), "EventMultiMutex");
+}
+}  // namespace
+
+EventMutex::EventMutex(EventClient& client, std::string key, MutexOptions options)
+    : EventLock(key_core(client, client.routes_, std::move(key), std::move(options))) {}
+
+const std::string& EventMutex::key() const noexcept { return core().core().target().key(); }
+
+EventMultiMutex::EventMultiMutex(EventClient& client, std::vector<std::string> keys, MutexOptions options)
+    : EventLock(key_set_core(client, client.routes_, std::move(keys), std::move(options))) {}
+
+const std::vector<std::string>& EventMultiMutex::keys() const noexcept {
+  // An EventMultiMutex's target is always one.
+  return static_cast<const detail::KeySetTarget&>(core().core().target()).keys();
 }
 
 }  // namespace lockbridge

@@ -11,6 +11,7 @@
 
 #include "core/lock_target.hpp"
 #include "core/routes.hpp"
+#include "lockbridge/options.hpp"
 #include "redis/client_state.hpp"
 
 namespace lockbridge::detail {
@@ -63,5 +64,14 @@ class KeySetTarget final : public LockTarget {
 
 // "acquire 'a', 'b', 'c' and 2 more": the context of error messages about a set of keys.
 std::string describe_keys(std::string_view operation, const std::vector<std::string>& keys);
+
+// The target of a lock on `keys` with `options` (validated), for MultiMutex and the event-driven
+// key set: refuses (Error{bad_option}) an empty list or key, a redlock:// Client, the legacy
+// strategy, what a set of keys does not have yet (watchdog, fair mode, fencing, reentrant,
+// replica_ack) and, on Redis Cluster, keys of different hash slots; removes duplicate keys and
+// sorts the rest. `routes`: null, the blocking front's.
+std::unique_ptr<KeySetTarget> make_key_set_target(const std::shared_ptr<ClientState>& state,
+                                                  std::vector<std::string> keys, const MutexOptions& options,
+                                                  std::shared_ptr<Routes> routes = nullptr);
 
 }  // namespace lockbridge::detail
