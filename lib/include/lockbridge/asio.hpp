@@ -14,6 +14,8 @@
 //   ...
 //   co_await m.async_unlock(asio::use_awaitable);
 //
+// AsyncMultiMutex takes a set of keys all at once or not at all, as MultiMutex does.
+//
 // Every operation takes a completion token (a callback, use_future, use_awaitable, deferred) and
 // completes on the handler's associated executor (by default the client's), never inside the call
 // that started it. A per-operation cancellation (Asio's cancellation slots, as
