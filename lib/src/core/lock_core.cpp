@@ -114,7 +114,10 @@ Task<void> LockCore::leave_queue(std::string waiter) {
 }
 
 Task<bool> LockCore::acquire_with(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
-  co_return co_await observed_acquire([&] { return wait_steps(driver, plan, deadline); });
+  // Not a coroutine itself, and the loop's own task when nobody observes it: a waiter keeps one
+  // or two frames less (each async waiter's memory is mostly frames).
+  if (!events_.observed()) return wait_steps(driver, plan, deadline);
+  return observed_acquire([&driver, &plan, deadline] { return wait_steps(driver, plan, deadline); });
 }
 
 void LockCore::tell_acquired(Clock::time_point started) const noexcept {
