@@ -18,8 +18,8 @@
 //   "{bank}:account:7". (On a plain redis:// URL of one cluster node the server refuses the
 //   script instead: CROSSSLOT, thrown as Error{server_reply}.) Not on a redlock:// Client.
 // - Waiting follows options.retry; in notify mode a waiter listens on the release channel of the
-//   key that blocked its last attempt. options.local_queue is not used: there is no local line
-//   for a set of keys.
+//   key that blocked its last attempt. With options.local_queue, waiters of this process for the
+//   same set of keys line up locally (a waiter for an overlapping but different set does not).
 // - The script looks at every key on each attempt and holds the server meanwhile: keep the key
 //   lists short (tens, not thousands).
 //
