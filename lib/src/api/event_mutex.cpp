@@ -21,7 +21,8 @@ class EventLockCore {
   // `options` are valid and suit `target`.
   EventLockCore(EventClient& client, std::unique_ptr<LockTarget> target, MutexOptions options, std::string_view front)
       : loop_(client.loop()),
-        core_(std::make_unique<LockCore>(client.client().state(), std::move(target), std::move(options), front)) {}
+        core_(std::make_unique<LockCore>(client.client().state(), std::move(target), std::move(options), front,
+                                         shared_loop())) {}
 
   ~EventLockCore() {
     running_ = {};  // an operation still running is abandoned: nothing resumes it, nobody is told

@@ -1,6 +1,7 @@
 #include "core/lock_core.hpp"
 
 #include "waiting/blocking_wait.hpp"
+#include "waiting/change_wait.hpp"
 #include "waiting/event_wait.hpp"
 
 #include <algorithm>
@@ -10,11 +11,12 @@
 namespace lockbridge::detail {
 
 LockCore::LockCore(std::shared_ptr<ClientState> state, std::unique_ptr<LockTarget> target, MutexOptions options,
-                   std::string_view front)
+                   std::string_view front, std::shared_ptr<EventLoop> loop)
     : state_(std::move(state)),
       target_(std::move(target)),
       options_(std::move(options)),
       front_(front),
+      loop_(std::move(loop)),
       line_(options_.local_queue ? LocalLine::for_lock(target_->identity()) : nullptr) {
   if (auto observer = options_.observer ? options_.observer : state_->observer) {
     events_ = LockEvents(std::move(observer), state_->events, target_->event_key(), strategy_label(options_));
@@ -186,7 +188,7 @@ Task<void> LockCore::release_task(bool all) {
   state_->keeper.forget(*lease_);
   handed_over_ = false;
   try {
-    const Lease::IoClaim io = lease_->claim_io();  // a renewal in flight finishes first; then none starts
+    const Lease::IoClaim io = co_await claim_lease_io();  // a renewal in flight finishes first; then none starts
     const std::string value = lease_->snapshot().value;
     lease_->released();
     const ReleaseOutcome outcome = co_await target_->release(value);
@@ -203,6 +205,18 @@ Task<void> LockCore::release_task(bool all) {
   }
   if (line_) line_->released_here(line_hold_);
   if (events_.observed()) events_.released(hold_id_, Clock::now() - held_since_, last_error_, handed_over_);
+}
+
+Task<Lease::IoClaim> LockCore::claim_lease_io() {
+  if (!loop_) co_return lease_->claim_io();
+  // A renewal is one round trip: looking again every millisecond costs the loop next to nothing,
+  // where waiting for it would hold every other lock of the loop meanwhile.
+  for (;;) {
+    Lease::IoClaim claim = lease_->try_claim_io();
+    if (claim) co_return claim;
+    ChangeWait pause(loop_, ChangeSource(), Clock::now() + std::chrono::milliseconds(1), {}, [] { return false; });
+    (void)co_await pause;
+  }
 }
 
 void LockCore::abandon() noexcept {
@@ -222,7 +236,7 @@ Task<bool> LockCore::extend_task(std::chrono::milliseconds lease) {
     throw Error(Errc::bad_option, target_->describe("extend") + ": this " + front_ + " does not hold it");
   TargetExtension extension;
   {
-    const Lease::IoClaim io = lease_->claim_io();
+    const Lease::IoClaim io = co_await claim_lease_io();
     const std::string value = lease_->snapshot().value;
     extension = co_await target_->extend(value, lease);
     if (extension.kind != TargetExtension::Kind::lost) lease_->renewed(extension.value, extension.valid_until);

@@ -31,9 +31,10 @@ class LockCore final : public Contender {
   using Clock = std::chrono::steady_clock;
 
   // `options` are valid (MutexOptions::validate) and suit `target`. `front` names the public type
-  // in messages ("Mutex", "MultiMutex").
+  // in messages ("Mutex", "MultiMutex"). `loop`: an event-driven front's, on which the lock's own
+  // short waits happen (for a renewal in flight) rather than block; null for the blocking front.
   LockCore(std::shared_ptr<ClientState> state, std::unique_ptr<LockTarget> target, MutexOptions options,
-           std::string_view front);
+           std::string_view front, std::shared_ptr<EventLoop> loop = nullptr);
   ~LockCore() override;  // releases a held lock (every reentrant hold); never throws
 
   // Whether the lock is held: acquired, not released, and not known lost. No side effects.
@@ -101,12 +102,16 @@ class LockCore final : public Contender {
   template <class Acquire>
   Task<bool> observed_acquire(Acquire acquire);
   void end_hold() noexcept;  // the hold is over without a release of ours
+  // The lease's I/O claim for the owner's release or extend: a renewal in flight finishes first.
+  // The blocking front waits for it in place; an event-driven one tries again on its loop's timer.
+  Task<Lease::IoClaim> claim_lease_io();
   void report(const Error& error) noexcept;
 
   const std::shared_ptr<ClientState> state_;
   const std::shared_ptr<LockTarget> target_;  // shared with work that goes on by itself (leave_queue)
   const MutexOptions options_;
   const std::string front_;
+  const std::shared_ptr<EventLoop> loop_;  // null: the blocking front
   const std::shared_ptr<LocalLine> line_;  // null without local_queue
   std::uint64_t line_hold_ = 0;            // this lock's hold in line_ (LocalLine::held_here)
   std::shared_ptr<Lease> lease_;           // the current or last acquisition; null before the first

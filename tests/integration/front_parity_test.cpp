@@ -1,0 +1,359 @@
+// The same behaviour through both fronts: each test runs once on the blocking Mutex and once on
+// the async AsyncMutex (driven by an io_context on the test's thread), for every strategy and
+// preset, against the fixture's real server. A lock is reached through FrontLock, which turns
+// either front's operations into calls that return once the operation ended, with the front's
+// outcome and error code; a test then states the behaviour once.
+#include <gtest/gtest.h>
+
+#include <asio/io_context.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <system_error>
+#include <tuple>
+
+#include "lockbridge/asio.hpp"
+#include "redis_test_support.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+// What a call through a front came to: its result, or the error it reported (thrown by the
+// blocking front, passed to the handler by the async one).
+struct Outcome {
+  bool result = false;
+  std::error_code error;
+};
+
+class FrontLock {
+ public:
+  virtual ~FrontLock() = default;
+  virtual Outcome try_lock() = 0;
+  virtual Outcome try_lock_for(milliseconds wait) = 0;
+  // Starts a wait of at most `wait` that goes on meanwhile; finish_wait() is its outcome.
+  virtual void start_lock_for(milliseconds wait) = 0;
+  virtual Outcome finish_wait() = 0;
+  virtual std::error_code unlock() = 0;
+  virtual Outcome extend(milliseconds lease) = 0;
+  virtual bool owns_lock() const = 0;
+  virtual std::string value() const = 0;
+  virtual std::optional<std::uint64_t> fence() const = 0;
+  // The loss notice: the front's own thread (blocking) or the loop (async) calls it.
+  virtual void on_lease_lost(std::function<void()> told) = 0;
+  // Lets the front do what it does meanwhile until `done()` (the async front runs its loop), 10 s at most.
+  virtual bool let_run_until(const std::function<bool()>& done) = 0;
+  void let_run_for(milliseconds how_long) {
+    const auto until = Clock::now() + how_long;
+    let_run_until([until] { return Clock::now() >= until; });
+  }
+};
+
+template <class F>
+Outcome outcome_of(F&& call) {
+  try {
+    return Outcome{call(), {}};
+  } catch (const Error& error) {
+    return Outcome{false, error.code()};
+  }
+}
+
+class BlockingFrontLock final : public FrontLock {
+ public:
+  BlockingFrontLock(const std::string& key, const MutexOptions& options) : mutex_(test_client(), key, options) {}
+  Outcome try_lock() override {
+    return outcome_of([&] { return mutex_.try_lock(); });
+  }
+  Outcome try_lock_for(milliseconds wait) override {
+    return outcome_of([&] { return mutex_.try_lock_for(wait); });
+  }
+  void start_lock_for(milliseconds wait) override {
+    waiting_ = std::async(std::launch::async, [this, wait] { return try_lock_for(wait); });
+  }
+  Outcome finish_wait() override {
+    if (waiting_.wait_for(seconds(30)) != std::future_status::ready)
+      return Outcome{false, make_error_code(Errc::timeout)};
+    return waiting_.get();
+  }
+  std::error_code unlock() override {
+    mutex_.unlock();
+    return mutex_.last_error();
+  }
+  Outcome extend(milliseconds lease) override {
+    return outcome_of([&] { return mutex_.extend(lease); });
+  }
+  bool owns_lock() const override { return mutex_.owns_lock(); }
+  std::string value() const override { return mutex_.value(); }
+  std::optional<std::uint64_t> fence() const override { return mutex_.fence(); }
+  void on_lease_lost(std::function<void()> told) override {
+    mutex_.on_lease_lost([told = std::move(told)](const Error&) { told(); });
+  }
+  bool let_run_until(const std::function<bool()>& done) override { return eventually(done); }
+
+ private:
+  Mutex mutex_;
+  std::future<Outcome> waiting_;
+};
+
+class AsyncFrontLock final : public FrontLock {
+ public:
+  AsyncFrontLock(asio::io_context& io, AsyncClient& client, const std::string& key, const MutexOptions& options)
+      : io_(io), mutex_(client, key, options) {}
+  Outcome try_lock() override {
+    return wait_for_acquire([&](auto done) { mutex_.async_try_lock(done); });
+  }
+  Outcome try_lock_for(milliseconds wait) override {
+    return wait_for_acquire([&](auto done) { mutex_.async_try_lock_for(wait, done); });
+  }
+  void start_lock_for(milliseconds wait) override {
+    waited_.reset();
+    mutex_.async_try_lock_for(wait, [this](std::error_code error, bool acquired) {
+      waited_ = Outcome{acquired, error};
+    });
+  }
+  Outcome finish_wait() override {
+    if (!let_run_until([&] { return waited_.has_value(); })) return Outcome{false, make_error_code(Errc::timeout)};
+    return *waited_;
+  }
+  std::error_code unlock() override {
+    std::optional<std::error_code> released;
+    mutex_.async_unlock([&](std::error_code error) { released = error; });
+    if (!let_run_until([&] { return released.has_value(); })) return make_error_code(Errc::timeout);
+    return *released;
+  }
+  Outcome extend(milliseconds lease) override {
+    return wait_for_acquire([&](auto done) { mutex_.async_extend(lease, done); });
+  }
+  bool owns_lock() const override { return mutex_.owns_lock(); }
+  std::string value() const override { return mutex_.value(); }
+  std::optional<std::uint64_t> fence() const override { return mutex_.fence(); }
+  void on_lease_lost(std::function<void()> told) override {
+    mutex_.on_lease_lost([told = std::move(told)](const Error&) { told(); });
+  }
+  bool let_run_until(const std::function<bool()>& done) override {
+    const auto give_up = Clock::now() + seconds(10);
+    while (!done() && Clock::now() < give_up) {
+      io_.run_for(milliseconds(5));
+      io_.restart();
+    }
+    return done();
+  }
+
+ private:
+  template <class Start>
+  Outcome wait_for_acquire(Start start) {
+    std::optional<Outcome> outcome;
+    start([&](std::error_code error, bool result) { outcome = Outcome{result, error}; });
+    if (!let_run_until([&] { return outcome.has_value(); })) return Outcome{false, make_error_code(Errc::timeout)};
+    return *outcome;
+  }
+
+  asio::io_context& io_;
+  lockbridge::AsyncMutex mutex_;
+  std::optional<Outcome> waited_;
+};
+
+enum class Front { blocking, async };
+
+struct Variant {
+  std::string name;
+  std::function<MutexOptions()> options;
+  bool extends = true;  // the faithful legacy preset's protocol has no extend
+};
+
+void PrintTo(Front front, std::ostream* out) { *out << (front == Front::blocking ? "blocking" : "async"); }
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+
+MutexOptions with_fencing() {
+  MutexOptions options = token_options();
+  options.token.fencing = true;
+  return options;
+}
+
+MutexOptions fair() {
+  MutexOptions options = token_options();
+  options.wait_mode = WaitMode::fair;
+  return options;
+}
+
+const Variant kVariants[] = {
+    {"LegacyFaithful", [] { return faithful_options(); }, false},
+    {"LegacyHardened", [] { return hardened_options(); }},
+    {"Token", [] { return token_options(); }},
+    {"TokenFenced", with_fencing},
+    {"TokenFair", fair},
+    {"Redisson", [] { return MutexOptions::redisson_lock(); }},
+};
+
+class FrontParity : public ::testing::TestWithParam<std::tuple<Front, Variant>> {
+ protected:
+  // The test's options: the variant's, with a bound on every wait far above what a test needs.
+  MutexOptions options() const {
+    MutexOptions options = std::get<1>(GetParam()).options();
+    options.acquire_timeout = seconds(30);
+    return options;
+  }
+  bool extends() const { return std::get<1>(GetParam()).extends; }
+  std::unique_ptr<FrontLock> make(const std::string& key, MutexOptions options) {
+    if (std::get<0>(GetParam()) == Front::blocking) return std::make_unique<BlockingFrontLock>(key, options);
+    return std::make_unique<AsyncFrontLock>(io_, client_, key, options);
+  }
+  std::unique_ptr<FrontLock> make(const std::string& key) { return make(key, options()); }
+
+  void TearDown() override {
+    io_.restart();
+    io_.run_for(seconds(10));  // what the locks left to finish in the background
+  }
+
+  asio::io_context io_;
+  AsyncClient client_{io_.get_executor(), test_client()};
+};
+
+TEST_P(FrontParity, ATryLockTakesAFreeKeyAndKeepsOthersOut) {
+  const std::string key = unique_key();
+  auto first = make(key);
+  auto second = make(key);
+  const Outcome taken = first->try_lock();
+  ASSERT_FALSE(taken.error) << taken.error.message();
+  ASSERT_TRUE(taken.result);
+  EXPECT_TRUE(first->owns_lock());
+  EXPECT_FALSE(first->value().empty());
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 1);
+  const Outcome refused = second->try_lock();
+  EXPECT_FALSE(refused.error) << refused.error.message();
+  EXPECT_FALSE(refused.result);
+  EXPECT_FALSE(second->owns_lock());
+  EXPECT_FALSE(first->unlock());
+  EXPECT_FALSE(first->owns_lock());
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+  EXPECT_TRUE(second->try_lock().result);
+  EXPECT_FALSE(second->unlock());
+}
+
+TEST_P(FrontParity, AWaitEndsWithTheLockOnceTheHolderReleases) {
+  const std::string key = unique_key();
+  auto holder = make(key);
+  auto waiter = make(key);
+  ASSERT_TRUE(holder->try_lock().result);
+  waiter->start_lock_for(seconds(30));
+  // Left to run a while, it does not get the lock while the holder holds it.
+  waiter->let_run_for(milliseconds(200));
+  EXPECT_FALSE(waiter->owns_lock());
+  EXPECT_TRUE(holder->owns_lock());
+  EXPECT_FALSE(holder->unlock());
+  const Outcome waited = waiter->finish_wait();
+  EXPECT_FALSE(waited.error) << waited.error.message();
+  EXPECT_TRUE(waited.result);
+  EXPECT_TRUE(waiter->owns_lock());
+  EXPECT_FALSE(waiter->unlock());
+}
+
+TEST_P(FrontParity, AWaitForALockNeverFreedGivesUpWithFalse) {
+  const std::string key = unique_key();
+  auto holder = make(key);
+  auto waiter = make(key);
+  ASSERT_TRUE(holder->try_lock().result);
+  const Outcome waited = waiter->try_lock_for(milliseconds(300));
+  EXPECT_FALSE(waited.error) << waited.error.message();
+  EXPECT_FALSE(waited.result);
+  EXPECT_FALSE(waiter->owns_lock());
+  EXPECT_TRUE(holder->owns_lock());
+  EXPECT_FALSE(holder->unlock());
+}
+
+TEST_P(FrontParity, AnExpiredLeaseLetsTheNextOneIn) {
+  const std::string key = unique_key();
+  MutexOptions short_lease = options();
+  short_lease.lease = milliseconds(200);
+  short_lease.watchdog.enabled = false;  // Redisson's default renews it
+  auto holder = make(key, short_lease);
+  auto next = make(key);
+  ASSERT_TRUE(holder->try_lock().result);
+  const Outcome waited = next->try_lock_for(seconds(10));
+  EXPECT_FALSE(waited.error) << waited.error.message();
+  EXPECT_TRUE(waited.result) << "the holder's lease ran out; the key should have been taken";
+  EXPECT_FALSE(holder->owns_lock());
+  EXPECT_FALSE(next->unlock());
+}
+
+TEST_P(FrontParity, AReleaseAfterTheKeyWasDeletedReportsTheLeaseLost) {
+  const std::string key = unique_key();
+  auto mutex = make(key);
+  ASSERT_TRUE(mutex->try_lock().result);
+  raw({"DEL", key});  // an operator deletes it behind the holder's back
+  EXPECT_EQ(mutex->unlock(), make_error_code(Errc::lease_lost));
+  EXPECT_FALSE(mutex->owns_lock());
+}
+
+TEST_P(FrontParity, ExtendKeepsTheLockOrSaysWhyNot) {
+  const std::string key = unique_key();
+  auto mutex = make(key);
+  ASSERT_TRUE(mutex->try_lock().result);
+  const Outcome extended = mutex->extend(seconds(120));
+  if (!extends()) {
+    EXPECT_EQ(extended.error, make_error_code(Errc::bad_option)) << "its protocol has no extend";
+  } else {
+    EXPECT_FALSE(extended.error) << extended.error.message();
+    EXPECT_TRUE(extended.result);
+    EXPECT_GT(raw({"PTTL", key}).integer, 60'000) << "the lease was not reset to 120 s";
+    raw({"DEL", key});
+    const Outcome lost = mutex->extend(seconds(120));
+    EXPECT_FALSE(lost.error) << lost.error.message();
+    EXPECT_FALSE(lost.result) << "extended a lock that was gone";
+    EXPECT_FALSE(mutex->owns_lock());
+  }
+  (void)mutex->unlock();
+}
+
+TEST_P(FrontParity, EachAcquisitionHasALargerFenceWhereFencingIsOn) {
+  const std::string key = unique_key();
+  auto mutex = make(key);
+  ASSERT_TRUE(mutex->try_lock().result);
+  const std::optional<std::uint64_t> first = mutex->fence();
+  EXPECT_FALSE(mutex->unlock());
+  ASSERT_TRUE(mutex->try_lock().result);
+  const std::optional<std::uint64_t> second = mutex->fence();
+  EXPECT_FALSE(mutex->unlock());
+  EXPECT_EQ(first.has_value(), options().token.fencing);
+  if (first && second) EXPECT_GT(*second, *first);
+}
+
+TEST_P(FrontParity, TheWatchdogKeepsALeaseAndTellsOfItsLoss) {
+  if (!extends()) GTEST_SKIP() << "the faithful legacy preset has no watchdog";
+  const std::string key = unique_key();
+  MutexOptions watched = options();
+  watched.lease = milliseconds(1000);
+  watched.watchdog.enabled = true;
+  auto mutex = make(key, watched);
+  std::atomic<bool> told{false};
+  mutex->on_lease_lost([&] { told = true; });
+  ASSERT_TRUE(mutex->try_lock().result);
+  // Renewed past three leases while held.
+  mutex->let_run_for(milliseconds(3500));
+  EXPECT_TRUE(mutex->owns_lock());
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 1);
+  EXPECT_FALSE(told);
+  raw({"DEL", key});  // lost behind its back: the next renewal finds it gone
+  EXPECT_TRUE(mutex->let_run_until([&] { return told.load(); })) << "the loss was not told";
+  EXPECT_FALSE(mutex->owns_lock());
+}
+
+INSTANTIATE_TEST_SUITE_P(BothFronts, FrontParity,
+                         ::testing::Combine(::testing::Values(Front::blocking, Front::async),
+                                            ::testing::ValuesIn(kVariants)),
+                         [](const ::testing::TestParamInfo<std::tuple<Front, Variant>>& param_info) {
+                           return std::string(std::get<0>(param_info.param) == Front::blocking ? "Blocking" : "Async") +
+                                  std::get<1>(param_info.param).name;
+                         });
+
+}  // namespace
+}  // namespace lockbridge::testing
