@@ -31,12 +31,12 @@ struct QueueSeat {
   std::string waiter;  // empty while not queued
   bool taken = false;
 };
-}  // namespace
 
-Task<bool> wait_steps(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
-  const auto began = Clock::now();
+// The loop once this waiter may contend in Redis (first in the local line, or without one); the
+// wait began at `began`. A coroutine of its own, so that a waiter still in the line keeps only
+// wait_steps' small frame, not this one's, which holds every decision's state.
+Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline, Clock::time_point began) {
   const MutexOptions& options = plan.options;
-  if (plan.line && !co_await driver.wait_for_turn(deadline)) co_return false;
   RetrySchedule schedule(options.retry, Clock::now(), deadline);
   const bool fair = options.wait_mode == WaitMode::fair;
   const bool backoff = options.retry.kind == RetryPolicy::Kind::backoff;
@@ -139,6 +139,14 @@ Task<bool> wait_steps(WaitDriver& driver, const WaitPlan& plan, Clock::time_poin
     if (!heard) heard = co_await driver.wait_until(wake_by, seat.waiter);
     heartbeat = !heard && queued && Clock::now() < *due;
   }
+}
+
+}  // namespace
+
+Task<bool> wait_steps(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
+  const auto began = Clock::now();
+  if (plan.line && !co_await driver.wait_for_turn(deadline)) co_return false;
+  co_return co_await contend(driver, plan, deadline, began);
 }
 
 }  // namespace lockbridge::detail
