@@ -7,10 +7,22 @@
 // Exit status 0 when every worker held the lock once and no two held it at once.
 #include <unistd.h>
 
+// Standalone Asio, or Boost.Asio when built with LOCKBRIDGE_ASIO_USE_BOOST (as lockbridge/asio.hpp is).
+#if defined(LOCKBRIDGE_ASIO_USE_BOOST)
+#include <utility>  // before Boost 1.74's awaitable.hpp, which uses std::exchange without it
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+namespace net = boost::asio;
+#else
 #include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
+namespace net = asio;
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -33,13 +45,13 @@ struct Tally {
   bool failed = false;
 };
 
-asio::awaitable<void> worker(lockbridge::AsyncMutex& mutex, int id, Tally& tally) {
-  co_await mutex.async_lock(asio::use_awaitable);  // waits without a thread of its own
+net::awaitable<void> worker(lockbridge::AsyncMutex& mutex, int id, Tally& tally) {
+  co_await mutex.async_lock(net::use_awaitable);  // waits without a thread of its own
   tally.most = std::max(tally.most, ++tally.holding);
-  asio::steady_timer work(co_await asio::this_coro::executor, std::chrono::milliseconds(2));
-  co_await work.async_wait(asio::use_awaitable);  // the critical section
+  net::steady_timer work(co_await net::this_coro::executor, std::chrono::milliseconds(2));
+  co_await work.async_wait(net::use_awaitable);  // the critical section
   --tally.holding;
-  co_await mutex.async_unlock(asio::use_awaitable);
+  co_await mutex.async_unlock(net::use_awaitable);
   ++tally.done;
   std::cout << "worker " << id << " held " << mutex.key() << '\n';
 }
@@ -50,7 +62,7 @@ int main(int argc, char** argv) {
   const std::string url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
   const int workers = argc > 2 ? std::atoi(argv[2]) : 20;
   try {
-    asio::io_context io;
+    net::io_context io;
     lockbridge::AsyncClient redis(io.get_executor(), lockbridge::Client(url));
     lockbridge::MutexOptions options;
     options.acquire_timeout = std::chrono::seconds(30);
@@ -59,7 +71,7 @@ int main(int argc, char** argv) {
     Tally tally;
     for (int i = 0; i < workers; ++i) {
       mutexes.push_back(std::make_unique<lockbridge::AsyncMutex>(redis, key, options));
-      asio::co_spawn(io, worker(*mutexes.back(), i, tally), [&](std::exception_ptr error) {
+      net::co_spawn(io, worker(*mutexes.back(), i, tally), [&](std::exception_ptr error) {
         if (!error) return;
         tally.failed = true;
         try {

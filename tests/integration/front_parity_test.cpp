@@ -324,7 +324,9 @@ TEST_P(FrontParity, EachAcquisitionHasALargerFenceWhereFencingIsOn) {
   const std::optional<std::uint64_t> second = mutex->fence();
   EXPECT_FALSE(mutex->unlock());
   EXPECT_EQ(first.has_value(), options().token.fencing);
-  if (first && second) EXPECT_GT(*second, *first);
+  if (first && second) {
+    EXPECT_GT(*second, *first);
+  }
 }
 
 TEST_P(FrontParity, TheWatchdogKeepsALeaseAndTellsOfItsLoss) {

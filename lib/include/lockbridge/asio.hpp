@@ -2,8 +2,11 @@
 // library binary carries no Asio of its own.
 //
 // Standalone Asio (Debian's libasio-dev, 1.22 and later) by default; define
-// LOCKBRIDGE_ASIO_USE_BOOST before including this header for Boost.Asio (1.80 and later: the first
-// with per-operation cancellation, on which cancelling a waiting acquire depends). Asio 1.22 turns
+// LOCKBRIDGE_ASIO_USE_BOOST before including this header for Boost.Asio: 1.74 (Debian 12's
+// default) and later work; per-operation cancellation (cancelling a waiting acquire through a
+// cancellation slot, awaitable_operators, timeouts) needs 1.77 or later, and before it a
+// cancellation is not seen: the acquire runs until it ends by itself, at its deadline at most.
+// Asio 1.22 turns
 // its own C++20 coroutine support (awaitable, use_awaitable) on for GCC only: with clang, define
 // ASIO_HAS_CO_AWAIT=1 to use them (this header itself does not need them).
 //
@@ -45,8 +48,15 @@
 #include "lockbridge/event_mutex.hpp"
 
 #if defined(LOCKBRIDGE_ASIO_USE_BOOST)
-#include <boost/asio/any_io_executor.hpp>
+#include <boost/version.hpp>
+// Per-operation cancellation came with Boost 1.77; before it, operations cannot be cancelled.
+#if BOOST_VERSION >= 107700
+#define LOCKBRIDGE_ASIO_CANCELLATION 1
 #include <boost/asio/associated_cancellation_slot.hpp>
+#else
+#define LOCKBRIDGE_ASIO_CANCELLATION 0
+#endif
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -61,6 +71,7 @@ namespace net = ::boost::asio;
 using error_code = ::boost::system::error_code;
 }  // namespace lockbridge::asio_impl
 #else
+#define LOCKBRIDGE_ASIO_CANCELLATION 1  // standalone Asio has had cancellation slots since 1.19
 #include <asio/any_io_executor.hpp>
 #include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
@@ -290,7 +301,9 @@ class AsyncLock {
 
   // std::errc::operation_canceled, as the engine says it, is Asio's operation_aborted here.
   static std::error_code in_asio_terms(std::error_code error) {
-    if (error == std::errc::operation_canceled) return asio_impl::net::error::operation_aborted;
+    // Under Boost, its error_code converted to std::error_code: it still compares equal to
+    // std::errc::operation_canceled.
+    if (error == std::errc::operation_canceled) return asio_impl::error_code(asio_impl::net::error::operation_aborted);
     return error;
   }
 
@@ -298,12 +311,16 @@ class AsyncLock {
   auto acquire(Clock::time_point deadline, CompletionToken&& token, Results results) {
     return asio_impl::net::async_initiate<CompletionToken, Signature>(
         [this, deadline, results](auto handler) {
-          auto slot = asio_impl::net::get_associated_cancellation_slot(handler);
           auto stop = std::make_shared<std::stop_source>();
+#if LOCKBRIDGE_ASIO_CANCELLATION
+          auto slot = asio_impl::net::get_associated_cancellation_slot(handler);
           if (slot.is_connected()) slot.assign([stop](asio_impl::net::cancellation_type) { stop->request_stop(); });
           auto completion = complete_with(std::move(handler), [slot]() mutable {
             if (slot.is_connected()) slot.clear();
           });
+#else
+          auto completion = complete_with(std::move(handler));
+#endif
           lock_->acquire(deadline, stop->get_token(),
                          [completion, results, stop](std::error_code error, bool acquired) {
                            std::apply(completion, as_tuple(results(in_asio_terms(error), acquired)));
