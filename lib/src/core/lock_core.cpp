@@ -51,7 +51,14 @@ bool LockCore::hold_again() {
 
 template <class Acquire>
 Task<bool> LockCore::observed_acquire(Acquire acquire) {
-  if (!events_.observed()) co_return co_await acquire();
+  // Nobody observes it: the acquiring call's own task, with no frame around it (each async
+  // waiter's memory is mostly frames).
+  if (!events_.observed()) return acquire();
+  return observing(std::move(acquire));
+}
+
+template <class Acquire>
+Task<bool> LockCore::observing(Acquire acquire) {
   const auto started = Clock::now();
   attempts_ = 0;
   starved_ = false;
@@ -116,9 +123,7 @@ Task<void> LockCore::leave_queue(std::string waiter) {
 }
 
 Task<bool> LockCore::acquire_with(WaitDriver& driver, const WaitPlan& plan, Clock::time_point deadline) {
-  // Not a coroutine itself, and the loop's own task when nobody observes it: a waiter keeps one
-  // or two frames less (each async waiter's memory is mostly frames).
-  if (!events_.observed()) return wait_steps(driver, plan, deadline);
+  // Not a coroutine itself: a waiter keeps one frame less.
   return observed_acquire([&driver, &plan, deadline] { return wait_steps(driver, plan, deadline); });
 }
 

@@ -101,7 +101,9 @@ class LockCore final : public Contender {
   // the observer.
   template <class Acquire>
   Task<bool> observed_acquire(Acquire acquire);
-  void end_hold() noexcept;  // the hold is over without a release of ours
+  template <class Acquire>
+  Task<bool> observing(Acquire acquire);  // observed_acquire's, for an observed lock
+  void end_hold() noexcept;               // the hold is over without a release of ours
   // The lease's I/O claim for the owner's release or extend: a renewal in flight finishes first.
   // The blocking front waits for it in place; an event-driven one tries again on its loop's timer.
   Task<Lease::IoClaim> claim_lease_io();
