@@ -21,12 +21,14 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/lock_target.hpp"
 #include "lockbridge/asio.hpp"
+#include "loop_runner.hpp"
 #include "redis/client_state.hpp"
 #include "redis_test_support.hpp"
 #include "strategies/companion_keys.hpp"
@@ -61,21 +63,11 @@ class AsyncMutexTest : public ::testing::Test {
   }
   template <class Done>
   void run_until(Done&& done) {
-    const auto give_up = Clock::now() + seconds(10);
-    while (!done() && Clock::now() < give_up) {
-      io_.run_for(milliseconds(5));
-      io_.restart();
-    }
+    (void)runner_.run_until(std::forward<Done>(done));  // each test asserts what it waited for
   }
 
-  // After the test's locks went: what they left to finish in the background runs to its end
-  // before the io_context goes (the loop runs until it has no work left).
-  void TearDown() override {
-    io_.restart();
-    io_.run_for(seconds(10));
-  }
-
-  asio::io_context io_;
+  LoopRunner runner_;  // drains what the test's locks left to finish before its io_context goes
+  asio::io_context& io_ = runner_.io();
 };
 
 TEST_F(AsyncMutexTest, ACoroutineLocksAndUnlocks) {

@@ -5,8 +5,6 @@
 // outcome and error code; a test then states the behaviour once.
 #include <gtest/gtest.h>
 
-#include <asio/io_context.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -19,6 +17,7 @@
 #include <tuple>
 
 #include "lockbridge/asio.hpp"
+#include "loop_runner.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -106,8 +105,8 @@ class BlockingFrontLock final : public FrontLock {
 
 class AsyncFrontLock final : public FrontLock {
  public:
-  AsyncFrontLock(asio::io_context& io, AsyncClient& client, const std::string& key, const MutexOptions& options)
-      : io_(io), mutex_(client, key, options) {}
+  AsyncFrontLock(LoopRunner& runner, AsyncClient& client, const std::string& key, const MutexOptions& options)
+      : runner_(runner), mutex_(client, key, options) {}
   Outcome try_lock() override {
     return wait_for_acquire([&](auto done) { mutex_.async_try_lock(done); });
   }
@@ -139,14 +138,7 @@ class AsyncFrontLock final : public FrontLock {
   void on_lease_lost(std::function<void()> told) override {
     mutex_.on_lease_lost([told = std::move(told)](const Error&) { told(); });
   }
-  bool let_run_until(const std::function<bool()>& done) override {
-    const auto give_up = Clock::now() + seconds(10);
-    while (!done() && Clock::now() < give_up) {
-      io_.run_for(milliseconds(5));
-      io_.restart();
-    }
-    return done();
-  }
+  bool let_run_until(const std::function<bool()>& done) override { return runner_.run_until(done); }
 
  private:
   template <class Start>
@@ -157,7 +149,7 @@ class AsyncFrontLock final : public FrontLock {
     return *outcome;
   }
 
-  asio::io_context& io_;
+  LoopRunner& runner_;
   lockbridge::AsyncMutex mutex_;
   std::optional<Outcome> waited_;
 };
@@ -205,17 +197,15 @@ class FrontParity : public ::testing::TestWithParam<std::tuple<Front, Variant>> 
   bool extends() const { return std::get<1>(GetParam()).extends; }
   std::unique_ptr<FrontLock> make(const std::string& key, MutexOptions options) {
     if (std::get<0>(GetParam()) == Front::blocking) return std::make_unique<BlockingFrontLock>(key, options);
-    return std::make_unique<AsyncFrontLock>(io_, client_, key, options);
+    return std::make_unique<AsyncFrontLock>(runner_, client_, key, options);
   }
   std::unique_ptr<FrontLock> make(const std::string& key) { return make(key, options()); }
 
-  void TearDown() override {
-    io_.restart();
-    io_.run_for(seconds(10));  // what the locks left to finish in the background
-  }
+  // What the locks left to finish in the background runs to its end while the client is still there.
+  void TearDown() override { runner_.drain(); }
 
-  asio::io_context io_;
-  AsyncClient client_{io_.get_executor(), test_client()};
+  LoopRunner runner_;
+  AsyncClient client_{runner_.io().get_executor(), test_client()};
 };
 
 TEST_P(FrontParity, ATryLockTakesAFreeKeyAndKeepsOthersOut) {
