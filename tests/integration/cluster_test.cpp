@@ -211,16 +211,6 @@ TEST_F(Cluster, AKeyWithABraceButNoHashTagIsRefusedWhereItsCompanionsWouldLiveEl
   EXPECT_FALSE(faithful.last_error());
 }
 
-// A waiter in notify mode that polls once a minute: within a test's bounds only a release message
-// brings it in.
-MutexOptions minute_poll_waiter(MutexOptions options) {
-  options.wait_mode = WaitMode::notify;
-  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
-  options.local_queue = false;
-  options.acquire_timeout = seconds(50);
-  return options;
-}
-
 class ClusterNotify : public ::testing::TestWithParam<StrategyKind> {};
 
 TEST_P(ClusterNotify, AReleaseWakesAWaiterWithASixtySecondPollInterval) {

@@ -126,7 +126,7 @@ TEST_F(PipelineRoutesTest, AnOperationCancelledWhileItWaitsIsNeverResumed) {
   EXPECT_FALSE(cancelled);
 }
 
-TEST_F(PipelineRoutesTest, ClusterAndRedlockAreRefusedWithAClearError) {
+TEST_F(PipelineRoutesTest, RedlockIsRefusedWithAClearError) {
   const Client redlock("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3");
   try {
     (void)routes_for(redlock);

@@ -164,6 +164,14 @@ MutexOptions one_attempt_options(StrategyKind strategy) {
   return options;
 }
 
+MutexOptions minute_poll_waiter(MutexOptions options) {
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, std::chrono::seconds(60));
+  options.local_queue = false;
+  options.acquire_timeout = std::chrono::seconds(50);
+  return options;
+}
+
 MutexOptions variant_options(std::string_view variant) {
   if (variant == "legacy_faithful") {
     MutexOptions options = MutexOptions::jedis_lock_1_0();

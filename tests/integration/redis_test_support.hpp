@@ -126,6 +126,9 @@ MutexOptions one_attempt_options(StrategyKind strategy = StrategyKind::token);
 // "token", "legacy_hardened", "legacy_faithful" (jedis-lock 1.0's protocol, its retry loop faster)
 // or "redisson".
 MutexOptions variant_options(std::string_view variant);
+// `options` as a waiter in notify mode that polls once a minute: within a test's bounds only a
+// release message brings it in.
+MutexOptions minute_poll_waiter(MutexOptions options);
 // The test-name generator for suites parametrized by those names.
 inline constexpr auto kVariantName = [](const auto& param_info) { return std::string(param_info.param); };
 

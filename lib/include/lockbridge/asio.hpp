@@ -184,12 +184,12 @@ class AsioEventLoop final : public EventLoop {
 };
 
 // A Client whose locks are driven by an Asio executor: every request of every AsyncMutex of it is
-// pipelined on one connection, on a strand of that executor.
+// pipelined on one connection per server (per master on Redis Cluster), on a strand of that executor.
 class AsyncClient {
  public:
   using executor_type = asio_impl::net::any_io_executor;
-  // Throws Error{bad_option} for Redis Cluster and Redlock URLs (not served by the event-driven
-  // front yet). Does no I/O.
+  // Throws Error{bad_option} for Redlock URLs (not served by the event-driven front yet). Does no
+  // I/O.
   AsyncClient(executor_type executor, Client client)
       : executor_(executor), loop_(std::make_shared<AsioEventLoop>(executor)), engine_(std::move(client), loop_) {}
 

@@ -6,11 +6,10 @@
 // strategies, waiting rules (notify, fair and poll waiting, the starvation rule, the
 // process-local line shared with the blocking front's threads), lease, watchdog and observer,
 // driven by events: a waiting acquire costs a coroutine frame and a subscription, not a thread,
-// and every request of every lock of one EventClient is pipelined on one connection. Its callbacks
-// run on the loop. A thread of the loop must not call a blocking lock() on a key its event-driven
+// and every request of every lock of one EventClient is pipelined on one connection per server
+// (per master on Redis Cluster). Its callbacks run on the loop. A thread of the loop must not call a blocking lock() on a key its event-driven
 // waiters line up for: the blocking waiter would hold the loop while it waits for them. Not served
-// yet: Redis Cluster and Redlock URLs, and the release without scripts for ACL users that may not
-// run them.
+// yet: Redlock URLs, and the release without scripts for ACL users that may not run them.
 #pragma once
 
 #include <chrono>
@@ -39,7 +38,7 @@ class EventLockCore;
 // the first operation needs it. Construct, use and destroy it on the loop; the loop outlives it.
 class EventClient {
  public:
-  // Throws Error{bad_option} for Redis Cluster and Redlock URLs.
+  // Throws Error{bad_option} for Redlock URLs.
   EventClient(Client client, std::shared_ptr<EventLoop> loop);
   ~EventClient();
   EventClient(const EventClient&) = delete;

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "cluster/cluster_nodes.hpp"
-#include "cluster/redirect_watch.hpp"
+#include "cluster/redirect_loop.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {
@@ -66,10 +66,7 @@ NodeAddress ClusterRouter::master_of(std::uint16_t slot) {
     }
   }
   const auto master = map_.master_of(slot);
-  if (!master) {
-    throw Error(Errc::io, "no master of " + url_.redacted() + " serves hash slot " + std::to_string(slot) +
-                              " (the cluster is failing over or not fully set up)");
-  }
+  if (!master) throw no_master(slot);
   return *master;
 }
 
@@ -130,64 +127,80 @@ std::vector<NodeAddress> ClusterRouter::masters() {
   return map_.masters();
 }
 
-ReleaseNotifier& ClusterRouter::notifier_for(std::uint16_t slot) { return node(master_of(slot)).notifier; }
+ReleaseNotifier& ClusterRouter::notifier_for(std::uint16_t slot) {
+  // The map as it is, not read again when due: a waiter subscribes after an attempt that routed to
+  // the slot (a MOVED it met has updated the map already), and an event-driven waiter subscribes
+  // on its loop, which must not wait for a read. A subscription on a master the slot left is
+  // answered MOVED, and the listener subscribes again where that points.
+  if (const auto master = mapped_master(slot)) return node(*master).notifier;
+  return node(master_of(slot)).notifier;
+}
+
+namespace {
+// The blocking front's hops: a connection borrowed from the node's pool, the operation run in
+// place on it, a sleep between tries.
+class BlockingHops final : public ClusterHops {
+ public:
+  BlockingHops(ClusterRouter& router, std::function<ConnectionPool&(const NodeAddress&)> pool_of,
+               const ClusterRouter::Operation& operation, Clock::time_point deadline)
+      : router_(router), pool_of_(std::move(pool_of)), operation_(operation), deadline_(deadline) {}
+  Task<NodeAddress> master_of(std::uint16_t slot) override { co_return router_.master_of(slot); }
+  Task<std::optional<Error>> reach(const NodeAddress& node) override {
+    connection_.reset();
+    try {
+      connection_.emplace(pool_of_(node).borrow(deadline_));
+    } catch (const Error& error) {
+      co_return error;
+    }
+    co_return std::nullopt;
+  }
+  Task<void> run(bool asking, RedirectNote& note) override {
+    Connection& used = **connection_;
+    const RedirectWatch watch(used, asking, note);
+    operation_(used);
+    co_return;
+  }
+  Task<void> pause(Clock::duration pause) override {
+    std::this_thread::sleep_for(pause);
+    co_return;
+  }
+
+ private:
+  ClusterRouter& router_;
+  const std::function<ConnectionPool&(const NodeAddress&)> pool_of_;
+  const ClusterRouter::Operation& operation_;
+  const Clock::time_point deadline_;
+  std::optional<ConnectionPool::PooledConnection> connection_;
+};
+}  // namespace
 
 void ClusterRouter::route(std::uint16_t slot, const Operation& operation, Clock::time_point deadline) {
-  std::optional<NodeAddress> asking;  // an ASK redirect's node, for the next try only
-  for (int redirects = 0;; ++redirects) {
-    const NodeAddress target = asking ? *asking : master_of(slot);
-    Node& at = node(target);
-    std::optional<ConnectionPool::PooledConnection> connection;
-    try {
-      connection.emplace(at.pool.borrow(deadline));
-    } catch (const Error&) {
-      schedule_refresh(target);  // the master may be gone, and a replica promoted in its place
-      // Nothing was sent. When the refreshed map names another master for the slot (a replica
-      // promoted while this Client was idle), the operation goes there instead of failing.
-      if (asking || redirects >= kMaxRedirects || master_of(slot) == target) throw;
-      continue;
-    }
-    Connection& used = **connection;
-    forget_unreachable(target);
-    const RedirectWatch watch(used, asking.has_value());
-    std::optional<Redirect> redirect;
-    try {
-      operation(used);
-      // The operation succeeded; a redirect it read past (a pipelined reply it could do without)
-      // still teaches the map. The operation is not repeated.
-      redirect = watch.redirect();
-      if (redirect && redirect->kind == Redirect::Kind::moved) learn_moved(*redirect, target);
-      return;
-    } catch (const Error& error) {
-      redirect = watch.redirect();
-      if (!redirect && watch.try_again() && redirects < kMaxRedirects) {
-        // The slot's keys are moving in batches: wait for this batch (10, 20, 40 ... ms), then
-        // ask the slot's owner again; never past the caller's deadline.
-        const auto now = Clock::now();
-        if (now >= deadline) {
-          throw Error(error.errc(), message_of(error) + " (the caller's deadline came before the migration ended)");
-        }
-        const auto wait = std::chrono::milliseconds(10) * (1 << redirects);
-        std::this_thread::sleep_for(deadline - now < wait ? deadline - now : Clock::duration(wait));
-        asking.reset();
-        continue;
-      }
-      if (!redirect) {
-        if (error.errc() == Errc::io || error.errc() == Errc::timeout) schedule_refresh(target);
-        throw;
-      }
-      if (redirects >= kMaxRedirects) {
-        throw Error(Errc::protocol, message_of(error) + " (still redirected after " + std::to_string(kMaxRedirects) +
-                                        " redirects; the cluster keeps moving the slot)");
-      }
-    }
-    if (redirect->kind == Redirect::Kind::ask) {
-      asking = destination(*redirect, target);
-    } else {
-      asking.reset();
-      learn_moved(*redirect, target);
-    }
-  }
+  BlockingHops hops(
+      *this, [this](const NodeAddress& address) -> ConnectionPool& { return node(address).pool; }, operation,
+      deadline);
+  follow_redirects(*this, slot, hops, deadline).run_now();
+}
+
+std::optional<NodeAddress> ClusterRouter::master_if_current(std::uint16_t slot) {
+  std::lock_guard lock(mutex_);
+  const auto master = map_.master_of(slot);
+  if (!master || (refresh_due_ && Clock::now() - last_refresh_ >= kRefreshInterval)) return std::nullopt;
+  return master;
+}
+
+std::optional<NodeAddress> ClusterRouter::mapped_master(std::uint16_t slot) {
+  std::lock_guard lock(mutex_);
+  return map_.master_of(slot);
+}
+
+void ClusterRouter::read_map() {
+  std::lock_guard lock(mutex_);
+  refresh();
+}
+
+Error ClusterRouter::no_master(std::uint16_t slot) const {
+  return Error(Errc::io, "no master of " + url_.redacted() + " serves hash slot " + std::to_string(slot) +
+                             " (the cluster is failing over or not fully set up)");
 }
 
 NodeAddress ClusterRouter::destination(const Redirect& redirect, const NodeAddress& sender) {

@@ -1,8 +1,7 @@
 // Redis Cluster for a redis-cluster:// Client: which master serves a key's hash slot (from CLUSTER
 // NODES, or CLUSTER SLOTS where that is refused, asked of a known master or a seed node), a
-// connection pool per master, and the redirects of a cluster that changes under the Client: MOVED
-// updates the map (and a full refresh follows), ASK sends the command once more, after ASKING, to
-// the node importing the slot.
+// connection pool per master, and what the redirects of a cluster that changes under the Client
+// teach the map (cluster/redirect_loop.hpp follows them, for both fronts).
 #pragma once
 
 #include <atomic>
@@ -12,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -39,18 +39,23 @@ class ClusterRouter {
   using Operation = std::function<void(Connection&)>;
   using Clock = std::chrono::steady_clock;
 
-  // Runs `operation` on a connection to the master serving `slot`. When it throws and the reply it
-  // failed on was a redirect, follows the redirect and runs it again (it must be safe to repeat:
-  // a redirected command did not run); after TRYAGAIN (keys split by a migration) it waits a
-  // little and runs it again, unless that wait would pass `deadline` (then only until it; once it
-  // has passed, the TRYAGAIN is thrown). A connection that fails schedules a refresh of the map,
-  // since the master may have failed over; when it could not even be made (nothing was sent) and
-  // the refreshed map names another master, the operation runs there. Throws what the operation
-  // throws, Error{io} when no master serves the slot, Error{protocol} after kMaxRedirects.
+  // Runs `operation` on a pooled connection to the master serving `slot`, following redirects as
+  // cluster/redirect_loop.hpp says (it must be safe to repeat: a redirected command did not run);
+  // no wait for a pooled connection or after a TRYAGAIN runs past `deadline`. Throws what the
+  // operation throws, Error{io} when no master serves the slot, Error{protocol} after kMaxRedirects.
   void route(std::uint16_t slot, const Operation& operation, Clock::time_point deadline = Clock::time_point::max());
 
   // The master serving `slot` by the map (read first when due). Throws Error{io} when none does.
   NodeAddress master_of(std::uint16_t slot);
+
+  // For the event-driven front, which reads the map off its loop: the master serving `slot` when
+  // the map knows it and no read is due (nullopt: read_map() first); the map's master, read or not
+  // (nullopt: none); a read of the map now (Error{io} when no node answered); and the Error that
+  // says no master serves `slot`.
+  std::optional<NodeAddress> master_if_current(std::uint16_t slot);
+  std::optional<NodeAddress> mapped_master(std::uint16_t slot);
+  void read_map();
+  Error no_master(std::uint16_t slot) const;
 
   // The masters serving slots now, read afresh from the cluster.
   std::vector<NodeAddress> masters();
@@ -58,8 +63,21 @@ class ClusterRouter {
   // A single-server URL for `node`, with the Client's credentials.
   RedisUrl server(const NodeAddress& node) const;
 
-  // The release notifier on the master serving `slot` (sharded pub/sub is heard only there).
+  // The release notifier on the master serving `slot` (sharded pub/sub is heard only there), by
+  // the map as it is (read only when it does not know the slot).
   ReleaseNotifier& notifier_for(std::uint16_t slot);
+
+  // Where `node` is reached, with the Client's options (the event-driven front's pipelines
+  // connect there).
+  std::shared_ptr<Endpoint> endpoint_of(const NodeAddress& node) { return this->node(node).endpoint; }
+
+  // What cluster/redirect_loop.hpp tells the map: a connection to `failed` failed (a refresh is due,
+  // and maps naming it are distrusted), one to `node` works, a MOVED redirect `sender` answered.
+  void schedule_refresh(const NodeAddress& failed) noexcept;
+  void forget_unreachable(const NodeAddress& node);
+  void learn_moved(const Redirect& redirect, const NodeAddress& sender);
+  // Where a redirect sends the operation (an empty host is the sender's).
+  static NodeAddress destination(const Redirect& redirect, const NodeAddress& sender);
 
  private:
   struct Node {
@@ -73,10 +91,6 @@ class ClusterRouter {
   void refresh();                          // with mutex_ held
   // CLUSTER NODES (with config epochs), or CLUSTER SLOTS where the former is refused.
   static SlotMap read_slot_map(Connection& connection, const NodeAddress& asked);
-  void schedule_refresh(const NodeAddress& failed) noexcept;
-  void forget_unreachable(const NodeAddress& node);
-  static NodeAddress destination(const Redirect& redirect, const NodeAddress& sender);
-  void learn_moved(const Redirect& redirect, const NodeAddress& sender);
 
   const RedisUrl url_;
   const ClientOptions options_;

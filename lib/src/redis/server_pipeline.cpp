@@ -1,0 +1,73 @@
+#include "redis/server_pipeline.hpp"
+
+#include <utility>
+
+namespace lockbridge::detail {
+
+std::shared_ptr<ServerPipeline> ServerPipeline::make(std::shared_ptr<Endpoint> endpoint,
+                                                     std::shared_ptr<EventLoop> loop) {
+  return std::shared_ptr<ServerPipeline>(new ServerPipeline(std::move(endpoint), std::move(loop)));
+}
+
+ServerPipeline::ServerPipeline(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop)
+    : endpoint_(std::move(endpoint)),
+      loop_(std::move(loop)),
+      backoff_(endpoint_->options().reconnect_backoff),
+      off_loop_(*loop_) {}
+
+Task<std::shared_ptr<Pipeline>> ServerPipeline::open(Clock::time_point deadline) {
+  if (pipeline_) {
+    if (pipeline_->usable()) co_return pipeline_;
+    pipeline_.reset();  // closed (usable() closes one the server closed); its on_closed comes later, on the loop
+  }
+  if (!connecting_ && backoff_.active()) throw backoff_.refusal();
+  if (!connecting_) start_connect();
+  // As the pool waits for a connection: until the caller's deadline, or one command timeout for a
+  // single try whose deadline has passed. The connect goes on after a waiter gives up.
+  const auto now = Clock::now();
+  const auto until = deadline > now ? deadline : now + command_timeout();
+  co_return co_await opened_.wait(*loop_, until,
+                                  "connect to " + endpoint_->url().redacted() + ": not connected by the caller's deadline");
+}
+
+void ServerPipeline::start_connect() {
+  connecting_ = true;
+  // The thread keeps the endpoint alive, and reaches this object only through the loop, weakly.
+  off_loop_.run("lockbridge-conn", [endpoint = endpoint_, weak = weak_from_this()]() -> std::function<void()> {
+    auto connection = std::make_shared<std::unique_ptr<Connection>>();
+    std::optional<Error> failure;
+    try {
+      endpoint->refresh_if_stale();  // with Sentinel: has the master moved?
+      *connection = endpoint->connect();
+    } catch (const Error& error) {
+      failure = error;
+    } catch (const std::exception& error) {
+      failure = Error(Errc::io, "connect to " + endpoint->url().redacted() + ": " + error.what());
+    }
+    return [weak, connection, failure] {
+      if (const auto self = weak.lock()) self->connected(std::move(*connection), failure);
+    };
+  });
+}
+
+void ServerPipeline::connected(std::unique_ptr<Connection> connection, std::optional<Error> failure) {
+  connecting_ = false;
+  if (failure) {
+    backoff_.failed(*failure);
+    opened_.tell(*failure);
+    return;
+  }
+  backoff_.succeeded();
+  pipeline_ = Pipeline::start(*loop_, std::move(connection));
+  pipeline_->on_closed([weak = weak_from_this(), closed = std::weak_ptr<Pipeline>(pipeline_)](const Error&) {
+    const auto self = weak.lock();
+    const auto pipeline = closed.lock();
+    if (!self || !pipeline) return;
+    // With Sentinel, a broken connection makes the next connect ask whether the master moved.
+    self->endpoint_->connection_broke(pipeline->connection());
+    if (self->pipeline_ == pipeline) self->pipeline_.reset();
+  });
+  opened_.tell(pipeline_);
+}
+
+}  // namespace lockbridge::detail

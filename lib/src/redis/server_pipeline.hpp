@@ -1,0 +1,51 @@
+// An event-driven client's one pipelined connection to one server (a standalone server, the
+// master the sentinels name, or a master of Redis Cluster), on the program's loop. It is opened
+// when first needed, off the loop (util/off_loop.hpp: a connect, a TLS handshake, AUTH and SELECT
+// block); operations that need it meanwhile wait for it, each until its own deadline. A connection
+// that ends (a reset, a request past its deadline) is dropped, and the next operation opens another;
+// after a failed connect, the reconnect backoff makes further operations fail fast, as the pool does.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "lockbridge/event_loop.hpp"
+#include "redis/endpoint.hpp"
+#include "redis/pipeline.hpp"
+#include "redis/reconnect_backoff.hpp"
+#include "util/off_loop.hpp"
+#include "util/shared_outcome.hpp"
+#include "util/task.hpp"
+
+namespace lockbridge::detail {
+
+class ServerPipeline final : public std::enable_shared_from_this<ServerPipeline> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Call on the loop. Nothing connects yet.
+  static std::shared_ptr<ServerPipeline> make(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop);
+  ServerPipeline(const ServerPipeline&) = delete;
+  ServerPipeline& operator=(const ServerPipeline&) = delete;
+
+  // On the loop: the open pipeline, or one opened for the caller by `deadline` (one command
+  // timeout for a single try whose deadline has passed). Throws Error.
+  Task<std::shared_ptr<Pipeline>> open(Clock::time_point deadline);
+
+  std::chrono::milliseconds command_timeout() const noexcept { return endpoint_->options().command_timeout; }
+
+ private:
+  ServerPipeline(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop);
+  void start_connect();
+  // On the loop, with the connect's outcome.
+  void connected(std::unique_ptr<Connection> connection, std::optional<Error> failure);
+
+  const std::shared_ptr<Endpoint> endpoint_;
+  const std::shared_ptr<EventLoop> loop_;
+  std::shared_ptr<Pipeline> pipeline_;  // null, or open
+  bool connecting_ = false;
+  ReconnectBackoff backoff_;
+  SharedOutcome<std::shared_ptr<Pipeline>> opened_;
+  OffLoop off_loop_;  // last: the connect's outcome is posted only while everything above exists
+};
+
+}  // namespace lockbridge::detail
