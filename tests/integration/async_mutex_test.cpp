@@ -358,14 +358,5 @@ TEST_F(AsyncMutexTest, AServerThatIsDownFailsTheLockInsteadOfLeavingItWaiting) {
   EXPECT_EQ(*error, make_error_code(Errc::io)) << error->message();
 }
 
-TEST_F(AsyncMutexTest, RedlockIsRefusedWithAClearError) {
-  try {
-    AsyncClient client(io_.get_executor(), Client("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"));
-    FAIL() << "not refused";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.errc(), Errc::bad_option);
-  }
-}
-
 }  // namespace
 }  // namespace lockbridge::testing

@@ -126,16 +126,5 @@ TEST_F(PipelineRoutesTest, AnOperationCancelledWhileItWaitsIsNeverResumed) {
   EXPECT_FALSE(cancelled);
 }
 
-TEST_F(PipelineRoutesTest, RedlockIsRefusedWithAClearError) {
-  const Client redlock("redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3");
-  try {
-    (void)routes_for(redlock);
-    FAIL() << "not refused";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.errc(), Errc::bad_option);
-    EXPECT_NE(std::string(error.what()).find("Redlock"), std::string::npos) << error.what();
-  }
-}
-
 }  // namespace
 }  // namespace lockbridge::testing

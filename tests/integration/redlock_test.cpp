@@ -1,14 +1,19 @@
 // Redlock over five independent masters (a redlock:// Client), each a redis-server this test
 // starts on loopback: a lock is held on a majority, survives two masters down, fails cleanly with
-// three down, rolls back a partial acquisition, and refuses what a quorum cannot give. The limits
+// three down, rolls back a partial acquisition, and refuses what a quorum cannot give; each
+// through both fronts where both serve it (RedlockFronts). The limits
 // docs/guarantees.md states are shown too: a master that never answers costs each round the
 // command timeout, a master restarted empty can give a second owner a majority, and a holder
 // stalled past its validity is told so.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "front_lock.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "redis_test_support.hpp"
 #include "topology.hpp"
@@ -51,90 +56,141 @@ class Redlock : public ::testing::Test {
   const std::string key_ = unique_key();
 };
 
-TEST_F(Redlock, HoldsOnEveryMasterAndReleasesEverywhere) {
-  Mutex mutex(client_, key_, redlock_options());
-  ASSERT_TRUE(mutex.try_lock());
-  EXPECT_EQ(holding(key_, mutex.value()), 5);
+// The behaviour of a redlock:// lock through either front (front_lock.hpp): the async front sends
+// each round on its pipeline to every master, on the loop, as the blocking one polls them.
+class RedlockFronts : public Redlock, public ::testing::WithParamInterface<Front> {
+ protected:
+  // A lock on the test's key through the front under test, on Client number `client` (each its own
+  // connections, as another process would have).
+  std::unique_ptr<FrontLock> make(const MutexOptions& options, int client = 0,
+                                  const ClientOptions& client_options = ClientOptions()) {
+    while (static_cast<int>(clients_.size()) <= client) {
+      clients_.emplace_back(masters_.url(), client_options);
+      async_clients_.push_back(std::make_unique<AsyncClient>(runner_.io().get_executor(), clients_.back()));
+    }
+    if (GetParam() == Front::blocking) return std::make_unique<BlockingFrontLock>(clients_[client], key_, options);
+    return std::make_unique<AsyncFrontLock>(runner_, *async_clients_[client], key_, options);
+  }
+  void TearDown() override { runner_.drain(); }
+
+  std::deque<Client> clients_;
+  LoopRunner runner_;
+  std::vector<std::unique_ptr<AsyncClient>> async_clients_;  // after the runner: gone before it
+};
+
+TEST_P(RedlockFronts, HoldsOnEveryMasterAndReleasesEverywhere) {
+  const auto mutex = make(redlock_options());
+  ASSERT_TRUE(mutex->try_lock().result);
+  EXPECT_EQ(holding(key_, mutex->value()), 5);
   for (const auto& master : masters_.masters) {
     const int pttl = std::stoi(master->command({"PTTL", key_}));
     EXPECT_GT(pttl, 0);
     EXPECT_LE(pttl, 10000);
   }
   // Valid for at most the lease less Redlock's drift and the round's time.
-  EXPECT_LE(mutex.valid_for(), milliseconds(10000) - drift(milliseconds(10000)));
-  EXPECT_GT(mutex.valid_for(), milliseconds(0));
-  const LockInfo info = mutex.inspect();
-  EXPECT_TRUE(info.exists);
-  EXPECT_TRUE(info.held_by_me);
-  mutex.unlock();
-  EXPECT_FALSE(mutex.last_error());
+  EXPECT_LE(mutex->valid_for(), milliseconds(10000) - drift(milliseconds(10000)));
+  EXPECT_GT(mutex->valid_for(), milliseconds(0));
+  EXPECT_FALSE(mutex->unlock());
   EXPECT_EQ(values_of(key_), std::vector<std::string>(5, "(nil)"));
 }
 
-TEST_F(Redlock, OneOwnerAtATime) {
-  Mutex first(client_, key_, redlock_options());
-  Mutex second(Client(masters_.url()), key_, redlock_options());
-  ASSERT_TRUE(first.try_lock());
-  EXPECT_FALSE(second.try_lock());
-  // The loser left nothing behind: every master still holds the first owner's value.
-  EXPECT_EQ(holding(key_, first.value()), 5);
-  first.unlock();
-  EXPECT_TRUE(second.try_lock());
-  second.unlock();
-}
-
-TEST_F(Redlock, AcquiresWithTwoOfFiveMastersDown) {
-  masters_.masters[1]->kill();
-  masters_.masters[3]->kill();
+TEST_F(Redlock, InspectSeesTheValueOfAMajority) {
   Mutex mutex(client_, key_, redlock_options());
   ASSERT_TRUE(mutex.try_lock());
-  EXPECT_EQ(holding(key_, mutex.value()), 3);
-  EXPECT_TRUE(mutex.extend(milliseconds(20000)));  // three of five is a majority for extend too
-  Mutex other(Client(masters_.url()), key_, redlock_options());
-  EXPECT_FALSE(other.try_lock());
+  const LockInfo info = mutex.inspect();
+  EXPECT_TRUE(info.exists);
+  EXPECT_TRUE(info.held_by_me);
+  EXPECT_EQ(info.value, mutex.value());
   mutex.unlock();
-  EXPECT_FALSE(mutex.last_error());
+  EXPECT_FALSE(mutex.inspect().exists);
+}
+
+TEST_P(RedlockFronts, OneOwnerAtATime) {
+  const auto first = make(redlock_options());
+  const auto second = make(redlock_options(), 1);
+  ASSERT_TRUE(first->try_lock().result);
+  const Outcome refused = second->try_lock();
+  EXPECT_FALSE(refused.error) << refused.error.message();
+  EXPECT_FALSE(refused.result);
+  // The loser left nothing behind: every master still holds the first owner's value.
+  EXPECT_EQ(holding(key_, first->value()), 5);
+  EXPECT_FALSE(first->unlock());
+  EXPECT_TRUE(second->try_lock().result);
+  EXPECT_FALSE(second->unlock());
+}
+
+TEST_P(RedlockFronts, AWaiterPollsUntilTheHolderReleases) {
+  const auto holder = make(redlock_options());
+  MutexOptions patient = redlock_options();
+  patient.retry = RetryPolicy::fixed_retries(1000, milliseconds(20));
+  const auto waiter = make(patient, 1);
+  ASSERT_TRUE(holder->try_lock().result);
+  waiter->start_lock_for(std::chrono::seconds(30));
+  waiter->let_run_for(milliseconds(200));
+  EXPECT_FALSE(waiter->owns_lock());
+  EXPECT_FALSE(holder->unlock());
+  const Outcome waited = waiter->finish_wait();
+  EXPECT_FALSE(waited.error) << waited.error.message();
+  EXPECT_TRUE(waited.result);
+  EXPECT_EQ(holding(key_, waiter->value()), 5);
+  EXPECT_FALSE(waiter->unlock());
+}
+
+TEST_P(RedlockFronts, AcquiresWithTwoOfFiveMastersDown) {
+  masters_.masters[1]->kill();
+  masters_.masters[3]->kill();
+  const auto mutex = make(redlock_options());
+  ASSERT_TRUE(mutex->try_lock().result);
+  EXPECT_EQ(holding(key_, mutex->value()), 3);
+  EXPECT_TRUE(mutex->extend(milliseconds(20000)).result);  // three of five is a majority for extend too
+  EXPECT_FALSE(make(redlock_options(), 1)->try_lock().result);
+  EXPECT_FALSE(mutex->unlock());
   EXPECT_EQ(holding(key_, "(nil)"), 3);
 }
 
-TEST_F(Redlock, FailsCleanlyWithThreeMastersDown) {
+TEST_P(RedlockFronts, FailsCleanlyWithThreeMastersDown) {
+  for (const int i : {0, 2, 4}) masters_.masters[i]->kill();
+  const auto mutex = make(redlock_options());
+  EXPECT_EQ(mutex->try_lock().error, make_error_code(Errc::no_quorum));
+  EXPECT_FALSE(mutex->owns_lock());
+  // The two live masters had set it: both were rolled back before the error reached us.
+  EXPECT_EQ(holding(key_, "(nil)"), 2);
+  // A wait gives the same error at once instead of waiting out its timeout.
+  const auto patient = make(redlock_options());
+  patient->start_lock_for(std::chrono::seconds(60));
+  EXPECT_EQ(patient->finish_wait().error, make_error_code(Errc::no_quorum));
+}
+
+TEST_F(Redlock, TheNoQuorumErrorSaysHowManyAnsweredAndNamesEachFailure) {
   for (const int i : {0, 2, 4}) masters_.masters[i]->kill();
   Mutex mutex(client_, key_, redlock_options());
   const Error error = expect_error([&] { (void)mutex.try_lock(); });
   EXPECT_EQ(error.errc(), Errc::no_quorum);
   EXPECT_THAT(error.what(), HasSubstr("only 2 of 5 masters answered; Redlock needs 3"));
   EXPECT_THAT(error.what(), HasSubstr(masters_.masters[0]->address()));
-  EXPECT_FALSE(mutex.owns_lock());
-  // The two live masters had set it: both were rolled back before the error reached us.
-  EXPECT_EQ(holding(key_, "(nil)"), 2);
-  // lock() with a wait gives the same error at once instead of waiting out its timeout.
-  MutexOptions waiting = redlock_options();
-  waiting.acquire_timeout = milliseconds(60000);
-  Mutex patient(client_, key_, waiting);
-  EXPECT_EQ(expect_error([&] { patient.lock(); }).errc(), Errc::no_quorum);
 }
 
-TEST_F(Redlock, APartialAcquisitionIsRolledBack) {
+TEST_P(RedlockFronts, APartialAcquisitionIsRolledBack) {
   // Another owner holds the key on three masters: we can win only two, which is not a majority.
   for (const int i : {0, 1, 2}) masters_.masters[i]->command({"SET", key_, "someone-else", "PX", "60000"});
-  Mutex mutex(client_, key_, redlock_options());
-  EXPECT_FALSE(mutex.try_lock());
+  const Outcome attempt = make(redlock_options())->try_lock();
+  EXPECT_FALSE(attempt.error) << attempt.error.message();
+  EXPECT_FALSE(attempt.result);
   EXPECT_EQ(values_of(key_),
             (std::vector<std::string>{"someone-else", "someone-else", "someone-else", "(nil)", "(nil)"}));
 }
 
-TEST_F(Redlock, AnExtendWithoutAMajorityEndsTheHold) {
-  Mutex mutex(client_, key_, redlock_options());
-  ASSERT_TRUE(mutex.try_lock());
+TEST_P(RedlockFronts, AnExtendWithoutAMajorityEndsTheHold) {
+  const auto mutex = make(redlock_options());
+  ASSERT_TRUE(mutex->try_lock().result);
   for (const int i : {0, 1, 2}) masters_.masters[i]->kill();
-  EXPECT_FALSE(mutex.extend(milliseconds(20000)));
-  EXPECT_FALSE(mutex.owns_lock());
-  EXPECT_EQ(mutex.last_error(), make_error_code(Errc::lease_lost));
+  EXPECT_FALSE(mutex->extend(milliseconds(20000)).result);
+  EXPECT_FALSE(mutex->owns_lock());
   // The minority's copies were deleted: they would only have blocked the next owner.
   EXPECT_EQ(holding(key_, "(nil)"), 2);
 }
 
-TEST_F(Redlock, AMasterThatNeverAnswersCostsEveryRoundTheCommandTimeout) {
+TEST_P(RedlockFronts, AMasterThatNeverAnswersCostsEveryRoundTheCommandTimeout) {
   // A stopped master (a long GC pause, a frozen VM) still accepts connections, so it fails no
   // round at once: every round waits for it until the command timeout. A round cannot end before
   // that deadline, so the validity (counted from before the round was sent) is at most
@@ -147,23 +203,15 @@ TEST_F(Redlock, AMasterThatNeverAnswersCostsEveryRoundTheCommandTimeout) {
   options.command_timeout = kCommandTimeout;
   masters_.masters[kPaused]->pause();  // never resumed: the fixture kills it, stopped or not
 
-  Mutex first(Client(masters_.url(), options), key_, redlock_options(kLease));
-  ASSERT_TRUE(first.try_lock());
-  EXPECT_GT(first.valid_for(), milliseconds(0));
-  EXPECT_LE(first.valid_for(), kLease - drift(kLease) - kCommandTimeout);
-  EXPECT_EQ(holding(key_, first.value(), kPaused), 4);
-  first.unlock();  // a round of its own, which waits out the stopped master too
-  EXPECT_FALSE(first.last_error());
-  EXPECT_EQ(holding(key_, "(nil)", kPaused), 4);
-
-  // Another client, while the master is still stopped: the same.
-  Mutex second(Client(masters_.url(), options), key_, redlock_options(kLease));
-  ASSERT_TRUE(second.try_lock());
-  EXPECT_GT(second.valid_for(), milliseconds(0));
-  EXPECT_LE(second.valid_for(), kLease - drift(kLease) - kCommandTimeout);
-  EXPECT_EQ(holding(key_, second.value(), kPaused), 4);
-  second.unlock();
-  EXPECT_FALSE(second.last_error());
+  for (int client = 0; client < 2; ++client) {  // a second client, while the master is still stopped: the same
+    const auto mutex = make(redlock_options(kLease), client, options);
+    ASSERT_TRUE(mutex->try_lock().result);
+    EXPECT_GT(mutex->valid_for(), milliseconds(0));
+    EXPECT_LE(mutex->valid_for(), kLease - drift(kLease) - kCommandTimeout);
+    EXPECT_EQ(holding(key_, mutex->value(), kPaused), 4);
+    EXPECT_FALSE(mutex->unlock());  // a round of its own, which waits out the stopped master too
+    EXPECT_EQ(holding(key_, "(nil)", kPaused), 4);
+  }
 }
 
 TEST_F(Redlock, AMasterRestartedEmptyCanJoinASecondOwnersMajorityWhileTheHolderHadExactlyOne) {
@@ -240,7 +288,7 @@ TEST_F(Redlock, AHolderStalledPastItsValidityIsToldItNoLongerHolds) {
   EXPECT_FALSE(next.last_error());
 }
 
-TEST_F(Redlock, AWaitersBackoffNeverSleepsPastTheHoldersLease) {
+TEST_P(RedlockFronts, AWaitersBackoffNeverSleepsPastTheHoldersLease) {
   // The holder vanishes without releasing; its 300 ms lease ends on every master. With a backoff
   // of a year the waiter would sleep far past that unless the round told it when the lease ends.
   Mutex crashed(client_, key_, redlock_options(milliseconds(300)));
@@ -248,15 +296,14 @@ TEST_F(Redlock, AWaitersBackoffNeverSleepsPastTheHoldersLease) {
   crashed.abandon();
   MutexOptions patient = redlock_options();
   patient.retry = RetryPolicy::backoff_with_jitter(std::chrono::hours(24 * 365), std::chrono::hours(24 * 365));
-  Mutex waiter(Client(masters_.url()), key_, patient);
-  EXPECT_TRUE(waiter.try_lock_for(std::chrono::seconds(30)));
-  waiter.unlock();
+  const auto waiter = make(patient);
+  EXPECT_TRUE(waiter->try_lock_for(std::chrono::seconds(30)).result);
+  EXPECT_FALSE(waiter->unlock());
 }
 
-TEST_F(Redlock, AKeyOfAnotherTypeOnAMajorityIsWrongType) {
+TEST_P(RedlockFronts, AKeyOfAnotherTypeOnAMajorityIsWrongType) {
   for (const int i : {0, 1, 2}) masters_.masters[i]->command({"HSET", key_, "f", "v"});
-  Mutex mutex(client_, key_, redlock_options());
-  EXPECT_EQ(expect_error([&] { (void)mutex.try_lock(); }).errc(), Errc::wrong_type);
+  EXPECT_EQ(make(redlock_options())->try_lock().error, make_error_code(Errc::wrong_type));
   EXPECT_EQ(holding(key_, "(nil)"), 2);  // rolled back where it had been set
 }
 
@@ -301,6 +348,9 @@ TEST_F(Redlock, BenchAcceptsTheUrlAndSeesNoViolation) {
   EXPECT_EQ(run.lines[0]["errors"], 0) << run;
   EXPECT_GE(run.lines[0]["acquisitions"].get<int>(), 200) << run;
 }
+
+INSTANTIATE_TEST_SUITE_P(BothFronts, RedlockFronts, ::testing::Values(Front::blocking, Front::async),
+                         [](const auto& info) { return info.param == Front::blocking ? "blocking" : "async"; });
 
 }  // namespace
 }  // namespace lockbridge::testing

@@ -5,6 +5,7 @@
 #include "core/key_set_target.hpp"
 #include "core/lock_core.hpp"
 #include "core/pipeline_routes.hpp"
+#include "core/quorum_target.hpp"
 #include "core/single_key_target.hpp"
 #include "redis/client_state.hpp"
 #include "util/detach.hpp"
@@ -174,8 +175,14 @@ std::unique_ptr<detail::EventLockCore> key_core(EventClient& client, std::shared
                                                 std::string key, MutexOptions options) {
   options.validate();
   if (key.empty()) throw Error(Errc::bad_option, "lock key must not be empty");
-  auto target =
-      std::make_unique<detail::SingleKeyTarget>(client.client().state(), std::move(key), options, std::move(routes));
+  std::unique_ptr<detail::LockTarget> target;
+  if (client.client().state()->redlock()) {
+    target = std::make_unique<detail::QuorumTarget>(client.client().state(), std::move(key), options,
+                                                    routes->quorum_rounds());
+  } else {
+    target = std::make_unique<detail::SingleKeyTarget>(client.client().state(), std::move(key), options,
+                                                       std::move(routes));
+  }
   return std::make_unique<detail::EventLockCore>(client, std::move(target), std::move(options), "EventMutex");
 }
 

@@ -5,6 +5,7 @@
 #include "cluster/key_slot.hpp"
 #include "cluster/redirect_loop.hpp"
 #include "redis/pipeline_link.hpp"
+#include "redlock/pipelined_rounds.hpp"
 #include "waiting/change_wait.hpp"
 
 namespace lockbridge::detail {
@@ -49,17 +50,17 @@ class PipelineHops final : public ClusterHops {
 
 std::shared_ptr<PipelineRoutes> PipelineRoutes::make(std::shared_ptr<ClientState> state,
                                                      std::shared_ptr<EventLoop> loop) {
-  if (state->redlock()) {
-    throw Error(Errc::bad_option,
-                "the event-driven front does not serve Redlock URLs yet: use redis://, rediss://, unix://, "
-                "redis-sentinel:// or redis-cluster://");
-  }
   return std::shared_ptr<PipelineRoutes>(new PipelineRoutes(std::move(state), std::move(loop)));
 }
 
 PipelineRoutes::PipelineRoutes(std::shared_ptr<ClientState> state, std::shared_ptr<EventLoop> loop)
     : state_(std::move(state)), loop_(std::move(loop)), off_loop_(*loop_) {
   if (!state_->cluster) server_ = ServerPipeline::make(state_->endpoint, loop_);
+  if (state_->redlock()) {
+    std::vector<std::shared_ptr<ServerPipeline>> masters;
+    for (const auto& pool : state_->masters) masters.push_back(ServerPipeline::make(pool->endpoint(), loop_));
+    quorum_rounds_ = std::make_shared<PipelinedRounds>(std::move(masters));
+  }
 }
 
 Task<void> PipelineRoutes::on_link(std::string_view key, const Operation& operation, Clock::time_point deadline) {

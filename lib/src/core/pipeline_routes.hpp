@@ -3,9 +3,8 @@
 // server_pipeline.hpp): the server of the URL, the master the sentinels name, or on Redis Cluster
 // the master serving the key's slot, with the redirects followed as the blocking front follows
 // them (cluster/redirect_loop.hpp). The cluster's slot map is read off the loop when it is due, once
-// for every operation that needs it meanwhile.
-//
-// Redlock is not served yet: make() refuses it (Error{bad_option}).
+// for every operation that needs it meanwhile. With Redlock, a pipeline to each master carries the
+// quorum's rounds (redlock/pipelined_rounds.hpp).
 #pragma once
 
 #include <map>
@@ -15,6 +14,7 @@
 #include "core/routes.hpp"
 #include "lockbridge/event_loop.hpp"
 #include "redis/server_pipeline.hpp"
+#include "redlock/quorum.hpp"
 #include "util/off_loop.hpp"
 #include "util/shared_outcome.hpp"
 
@@ -38,6 +38,9 @@ class PipelineRoutes final : public Routes, public std::enable_shared_from_this<
   ServerPipeline& pipeline_to(const NodeAddress& node);
   Task<NodeAddress> master_of(std::uint16_t slot, Clock::time_point deadline);
 
+  // Redlock only: the rounds every lock of the client sends to the masters; null otherwise.
+  const std::shared_ptr<QuorumRounds>& quorum_rounds() const noexcept { return quorum_rounds_; }
+
  private:
   PipelineRoutes(std::shared_ptr<ClientState> state, std::shared_ptr<EventLoop> loop);
   void read_map();  // starts a read of the slot map off the loop, unless one runs
@@ -46,6 +49,7 @@ class PipelineRoutes final : public Routes, public std::enable_shared_from_this<
   const std::shared_ptr<EventLoop> loop_;
   std::shared_ptr<ServerPipeline> server_;                         // not on Redis Cluster
   std::map<NodeAddress, std::shared_ptr<ServerPipeline>> masters_;  // on Redis Cluster
+  std::shared_ptr<QuorumRounds> quorum_rounds_;                     // with Redlock
   bool reading_map_ = false;
   SharedOutcome<bool> map_read_;  // whether the read found the map (false: the map we had stays)
   OffLoop off_loop_;              // last: a read's outcome is posted only while everything above exists

@@ -3,14 +3,17 @@
 #include <utility>
 
 #include "lockbridge/identity.hpp"
+#include "redlock/pooled_rounds.hpp"
 
 namespace lockbridge::detail {
 
-QuorumTarget::QuorumTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options)
+QuorumTarget::QuorumTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options,
+                           std::shared_ptr<QuorumRounds> rounds)
     : state_(std::move(state)),
       key_(std::move(key)),
       fixed_value_(options.token.fixed_value),
-      quorum_(state_->masters, state_->scripts) {
+      rounds_(rounds ? std::move(rounds) : std::make_shared<PooledRounds>(state_->masters)),
+      quorum_(*rounds_, state_->scripts) {
   require_redlock_options(options);
 }
 
@@ -23,7 +26,7 @@ Task<TargetAttempt> QuorumTarget::attempt(const AttemptRequest& request) {
   TargetAttempt attempt;
   attempt.value = fixed_value_.empty() ? random_token() : fixed_value_;
   const Quorum::Outcome outcome =
-      quorum_.acquire(key_, attempt.value, request.lease, request.learn_remaining, request.deadline);
+      co_await quorum_.acquire(key_, attempt.value, request.lease, request.learn_remaining, request.deadline);
   attempt.acquired = outcome.held;
   attempt.holder_remaining = outcome.holder_remaining;
   // Valid until the lease ends on the master that set it first, less the drift Redlock allows.
@@ -34,7 +37,8 @@ Task<TargetAttempt> QuorumTarget::attempt(const AttemptRequest& request) {
 Task<TargetExtension> QuorumTarget::extend(const std::string& value, std::chrono::milliseconds lease) {
   const auto started = Clock::now();
   TargetExtension extension;
-  if (!quorum_.extend(key_, value, lease).held) {
+  const Quorum::Outcome outcome = co_await quorum_.extend(key_, value, lease);
+  if (!outcome.held) {
     extension.why = "fewer than a majority of masters extended it in time (our copies were deleted)";
     co_return extension;
   }

@@ -49,6 +49,7 @@ class ConnectionPool {
       std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
   const RedisUrl& url() const noexcept { return endpoint_->url(); }
+  const std::shared_ptr<Endpoint>& endpoint() const noexcept { return endpoint_; }
   const ClientOptions& options() const noexcept { return endpoint_->options(); }
 
  private:

@@ -1,7 +1,10 @@
 // Redlock: one lock held on a majority of N independent masters (a redlock:// Client), as the
 // algorithm at redis.io/docs/latest/develop/use/patterns/distributed-locks describes it. Every
 // round is sent to all masters before any reply is read and the replies are awaited together, so
-// a round costs the slowest master's round trip, not the sum of them.
+// a round costs the slowest master's round trip, not the sum of them. The algorithm is written
+// once, as coroutines over QuorumRounds, which each front implements: the blocking front's over
+// pooled connections and poll(2) (redlock/pooled_rounds.hpp), the event-driven front's over a
+// pipeline per master on the program's loop (redlock/pipelined_rounds.hpp).
 #pragma once
 
 #include <chrono>
@@ -14,10 +17,31 @@
 
 #include "lockbridge/lock_info.hpp"
 #include "lockbridge/options.hpp"
-#include "redis/connection_pool.hpp"
+#include "redis/reply.hpp"
 #include "redis/script_runner.hpp"
+#include "util/task.hpp"
 
 namespace lockbridge::detail {
+
+// What one master answered to a round: its replies, or why it gave none.
+struct QuorumAnswer {
+  std::vector<ReplyPtr> replies;
+  std::string failure;  // empty when replies holds one reply per command
+};
+
+// How a front sends one round to the masters.
+class QuorumRounds {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~QuorumRounds() = default;
+  virtual int size() const noexcept = 0;
+  // Sends `commands` (pipelined) to each master in `which` (all when empty), then waits for all
+  // the replies at once, up to the command timeout; the answers are indexed by master (those not
+  // asked stay empty). No wait for a master's connection runs past `deadline` (that master then
+  // counts as failed). The commands must live until the round ends.
+  virtual Task<std::vector<QuorumAnswer>> round(std::span<const std::vector<std::string_view>> commands,
+                                                std::vector<std::size_t> which, Clock::time_point deadline) = 0;
+};
 
 // Refuses (Error{bad_option}) what Redlock over independent masters cannot give: the legacy and
 // redisson strategies (client clocks and GETSET takeover, or a hash per holder, do not compose
@@ -29,10 +53,11 @@ class Quorum {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `masters` (the Client's, in URL order) and `scripts` must outlive the Quorum.
-  Quorum(std::span<const std::unique_ptr<ConnectionPool>> masters, ScriptCache& scripts);
+  // `rounds` (the Client's masters, in URL order, as the front reaches them) and `scripts` must
+  // outlive the Quorum. Its calls are coroutines: their arguments must live until they end.
+  Quorum(QuorumRounds& rounds, ScriptCache& scripts) noexcept : rounds_(rounds), scripts_(scripts) {}
 
-  int size() const noexcept { return static_cast<int>(masters_.size()); }
+  int size() const noexcept { return rounds_.size(); }
   int majority() const noexcept { return size() / 2 + 1; }
 
   // The clock drift Redlock allows for: 1% of the lease plus 2 ms (for the timers' resolution).
@@ -55,38 +80,37 @@ class Quorum {
   // on enough masters to block a majority.
   // With `learn_remaining`, PTTL rides along to each master in the same round. No wait for a
   // master's pooled connection runs past `deadline` (that master then counts as failed).
-  Outcome acquire(std::string_view key, const std::string& value, std::chrono::milliseconds lease,
-                  bool learn_remaining = false, Clock::time_point deadline = Clock::time_point::max());
+  Task<Outcome> acquire(std::string_view key, const std::string& value, std::chrono::milliseconds lease,
+                        bool learn_remaining = false, Clock::time_point deadline = Clock::time_point::max());
 
   // Sets our value's TTL to `lease` on every master that still holds it. Without a majority in time
   // the lock is over: our value is deleted everywhere and held is false.
-  Outcome extend(std::string_view key, const std::string& value, std::chrono::milliseconds lease);
+  Task<Outcome> extend(std::string_view key, const std::string& value, std::chrono::milliseconds lease);
 
   // Deletes our value (only ours) from every master it can reach; the number that held it.
   // Throws Error{no_quorum} when no master answered.
-  int release(std::string_view key, const std::string& value);
+  Task<int> release(std::string_view key, const std::string& value);
 
   // The value a majority of masters holds (exists is false without one), with the shortest TTL
   // among them.
-  LockInfo inspect(std::string_view key, std::string_view my_value);
+  Task<LockInfo> inspect(std::string_view key, std::string_view my_value);
 
  private:
-  // What one master answered to a round: its replies, or why it gave none.
-  struct Answer {
-    std::vector<ReplyPtr> replies;
-    std::string failure;  // empty when replies holds one reply per command
-  };
-  // Sends `commands` (pipelined) to each master in `which` (all when empty), then waits for all the
-  // replies at once, up to the command timeout. A master's connection is waited for (when its pool
-  // is busy) up to `deadline` at most (ConnectionPool::borrow).
-  std::vector<Answer> round(std::span<const std::vector<std::string_view>> commands,
-                            std::vector<std::size_t> which = {}, Clock::time_point deadline = Clock::time_point::max());
+  using Answer = QuorumAnswer;
+  // A round to every master (or those in `which`).
+  Task<std::vector<Answer>> round(std::span<const std::vector<std::string_view>> commands,
+                                  std::vector<std::size_t> which = std::vector<std::size_t>(),
+                                  Clock::time_point deadline = Clock::time_point::max()) {
+    return rounds_.round(commands, std::move(which), deadline);
+  }
   // One script on every master: EVALSHA, then EVAL on the masters that answered NOSCRIPT.
-  std::vector<Answer> script_round(const Script& script, std::string_view key, std::span<const std::string_view> args);
-  void delete_ours(std::string_view key, const std::string& value) noexcept;
+  Task<std::vector<Answer>> script_round(const Script& script, std::string_view key,
+                                         std::span<const std::string_view> args);
+  // Best effort: never throws.
+  Task<void> delete_ours(std::string_view key, const std::string& value);
   std::string failures_text(const std::vector<Answer>& answers) const;
 
-  std::span<const std::unique_ptr<ConnectionPool>> masters_;
+  QuorumRounds& rounds_;
   ScriptCache& scripts_;
 };
 
