@@ -7,6 +7,7 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
@@ -180,6 +181,82 @@ TEST_F(AsyncMutexTest, ManyCoroutinesOnOneKeyOneThreadEachAcquireInTurn) {
   EXPECT_EQ(acquired, kWaiters);
   EXPECT_EQ(most_at_once, 1);
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+// A user whose ACL refuses scripts takes the lock with SET NX, and gives it back with WATCH, GET,
+// MULTI, DEL, EXEC, still owner-checked. Those span several requests, which other locks' requests
+// on the shared pipeline must not join: they go on a connection of the client's own for
+// transactions, one at a time.
+TEST_F(AsyncMutexTest, AUserThatMayNotRunScriptsStillReleasesItsLockAndOnlyItsOwn) {
+  const AclUser user({"+@all", "-@scripting"});
+  AsyncClient client(io_.get_executor(), Client(user.url()));
+  const std::string key = unique_key();
+  AsyncMutex mutex(client, key, async_options());
+  run([&]() -> asio::awaitable<void> {
+    co_await mutex.async_lock(asio::use_awaitable);
+    co_await mutex.async_unlock(asio::use_awaitable);
+    EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << "released, not left for its whole lease";
+    co_await mutex.async_lock(asio::use_awaitable);
+    raw({"SET", key, "someone-else", "PX", "5000"});  // the lease ran out and another took it
+    const auto [error] = co_await mutex.async_unlock(asio::experimental::as_tuple(asio::use_awaitable));
+    EXPECT_EQ(error, make_error_code(Errc::lease_lost)) << error.message();
+  });
+  EXPECT_EQ(raw({"GET", key}).str, "someone-else");
+  raw({"DEL", key});
+}
+
+TEST_F(AsyncMutexTest, ScriptlessReleasesOfManyLocksTakeTurnsOnTheClientsConnectionForTransactions) {
+  const AclUser user({"+@all", "-@scripting"});
+  AsyncClient client(io_.get_executor(), Client(user.url()));
+  constexpr int kLocks = 24;
+  std::vector<std::string> keys;
+  std::vector<std::unique_ptr<AsyncMutex>> mutexes;
+  for (int i = 0; i < kLocks; ++i) {
+    keys.push_back(unique_key(std::to_string(i)));
+    mutexes.push_back(std::make_unique<AsyncMutex>(client, keys.back(), async_options()));
+  }
+  int finished = 0;
+  std::vector<std::error_code> errors;
+  for (auto& mutex : mutexes) {
+    asio::co_spawn(
+        io_,
+        [&, m = mutex.get()]() -> asio::awaitable<void> {
+          for (int cycle = 0; cycle < 5; ++cycle) {  // releases and acquisitions interleave on the loop
+            co_await m->async_lock(asio::use_awaitable);
+            const auto [error] = co_await m->async_unlock(asio::experimental::as_tuple(asio::use_awaitable));
+            if (error) errors.push_back(error);
+          }
+        },
+        [&](std::exception_ptr error) {
+          EXPECT_FALSE(error);
+          ++finished;
+        });
+  }
+  run_until([&] { return finished == kLocks; });
+  EXPECT_EQ(finished, kLocks);
+  EXPECT_TRUE(errors.empty()) << errors.size() << " releases failed, the first: " << errors.front().message();
+  for (const std::string& key : keys) EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << key;
+  // The pipeline every lock shares, and the one connection for transactions.
+  std::string list = raw({"CLIENT", "LIST"}).str;
+  int connections = 0;
+  for (std::size_t at = list.find(" user=" + user.name() + " "); at != std::string::npos;
+       at = list.find(" user=" + user.name() + " ", at + 1))
+    ++connections;
+  EXPECT_EQ(connections, 2) << list;
+}
+
+TEST_F(AsyncMutexTest, AUserThatMayRunNeitherScriptsNorWatchIsToldTheLockStaysUntilItsLeaseEnds) {
+  const AclUser user({"+@all", "-@scripting", "-watch"});
+  AsyncClient client(io_.get_executor(), Client(user.url()));
+  const std::string key = unique_key();
+  AsyncMutex mutex(client, key, async_options());
+  run([&]() -> asio::awaitable<void> {
+    co_await mutex.async_lock(asio::use_awaitable);
+    const auto [error] = co_await mutex.async_unlock(asio::experimental::as_tuple(asio::use_awaitable));
+    EXPECT_EQ(error, make_error_code(Errc::server_reply)) << error.message();
+  });
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 1) << "the lock stays until its lease ends";
+  raw({"DEL", key});
 }
 
 // Both fronts wait in the one process-local line: a blocking thread and a coroutine on one key are

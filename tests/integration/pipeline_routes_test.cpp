@@ -1,7 +1,7 @@
 // The event-driven front's routes (core/pipeline_routes.*) on an Asio io_context: operations wait
 // for the connection, opened off the loop, each until its own deadline; a refused connect fails
 // them and the reconnect backoff fails the next ones fast; a connection that ends is replaced; an
-// operation cancelled while it waits is never resumed; topologies not served yet are refused.
+// operation cancelled while it waits is never resumed.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -56,6 +56,11 @@ Task<std::vector<ReplyPtr>> RedirectLink::pipeline(std::span<const std::vector<s
   co_return answers;
 }
 
+Task<std::unique_ptr<Link>> RedirectLink::exclusive_link() {
+  std::unique_ptr<Link> inner = co_await inner_.exclusive_link();
+  co_return std::make_unique<RedirectLink>(std::move(inner), asking_, note_);
+}
+
 Task<ReplyPtr> RedirectLink::run_held(Args args, std::chrono::milliseconds server_wait) {
   // WAIT names no key: a redirect cannot concern it, and it needs no ASKING.
   ReplyPtr reply = co_await inner_.run_held(args, server_wait);

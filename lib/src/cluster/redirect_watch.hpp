@@ -5,6 +5,7 @@
 // wraps its pipelined link in a RedirectLink.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -48,14 +49,19 @@ class RedirectWatch final : public CommandHook {
 class RedirectLink final : public Link {
  public:
   RedirectLink(Link& inner, bool asking, RedirectNote& note) noexcept : inner_(inner), asking_(asking), note_(note) {}
+  // The same, owning its inner link.
+  RedirectLink(std::unique_ptr<Link> inner, bool asking, RedirectNote& note) noexcept
+      : owned_(std::move(inner)), inner_(*owned_), asking_(asking), note_(note) {}
   using Link::run;
   Task<ReplyPtr> run(Args args) override;
   Task<std::vector<ReplyPtr>> pipeline(std::span<const std::vector<std::string_view>> commands) override;
   Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) override;
   bool exclusive() const noexcept override { return inner_.exclusive(); }
+  Task<std::unique_ptr<Link>> exclusive_link() override;
 
  private:
   void note(const std::vector<ReplyPtr>& replies);
+  std::unique_ptr<Link> owned_;  // before inner_, which may refer to it
   Link& inner_;
   const bool asking_;
   RedirectNote& note_;

@@ -20,17 +20,16 @@ class PipelineHops final : public ClusterHops {
   Task<NodeAddress> master_of(std::uint16_t slot) override { co_return co_await routes_.master_of(slot, deadline_); }
   Task<std::optional<Error>> reach(const NodeAddress& node) override {
     std::optional<Error> failure;
-    ServerPipeline& server = routes_.pipeline_to(node);
-    timeout_ = server.command_timeout();
+    server_ = &routes_.pipeline_to(node);
     try {
-      pipeline_ = co_await server.open(deadline_);
+      pipeline_ = co_await server_->open(deadline_);
     } catch (const Error& error) {
       failure = error;
     }
     co_return failure;
   }
   Task<void> run(bool asking, RedirectNote& note) override {
-    PipelineLink link(pipeline_, timeout_);
+    PipelineLink link(pipeline_, server_->command_timeout(), server_);
     RedirectLink watched(link, asking, note);
     co_await operation_(watched);
   }
@@ -43,8 +42,8 @@ class PipelineHops final : public ClusterHops {
   PipelineRoutes& routes_;
   const Routes::Operation& operation_;
   const Clock::time_point deadline_;
+  ServerPipeline* server_ = nullptr;  // the routes keep it
   std::shared_ptr<Pipeline> pipeline_;
-  std::chrono::milliseconds timeout_{};
 };
 }  // namespace
 
@@ -71,7 +70,7 @@ Task<void> PipelineRoutes::on_link(std::string_view key, const Operation& operat
   }
   // One server serves every key.
   const std::shared_ptr<Pipeline> pipeline = co_await server_->open(deadline);
-  PipelineLink link(pipeline, server_->command_timeout());
+  PipelineLink link(pipeline, server_->command_timeout(), server_.get());
   co_await operation(link);
 }
 

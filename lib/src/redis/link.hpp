@@ -10,6 +10,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,10 @@ class Link {
   // transaction spread over several requests (WATCH ... MULTI ... EXEC) needs it, or their
   // commands would join it.
   virtual bool exclusive() const noexcept = 0;
+  // A link that is exclusive, to the same server: over the same connection when this link is
+  // exclusive (then it must not outlive this one), else over a connection of its own that other
+  // callers' transactions wait for while the returned link exists. Throws Error.
+  virtual Task<std::unique_ptr<Link>> exclusive_link() = 0;
 };
 
 // The blocking front's link: a Connection (pooled, borrowed for the call), each request run in place.
@@ -59,6 +64,7 @@ class BlockingLink final : public Link {
     co_return connection_.run_held(args, server_wait);
   }
   bool exclusive() const noexcept override { return true; }  // borrowed for the call
+  Task<std::unique_ptr<Link>> exclusive_link() override { co_return std::make_unique<BlockingLink>(connection_); }
 
  private:
   Connection& connection_;

@@ -1,5 +1,7 @@
 #include "redis/pipeline_link.hpp"
 
+#include "redis/server_pipeline.hpp"
+
 namespace lockbridge::detail {
 
 PipelineLink::Request::Request(Pipeline& pipeline, std::span<const std::vector<std::string_view>> commands,
@@ -44,6 +46,12 @@ Task<std::vector<ReplyPtr>> PipelineLink::pipeline(std::span<const std::vector<s
   const std::shared_ptr<Pipeline> pipeline = pipeline_;
   Request request(*pipeline, commands, Clock::now() + timeout_);
   co_return co_await request;
+}
+
+Task<std::unique_ptr<Link>> PipelineLink::exclusive_link() {
+  if (exclusive_) co_return std::make_unique<PipelineLink>(pipeline_, timeout_, nullptr, LoopLane::Pass(), true);
+  if (server_ == nullptr) throw Error(Errc::bad_option, "this connection offers no connection for transactions");
+  co_return co_await server_->exclusive_link();
 }
 
 }  // namespace lockbridge::detail

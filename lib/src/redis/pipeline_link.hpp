@@ -15,21 +15,33 @@
 
 #include "redis/link.hpp"
 #include "redis/pipeline.hpp"
+#include "util/loop_lane.hpp"
 
 namespace lockbridge::detail {
+
+class ServerPipeline;
 
 class PipelineLink final : public Link {
  public:
   using Clock = std::chrono::steady_clock;
   // Each request's deadline is `timeout` after it is sent (ClientOptions::command_timeout).
-  PipelineLink(std::shared_ptr<Pipeline> pipeline, std::chrono::milliseconds timeout)
-      : pipeline_(std::move(pipeline)), timeout_(timeout) {}
+  // `server`: where exclusive_link() finds a connection for transactions (null: nowhere). A link
+  // made with a lane's `pass` is exclusive: it is that connection, and the turn ends with it.
+  PipelineLink(std::shared_ptr<Pipeline> pipeline, std::chrono::milliseconds timeout, ServerPipeline* server = nullptr,
+               LoopLane::Pass pass = {}, bool exclusive = false)
+      : pipeline_(std::move(pipeline)),
+        timeout_(timeout),
+        server_(server),
+        pass_(std::move(pass)),
+        exclusive_(exclusive || static_cast<bool>(pass_)) {}
 
   using Link::run;
   Task<ReplyPtr> run(Args args) override;
   Task<std::vector<ReplyPtr>> pipeline(std::span<const std::vector<std::string_view>> commands) override;
   Task<ReplyPtr> run_held(Args args, std::chrono::milliseconds server_wait) override;
-  bool exclusive() const noexcept override { return false; }  // every lock of the client shares it
+  // Shared by every lock of the client, unless made for a transaction.
+  bool exclusive() const noexcept override { return exclusive_; }
+  Task<std::unique_ptr<Link>> exclusive_link() override;
 
  private:
   // One request in flight: submitted when made, awaited once. Neither copied nor moved: the
@@ -65,6 +77,9 @@ class PipelineLink final : public Link {
 
   std::shared_ptr<Pipeline> pipeline_;
   std::chrono::milliseconds timeout_;
+  ServerPipeline* server_;
+  LoopLane::Pass pass_;
+  bool exclusive_;
 };
 
 }  // namespace lockbridge::detail

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "redis/pipeline_link.hpp"
+
 namespace lockbridge::detail {
 
 std::shared_ptr<ServerPipeline> ServerPipeline::make(std::shared_ptr<Endpoint> endpoint,
@@ -13,6 +15,7 @@ ServerPipeline::ServerPipeline(std::shared_ptr<Endpoint> endpoint, std::shared_p
     : endpoint_(std::move(endpoint)),
       loop_(std::move(loop)),
       backoff_(endpoint_->options().reconnect_backoff),
+      lane_(*loop_),
       off_loop_(*loop_) {}
 
 Task<std::shared_ptr<Pipeline>> ServerPipeline::open(Clock::time_point deadline) {
@@ -28,6 +31,14 @@ Task<std::shared_ptr<Pipeline>> ServerPipeline::open(Clock::time_point deadline)
   const auto until = deadline > now ? deadline : now + command_timeout();
   co_return co_await opened_.wait(*loop_, until,
                                   "connect to " + endpoint_->url().redacted() + ": not connected by the caller's deadline");
+}
+
+Task<std::unique_ptr<Link>> ServerPipeline::exclusive_link() {
+  LoopLane::Pass turn = co_await lane_.enter();
+  if (!transactions_) transactions_ = make(endpoint_, loop_);
+  // No deadline of the caller's: the connect ends within its own timeout.
+  const std::shared_ptr<Pipeline> pipeline = co_await transactions_->open(Clock::time_point::max());
+  co_return std::make_unique<PipelineLink>(pipeline, command_timeout(), nullptr, std::move(turn));
 }
 
 void ServerPipeline::start_connect() {

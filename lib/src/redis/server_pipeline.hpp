@@ -11,8 +11,10 @@
 
 #include "lockbridge/event_loop.hpp"
 #include "redis/endpoint.hpp"
+#include "redis/link.hpp"
 #include "redis/pipeline.hpp"
 #include "redis/reconnect_backoff.hpp"
+#include "util/loop_lane.hpp"
 #include "util/off_loop.hpp"
 #include "util/shared_outcome.hpp"
 #include "util/task.hpp"
@@ -33,6 +35,11 @@ class ServerPipeline final : public std::enable_shared_from_this<ServerPipeline>
 
   std::chrono::milliseconds command_timeout() const noexcept { return endpoint_->options().command_timeout; }
 
+  // On the loop: a link to the same server over a connection of its own (opened on first use),
+  // for a transaction spread over several requests, which other callers' requests must not join.
+  // One transaction at a time: the others wait their turn until the returned link goes.
+  Task<std::unique_ptr<Link>> exclusive_link();
+
  private:
   ServerPipeline(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop);
   void start_connect();
@@ -45,6 +52,8 @@ class ServerPipeline final : public std::enable_shared_from_this<ServerPipeline>
   bool connecting_ = false;
   ReconnectBackoff backoff_;
   SharedOutcome<std::shared_ptr<Pipeline>> opened_;
+  LoopLane lane_;                                 // the turns on transactions_
+  std::shared_ptr<ServerPipeline> transactions_;  // the connection for transactions, once needed
   OffLoop off_loop_;  // last: the connect's outcome is posted only while everything above exists
 };
 

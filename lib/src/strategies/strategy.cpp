@@ -126,16 +126,12 @@ Task<ReleaseOutcome> release_by_script(Link& link, ScriptCache& scripts, const S
   const ReplyPtr reply = co_await run_script(link, scripts, script, keys, args);
   const std::string_view key = keys.front();
   if (!refuses_scripts(*reply)) co_return release_outcome(expect_integer(*reply, ReplyContext("release", key)));
-  if (!link.exclusive()) {
-    // The plain-command release is a transaction over several requests: on a shared pipeline
-    // other locks' commands would join it.
-    throw Error(Errc::server_reply,
-                describe("release", key) + ": " + std::string(as_view(*reply)) +
-                    " (this user may not run scripts, and the event-driven front cannot yet release "
-                    "without them); the lock stays until its lease ends");
-  }
   try {
-    co_return co_await release_without_script(link, key, args.front());
+    // The plain-command release is a transaction over several requests: on a shared pipeline
+    // other locks' commands would join it, so it takes a connection of its own.
+    std::unique_ptr<Link> own;
+    if (!link.exclusive()) own = co_await link.exclusive_link();
+    co_return co_await release_without_script(own ? *own : link, key, args.front());
   } catch (const Error& error) {
     throw Error(error.errc(), message_of(error) + " (tried because this user may not run scripts: " +
                                   std::string(as_view(*reply)) + "); the lock stays until its lease ends");
