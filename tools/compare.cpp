@@ -19,7 +19,8 @@ constexpr std::string_view kUsage =
     "lockbridge compare [--url URL] [--duration S] [--json FILE] [--plot FILE.svg|.png]\n"
     "                   [--wait-mode poll|notify|fair] [--watchdog] [--clients-as processes|threads]\n\n"
     "Runs lockbridge bench for legacy faithful, legacy hardened, token waiting as its peers do (poll),\n"
-    "token with lockbridge's waiting (notify) and token in fair mode over four workloads:\n"
+    "token with lockbridge's waiting (notify), token in fair mode, redisson, and token through the\n"
+    "async front (AsyncMutex on each client's own io_context) over four workloads:\n"
     "uncontended; 8 clients hold 1 ms; 32 clients hold 0 ms; 4 clients hold 1 ms think 20 ms.\n"
     "--wait-mode sets the waiting of the lockbridge columns (legacy hardened, token; fair applies to\n"
     "token only) instead of showing notify and fair side by side; the columns that wait as the peers\n"
@@ -34,6 +35,14 @@ constexpr std::string_view kUsage =
 enum class ClientsAs { processes, threads };
 inline constexpr NameTable<ClientsAs, 2> kClientsAsNames{std::array<std::pair<ClientsAs, std::string_view>, 2>{
     {{ClientsAs::processes, "processes"}, {ClientsAs::threads, "threads"}}}};
+
+// A column of the table: a strategy and preset with its waiting, through a front.
+struct Column {
+  std::string name;
+  std::string_view peer;  // the peer it matches on the wire, if any
+  MutexOptions options;
+  bench::Front front = bench::Front::blocking;
+};
 
 struct Workload {
   std::string name;
@@ -57,9 +66,12 @@ const std::vector<Workload>& workloads() {
 // 100 ms, every thread on its own) and with lockbridge's defaults (release notifications, backoff,
 // local queue), as is legacy hardened, and in fair mode (a first-come first-served queue in Redis);
 // redisson is Redisson's RLock layout with its 30 s lease, waking on Redisson's release channel.
+// The last column is token again through the async front (AsyncMutex, each client's io_context run
+// by its own thread): what the event-driven engine costs against the blocking one, in the same
+// fleet.
 // `wait_mode` (from --wait-mode) replaces the waiting of lockbridge's own columns and drops the
 // separate fair column; `watchdog` turns renewals on wherever the strategy has an extend.
-std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool watchdog) {
+std::vector<Column> strategies(std::optional<WaitMode> wait_mode, bool watchdog) {
   MutexOptions faithful = MutexOptions::jedis_lock_1_0();
   MutexOptions hardened;
   hardened.strategy = StrategyKind::legacy;
@@ -80,12 +92,13 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
       redisson.wait_mode = *wait_mode;
     }
   }
-  std::vector<NamedStrategy> all{{"legacy faithful", "jedis-lock 1.0.0", faithful},
+  std::vector<Column> all{{"legacy faithful", "jedis-lock 1.0.0", faithful},
                                  {"legacy hardened", {}, hardened},
                                  {"token, poll (as peers)", {}, token_poll},
                                  {"token", {}, token}};
   if (!wait_mode) all.push_back({"token, fair", {}, token_fair});
   all.push_back({"redisson", "Redisson RLock", redisson});
+  all.push_back({"token, async front", {}, token, bench::Front::async});
   for (auto& strategy : all) {
     strategy.options.acquire_timeout = std::chrono::seconds(10);
     strategy.options.watchdog.enabled = watchdog && strategy.options.can_extend();
@@ -96,10 +109,10 @@ std::vector<NamedStrategy> strategies(std::optional<WaitMode> wait_mode, bool wa
 // The columns a Client of `url` can run: a redlock:// Client refuses the strategies and features a
 // majority of independent masters cannot give (the Mutex says which, without any I/O). Each one
 // dropped is said on stderr.
-std::vector<NamedStrategy> runnable_on(const RedisServer& server, std::vector<NamedStrategy> columns) {
+std::vector<Column> runnable_on(const RedisServer& server, std::vector<Column> columns) {
   const Client client = server.client();
-  std::vector<NamedStrategy> runnable;
-  for (NamedStrategy& column : columns) {
+  std::vector<Column> runnable;
+  for (Column& column : columns) {
     try {
       const Mutex probe(client, "lockbridge:compare:probe", column.options);
       runnable.push_back(std::move(column));
@@ -118,7 +131,7 @@ std::string watchdog_cell(const MutexOptions& options) {
 }
 
 void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& results,
-                      const std::vector<NamedStrategy>& columns) {
+                      const std::vector<Column>& columns) {
   constexpr int kName = 24;
   constexpr int kColumn = 30;
   for (std::size_t w = 0; w < workloads().size(); ++w) {
@@ -131,6 +144,9 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
       for (std::size_t s = 0; s < columns.size(); ++s) out << std::setw(kColumn) << cell(row[s]);
       out << "\n";
     };
+    line("front", [](const bench::BenchResult& r) {
+      return std::string(r.config.front == bench::Front::async ? "async (AsyncMutex)" : "blocking (Mutex)");
+    });
     line("waiting", [](const bench::BenchResult& r) { return waiting_label(r.config.lock); });
     line("local queue",
          [](const bench::BenchResult& r) { return std::string(r.config.lock.local_queue ? "yes" : "no"); });
@@ -197,7 +213,7 @@ int run_compare(int argc, char** argv) {
   if (plot) plot_out.emplace(plot_file);
 
   RedisTarget target(vm);
-  const std::vector<NamedStrategy> columns =
+  const std::vector<Column> columns =
       runnable_on(target.server(), strategies(wait_mode, vm.count("watchdog") > 0));
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
             << seconds << " s each, on " << terminal_text(target.client().url().redacted())
@@ -205,10 +221,11 @@ int run_compare(int argc, char** argv) {
   std::vector<bench::BenchResult> results;
   std::uint64_t violations = 0;
   for (const Workload& workload : workloads()) {
-    for (const NamedStrategy& strategy : columns) {
+    for (const Column& strategy : columns) {
       if (interrupted()) break;
       bench::BenchConfig config;
       config.lock = strategy.options;
+      config.front = strategy.front;
       config.clients = workload.clients;
       config.hold = std::chrono::milliseconds(workload.hold_ms);
       config.think = std::chrono::milliseconds(workload.think_ms);

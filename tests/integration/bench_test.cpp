@@ -20,6 +20,7 @@ namespace lockbridge::testing {
 namespace {
 
 const std::vector<std::string> kRequiredFields{"strategy",
+                                               "front",
                                                "preset",
                                                "clients",
                                                "hold_ms",
@@ -458,13 +459,17 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   ASSERT_EQ(run.exit_code, 0) << run;
   for (const auto* heading :
        {"uncontended", "8 clients hold 1ms", "32 clients hold 0ms", "4 clients hold 1ms think 20ms", "legacy faithful",
-        "legacy hardened", "token, poll (as peers)", "token", "token, fair", "redisson", "waiting",
-        "notify, backoff 1-100ms", "fair, backoff 1-100ms", "poll every 100ms", "cycle p50", "handoff p50"}) {
+        "legacy hardened", "token, poll (as peers)", "token", "token, fair", "redisson", "token, async front",
+        "front", "blocking (Mutex)", "async (AsyncMutex)", "waiting", "notify, backoff 1-100ms",
+        "fair, backoff 1-100ms", "poll every 100ms", "cycle p50", "handoff p50"}) {
     EXPECT_THAT(run.output, ::testing::HasSubstr(heading));
   }
   std::ifstream in(json);
   const nlohmann::json all = nlohmann::json::parse(in);
-  ASSERT_EQ(all["results"].size(), 24U);  // 6 strategies and waiting modes x 4 workloads
+  ASSERT_EQ(all["results"].size(), 28U);  // 6 strategies and waiting modes, and the async front, x 4 workloads
+  int async_front = 0;
+  for (const auto& result : all["results"]) async_front += result["front"] == "async" ? 1 : 0;
+  EXPECT_EQ(async_front, 4);
   // A fleet by default: every contended client is its own process.
   EXPECT_EQ(all["clients_as"], "processes");
   EXPECT_THAT(run.output, ::testing::HasSubstr("Contended clients are separate processes"));

@@ -14,6 +14,9 @@ namespace lockbridge::tools::bench {
 
 enum class Fault { none, pause, kill, skew, restart, stall };
 
+// Which front a blocking-style client's lock goes through (bench_lock.hpp).
+enum class Front { blocking, async };
+
 // More clients than this is a load generator's job, not a lock benchmark's (and each has two connections).
 inline constexpr int kMaxClients = 256;
 // --ops: far more than any run can make, and far from the 64-bit ticket count's limit.
@@ -36,6 +39,7 @@ constexpr std::string_view to_string(Fault fault) noexcept { return kFaultNames.
 
 struct BenchConfig {
   MutexOptions lock;      // strategy, preset, format, lease, retry interval, acquire timeout
+  Front front = Front::blocking;
   std::string key;        // empty: a fresh lockbridge:bench:<random> key
   std::string check_key;  // empty: key + ":check"
   int clients = 1;

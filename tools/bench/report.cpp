@@ -53,6 +53,7 @@ ordered_json to_json(const BenchResult& r) {
       {"preset", legacy ? ordered_json(to_string(c.lock.legacy.preset)) : ordered_json(nullptr)},
       {"format", legacy ? ordered_json(to_string(c.lock.legacy.format)) : ordered_json(nullptr)},
       {"wait_mode", c.wait_mode()},
+      {"front", c.front == Front::async ? "async" : "blocking"},
       {"clients", c.clients},
       {"procs", c.procs},
       {"hold_ms", c.hold.count()},

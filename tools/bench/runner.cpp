@@ -86,9 +86,9 @@ std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const RedisServe
   }
   std::vector<WorkerSpec> specs;
   for (int i = 0; i < config.clients; ++i) {
-    WorkerSpec spec{i,           server,           server,
-                    config.key,  config.check_key, config.lock,
-                    config.hold, config.think,     i == kRttClient ? config.rtt_pings : 0};
+    WorkerSpec spec{i,           server,       server,      config.key,
+                    config.check_key, config.lock, config.front, config.hold,
+                    config.think,     i == kRttClient ? config.rtt_pings : 0};
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
     if (!links.empty()) spec.server.url = link_prefix + std::to_string(links[i]->port()) + link_suffix;
     specs.push_back(std::move(spec));

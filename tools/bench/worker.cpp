@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "bench_lock.hpp"
 #include "cli_common.hpp"
 #include "replies.hpp"
 #include "saturating.hpp"
@@ -37,13 +38,13 @@ class Worker {
         slot_(run.slot(spec.index)),
         lock_client_(spec.server.client(one_connection())),
         check_client_(spec.check_server.client(one_connection())),
-        mutex_(lock_client_, spec.key, spec.lock) {}
+        lock_(make_bench_lock(spec.front, lock_client_, spec.key, spec.lock)) {}
 
   // Opens both connections and loads the lock's scripts, so the run measures steady state.
   void warm_up() {
     check_client_.ping();
     lock_client_.ping();
-    if (mutex_.try_lock()) mutex_.unlock();
+    if (lock_->try_lock()) lock_->unlock();
   }
 
   void loop() {
@@ -105,7 +106,7 @@ class Worker {
       // deadline is the run's end, the client is still waiting, so its wait goes on: one wait,
       // not several shorter ones that would flatter the worst wait and the count.
       do {
-        acquired = mutex_.try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - now_ns())), stop_);
+        acquired = lock_->try_lock_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, deadline - now_ns())), stop_);
       } while (!acquired && deadline == end && now_ns() < end && !control_.stop.load(std::memory_order_relaxed));
     } catch (const Error& error) {
       // Bad input (exit 2 for `hold`) fails every later attempt too: stop the run, not retry for ever.
@@ -143,7 +144,7 @@ class Worker {
     pause(spec_.hold);
     // The hold's work ends with a write to the fenced resource: a holder paused past its lease
     // (--fault pause) writes late, with the fence of a lock that is someone else's by now.
-    if (const auto fence = mutex_.fence()) {
+    if (const auto fence = lock_->fence()) {
       sample.fenced_write_ns = now_ns();
       sample.fenced_write = fenced_write(*fence);
     }
@@ -153,9 +154,9 @@ class Worker {
       check_command("DECR", std::nullopt);
     }
     sample.release_start_ns = now_ns();
-    mutex_.unlock();
+    lock_->unlock();
     sample.release_end_ns = now_ns();
-    sample.release = release_result(mutex_.last_error());
+    sample.release = release_result(lock_->last_error());
     run_.record(spec_.index, sample);
     pause(spec_.think);
     return true;
@@ -240,7 +241,7 @@ class Worker {
   ClientSlot& slot_;
   Client lock_client_;
   Client check_client_;
-  Mutex mutex_;
+  std::unique_ptr<BenchLock> lock_;
   bool failing_ = false;     // its last command failed (and nothing has answered since)
   bool recovering_ = false;  // an error since its last acquisition: the next one is a recovery
   int restarts_seen_ = 0;

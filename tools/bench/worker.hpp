@@ -8,6 +8,7 @@
 
 #include "../cli_common.hpp"
 #include "lockbridge/mutex.hpp"
+#include "bench_config.hpp"
 #include "shared_run.hpp"
 
 namespace lockbridge::tools::bench {
@@ -23,6 +24,7 @@ struct WorkerSpec {
   std::string key;
   std::string check_key;
   MutexOptions lock;
+  Front front = Front::blocking;
   std::chrono::milliseconds hold{0};
   std::chrono::milliseconds think{0};
   // PINGs to time on the lock's connection, one after every 4th release and the rest after the

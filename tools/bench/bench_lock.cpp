@@ -1,0 +1,94 @@
+#include "bench_lock.hpp"
+
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/cancellation_signal.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+
+#include <utility>
+
+#include "lockbridge/asio.hpp"
+
+namespace lockbridge::tools::bench {
+namespace {
+
+class BlockingBenchLock final : public BenchLock {
+ public:
+  BlockingBenchLock(const Client& client, const std::string& key, const MutexOptions& options)
+      : mutex_(client, key, options) {}
+  bool try_lock() override { return mutex_.try_lock(); }
+  bool try_lock_for(std::chrono::nanoseconds wait, std::stop_token stop) override {
+    return mutex_.try_lock_for(wait, std::move(stop));
+  }
+  void unlock() override { mutex_.unlock(); }
+  std::error_code last_error() const override { return mutex_.last_error(); }
+  std::optional<std::uint64_t> fence() const override { return mutex_.fence(); }
+
+ private:
+  Mutex mutex_;
+};
+
+class AsyncBenchLock final : public BenchLock {
+ public:
+  AsyncBenchLock(const Client& client, const std::string& key, const MutexOptions& options)
+      : client_(io_.get_executor(), client), mutex_(client_, key, options) {}
+  ~AsyncBenchLock() override {
+    // A held lock is released in the background, on the loop: let it finish.
+    if (mutex_.owns_lock()) unlock();
+  }
+
+  bool try_lock() override { return try_lock_for(std::chrono::nanoseconds(0), {}); }
+  bool try_lock_for(std::chrono::nanoseconds wait, std::stop_token stop) override {
+    std::optional<std::pair<std::error_code, bool>> outcome;
+    asio::cancellation_signal cancel;
+    mutex_.async_try_lock_for(wait, asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code error, bool got) {
+                                outcome.emplace(error, got);
+                              }));
+    // A stop requested from another thread cancels the wait on the loop (Asio's per-operation
+    // cancellation), as Mutex's stop_token ends its wait.
+    const std::stop_callback on_stop(std::move(stop), [&] {
+      asio::post(io_, [&] { cancel.emit(asio::cancellation_type::all); });
+    });
+    run_until([&] { return outcome.has_value(); });
+    const auto [error, acquired] = *outcome;
+    if (error == std::errc::operation_canceled || error == asio::error::operation_aborted) return false;
+    if (error) throw as_error(error);
+    return acquired;
+  }
+  void unlock() override {
+    std::optional<std::error_code> released;
+    mutex_.async_unlock([&](std::error_code error) { released = error; });
+    run_until([&] { return released.has_value(); });
+    last_error_ = *released;
+  }
+  std::error_code last_error() const override { return last_error_; }
+  std::optional<std::uint64_t> fence() const override { return mutex_.fence(); }
+
+ private:
+  template <class Done>
+  void run_until(Done&& done) {
+    io_.restart();
+    while (!done()) io_.run_one();
+  }
+  static Error as_error(std::error_code error) {
+    if (error.category() == make_error_code(Errc::io).category()) {
+      return Error(static_cast<Errc>(error.value()), "async front: " + error.message());
+    }
+    return Error(Errc::io, "async front: " + error.message());
+  }
+
+  asio::io_context io_;
+  AsyncClient client_;
+  AsyncMutex mutex_;
+  std::error_code last_error_;
+};
+
+}  // namespace
+
+std::unique_ptr<BenchLock> make_bench_lock(Front front, const Client& client, const std::string& key,
+                                           const MutexOptions& options) {
+  if (front == Front::async) return std::make_unique<AsyncBenchLock>(client, key, options);
+  return std::make_unique<BlockingBenchLock>(client, key, options);
+}
+
+}  // namespace lockbridge::tools::bench
