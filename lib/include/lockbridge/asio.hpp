@@ -188,8 +188,7 @@ class AsioEventLoop final : public EventLoop {
 class AsyncClient {
  public:
   using executor_type = asio_impl::net::any_io_executor;
-  // Throws Error{bad_option} for Redlock URLs (not served by the event-driven front yet). Does no
-  // I/O.
+  // Does no I/O.
   AsyncClient(executor_type executor, Client client)
       : executor_(executor), loop_(std::make_shared<AsioEventLoop>(executor)), engine_(std::move(client), loop_) {}
 

@@ -8,8 +8,9 @@
 // driven by events: a waiting acquire costs a coroutine frame and a subscription, not a thread,
 // and every request of every lock of one EventClient is pipelined on one connection per server
 // (per master on Redis Cluster). Its callbacks run on the loop. A thread of the loop must not call a blocking lock() on a key its event-driven
-// waiters line up for: the blocking waiter would hold the loop while it waits for them. Not served
-// yet: Redlock URLs, and the release without scripts for ACL users that may not run them.
+// waiters line up for: the blocking waiter would hold the loop while it waits for them. Every URL
+// the blocking front takes is served: a server, Sentinel, Redis Cluster (a pipeline per master)
+// and Redlock (a pipeline per master, each round sent to all at once).
 #pragma once
 
 #include <chrono>
@@ -38,7 +39,6 @@ class EventLockCore;
 // the first operation needs it. Construct, use and destroy it on the loop; the loop outlives it.
 class EventClient {
  public:
-  // Throws Error{bad_option} for Redlock URLs.
   EventClient(Client client, std::shared_ptr<EventLoop> loop);
   ~EventClient();
   EventClient(const EventClient&) = delete;
