@@ -15,14 +15,13 @@ namespace {
 // between tries.
 class PipelineHops final : public ClusterHops {
  public:
-  PipelineHops(PipelineRoutes& routes, const Routes::Operation& operation, Clock::time_point deadline)
-      : routes_(routes), operation_(operation), deadline_(deadline) {}
-  Task<NodeAddress> master_of(std::uint16_t slot) override { co_return co_await routes_.master_of(slot, deadline_); }
+  PipelineHops(PipelineRoutes& routes, const Routes::Operation& operation) : routes_(routes), operation_(operation) {}
+  Task<NodeAddress> master_of(std::uint16_t slot) override { co_return co_await routes_.master_of(slot); }
   Task<std::optional<Error>> reach(const NodeAddress& node) override {
     std::optional<Error> failure;
     server_ = &routes_.pipeline_to(node);
     try {
-      pipeline_ = co_await server_->open(deadline_);
+      pipeline_ = co_await server_->open();
     } catch (const Error& error) {
       failure = error;
     }
@@ -41,7 +40,6 @@ class PipelineHops final : public ClusterHops {
  private:
   PipelineRoutes& routes_;
   const Routes::Operation& operation_;
-  const Clock::time_point deadline_;
   ServerPipeline* server_ = nullptr;  // the routes keep it
   std::shared_ptr<Pipeline> pipeline_;
 };
@@ -64,12 +62,12 @@ PipelineRoutes::PipelineRoutes(std::shared_ptr<ClientState> state, std::shared_p
 
 Task<void> PipelineRoutes::on_link(std::string_view key, const Operation& operation, Clock::time_point deadline) {
   if (state_->cluster) {
-    PipelineHops hops(*this, operation, deadline);
+    PipelineHops hops(*this, operation);
     co_await follow_redirects(*state_->cluster, key_slot(key), hops, deadline);
     co_return;
   }
   // One server serves every key.
-  const std::shared_ptr<Pipeline> pipeline = co_await server_->open(deadline);
+  const std::shared_ptr<Pipeline> pipeline = co_await server_->open();
   PipelineLink link(pipeline, server_->command_timeout(), server_.get());
   co_await operation(link);
 }
@@ -80,16 +78,13 @@ ServerPipeline& PipelineRoutes::pipeline_to(const NodeAddress& node) {
   return *server;
 }
 
-Task<NodeAddress> PipelineRoutes::master_of(std::uint16_t slot, Clock::time_point deadline) {
+Task<NodeAddress> PipelineRoutes::master_of(std::uint16_t slot) {
   ClusterRouter& router = *state_->cluster;
   if (const auto master = router.master_if_current(slot)) co_return *master;
   if (!reading_map_) read_map();
-  const auto now = Clock::now();
-  const auto until = deadline > now ? deadline : now + state_->endpoint->options().command_timeout;
   std::optional<Error> failure;
   try {
-    (void)co_await map_read_.wait(*loop_, until,
-                                  "read the slot map of " + state_->url.redacted() + ": not read by the caller's deadline");
+    (void)co_await map_read_.wait();
   } catch (const Error& error) {
     failure = error;
   }

@@ -27,16 +27,16 @@ class PipelineRoutes final : public Routes, public std::enable_shared_from_this<
   PipelineRoutes(const PipelineRoutes&) = delete;
   PipelineRoutes& operator=(const PipelineRoutes&) = delete;
 
-  // On the loop. Waits for the connection (until `deadline`, or one command timeout for a single
-  // try whose deadline has passed), then runs `operation` on a PipelineLink.
+  // On the loop. Waits for the connection (ServerPipeline::open), then runs `operation` on a
+  // PipelineLink; on Redis Cluster, follows the redirects, no TRYAGAIN wait past `deadline`.
   Task<void> on_link(std::string_view key, const Operation& operation, Clock::time_point deadline) override;
 
   const std::shared_ptr<EventLoop>& loop() const noexcept { return loop_; }
 
   // Redis Cluster only: the pipeline to `node`, made on first use; the master serving `slot`,
-  // the map read off the loop first when due (until `deadline`).
+  // the map read off the loop first when due (the read ends within its own timeouts).
   ServerPipeline& pipeline_to(const NodeAddress& node);
-  Task<NodeAddress> master_of(std::uint16_t slot, Clock::time_point deadline);
+  Task<NodeAddress> master_of(std::uint16_t slot);
 
   // Redlock only: the rounds every lock of the client sends to the masters; null otherwise.
   const std::shared_ptr<QuorumRounds>& quorum_rounds() const noexcept { return quorum_rounds_; }

@@ -18,26 +18,20 @@ ServerPipeline::ServerPipeline(std::shared_ptr<Endpoint> endpoint, std::shared_p
       lane_(*loop_),
       off_loop_(*loop_) {}
 
-Task<std::shared_ptr<Pipeline>> ServerPipeline::open(Clock::time_point deadline) {
+Task<std::shared_ptr<Pipeline>> ServerPipeline::open() {
   if (pipeline_) {
     if (pipeline_->usable()) co_return pipeline_;
     pipeline_.reset();  // closed (usable() closes one the server closed); its on_closed comes later, on the loop
   }
   if (!connecting_ && backoff_.active()) throw backoff_.refusal();
   if (!connecting_) start_connect();
-  // As the pool waits for a connection: until the caller's deadline, or one command timeout for a
-  // single try whose deadline has passed. The connect goes on after a waiter gives up.
-  const auto now = Clock::now();
-  const auto until = deadline > now ? deadline : now + command_timeout();
-  co_return co_await opened_.wait(*loop_, until,
-                                  "connect to " + endpoint_->url().redacted() + ": not connected by the caller's deadline");
+  co_return co_await opened_.wait();
 }
 
 Task<std::unique_ptr<Link>> ServerPipeline::exclusive_link() {
   LoopLane::Pass turn = co_await lane_.enter();
   if (!transactions_) transactions_ = make(endpoint_, loop_);
-  // No deadline of the caller's: the connect ends within its own timeout.
-  const std::shared_ptr<Pipeline> pipeline = co_await transactions_->open(Clock::time_point::max());
+  const std::shared_ptr<Pipeline> pipeline = co_await transactions_->open();
   co_return std::make_unique<PipelineLink>(pipeline, command_timeout(), nullptr, std::move(turn));
 }
 

@@ -1,9 +1,12 @@
 // An event-driven client's one pipelined connection to one server (a standalone server, the
 // master the sentinels name, or a master of Redis Cluster), on the program's loop. It is opened
 // when first needed, off the loop (util/off_loop.hpp: a connect, a TLS handshake, AUTH and SELECT
-// block); operations that need it meanwhile wait for it, each until its own deadline. A connection
-// that ends (a reset, a request past its deadline) is dropped, and the next operation opens another;
-// after a failed connect, the reconnect backoff makes further operations fail fast, as the pool does.
+// block); operations that need it meanwhile wait for the connect's outcome, which its own timeouts
+// bound (connect_timeout, the command timeout of each setup command), as a pool's borrower waits
+// for the connect it makes: what an operation may run past its caller's deadline is that connect
+// and one command. A connection that ends (a reset, a request past its deadline) is dropped, and
+// the next operation opens another; after a failed connect, the reconnect backoff makes further
+// operations fail fast, as the pool does.
 #pragma once
 
 #include <chrono>
@@ -29,9 +32,9 @@ class ServerPipeline final : public std::enable_shared_from_this<ServerPipeline>
   ServerPipeline(const ServerPipeline&) = delete;
   ServerPipeline& operator=(const ServerPipeline&) = delete;
 
-  // On the loop: the open pipeline, or one opened for the caller by `deadline` (one command
-  // timeout for a single try whose deadline has passed). Throws Error.
-  Task<std::shared_ptr<Pipeline>> open(Clock::time_point deadline);
+  // On the loop: the open pipeline, or the one the connect under way (started now, if none is)
+  // opens. Throws Error.
+  Task<std::shared_ptr<Pipeline>> open();
 
   std::chrono::milliseconds command_timeout() const noexcept { return endpoint_->options().command_timeout; }
 

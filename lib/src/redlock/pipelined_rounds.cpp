@@ -7,7 +7,8 @@
 namespace lockbridge::detail {
 
 Task<std::vector<QuorumAnswer>> PipelinedRounds::round(std::span<const std::vector<std::string_view>> commands,
-                                                       std::vector<std::size_t> which, Clock::time_point deadline) {
+                                                       std::vector<std::size_t> which,
+                                                       Clock::time_point /*deadline: a connect ends within its own timeouts*/) {
   if (which.empty()) {
     which.resize(masters_.size());
     std::iota(which.begin(), which.end(), std::size_t{0});
@@ -16,18 +17,17 @@ Task<std::vector<QuorumAnswer>> PipelinedRounds::round(std::span<const std::vect
   // the round costs the slowest master's round trip.
   std::vector<Task<QuorumAnswer>> asked;
   asked.reserve(which.size());
-  for (const std::size_t master : which) asked.push_back(ask(master, commands, deadline));
+  for (const std::size_t master : which) asked.push_back(ask(master, commands));
   std::vector<QuorumAnswer> answers(masters_.size());
   for (std::size_t i = 0; i < which.size(); ++i) answers[which[i]] = co_await std::move(asked[i]);
   co_return answers;
 }
 
-Task<QuorumAnswer> PipelinedRounds::ask(std::size_t master, std::span<const std::vector<std::string_view>> commands,
-                                        Clock::time_point deadline) {
+Task<QuorumAnswer> PipelinedRounds::ask(std::size_t master, std::span<const std::vector<std::string_view>> commands) {
   QuorumAnswer answer;
   ServerPipeline& server = *masters_[master];
   try {
-    const std::shared_ptr<Pipeline> pipeline = co_await server.open(deadline);
+    const std::shared_ptr<Pipeline> pipeline = co_await server.open();
     PipelineLink link(pipeline, server.command_timeout());
     answer.replies = co_await link.pipeline(commands);
   } catch (const Error& error) {

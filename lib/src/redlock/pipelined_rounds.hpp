@@ -23,10 +23,9 @@ class PipelinedRounds final : public QuorumRounds {
                                         std::vector<std::size_t> which, Clock::time_point deadline) override;
 
  private:
-  // One master's part of a round: the pipeline opened (until `deadline`), the commands sent and
-  // their replies awaited.
-  Task<QuorumAnswer> ask(std::size_t master, std::span<const std::vector<std::string_view>> commands,
-                         Clock::time_point deadline);
+  // One master's part of a round: the pipeline opened (ServerPipeline::open), the commands sent
+  // and their replies awaited.
+  Task<QuorumAnswer> ask(std::size_t master, std::span<const std::vector<std::string_view>> commands);
 
   std::vector<std::shared_ptr<ServerPipeline>> masters_;
 };
