@@ -161,9 +161,11 @@ class AsyncLockers {
     return eventually([&] { return acquisitions_.load() >= target; });
   }
   int overlaps() const { return overlaps_.load(); }
+  int acquisitions() const { return acquisitions_.load(); }
   // Read once stopped.
   const std::map<std::string, int>& errors() const { return errors_; }
   const std::string& last_error() const { return last_error_; }
+  bool stopped() const { return !thread_.joinable(); }
 
  private:
   asio::awaitable<void> cycle(AsyncMutex& mutex) {
@@ -201,25 +203,19 @@ class AsyncLockers {
   std::thread thread_;
 };
 
+// For assertion messages: the acquisitions so far and, once stopped, the errors seen.
+std::ostream& operator<<(std::ostream& out, const AsyncLockers& lockers) {
+  out << lockers.acquisitions() << " acquisitions";
+  if (lockers.stopped()) out << ", errors " << ::testing::PrintToString(lockers.errors()) << ", last: " << lockers.last_error();
+  return out;
+}
+
 class AsyncClusterReshard : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(AsyncClusterReshard, CoroutinesLockingAKeyInAMovingSlotSeeNoOverlapAndNoError) {
-  ClusterTopology cluster(3);
-  const std::string key = unique_key();
-  const int slot = cluster.slot_of(key);
-  const int home = cluster.owner_of_slot(slot);
-  MutexOptions options = variant_options(GetParam());
-  options.lease = seconds(10);
-  AsyncLockers lockers(cluster.url(), key, options);
-  ASSERT_TRUE(lockers.make_progress(50));
-  cluster.move_slot(slot, (home + 1) % 3);
-  ASSERT_TRUE(lockers.make_progress(50));
-  cluster.move_slot(slot, home);
-  ASSERT_TRUE(lockers.make_progress(50));
-  lockers.stop();
-  EXPECT_EQ(lockers.overlaps(), 0);
-  EXPECT_THAT(lockers.errors(), ::testing::IsEmpty()) << lockers.last_error();
-  EXPECT_EQ(cluster.owner_of_slot(slot), home);
+  lock_through_a_reshard(GetParam(), [](const std::string& url, const std::string& key, const MutexOptions& options) {
+    return std::make_unique<AsyncLockers>(url, key, options);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, AsyncClusterReshard,

@@ -292,22 +292,9 @@ TEST(ClusterNotifyAfterAMove, AWaiterWhoseSlotMovesWhileItWaitsSubscribesOnTheNe
 class ClusterReshard : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ClusterReshard, LockersOfAKeyInAMovingSlotSeeNoOverlapAndNoError) {
-  ClusterTopology cluster(3);
-  const std::string key = unique_key();
-  const int slot = cluster.slot_of(key);
-  const int home = cluster.owner_of_slot(slot);
-  MutexOptions options = variant_options(GetParam());
-  options.lease = seconds(10);
-  Lockers lockers(cluster.url(), key, options, 4);
-  ASSERT_TRUE(lockers.make_progress(50)) << lockers;
-  cluster.move_slot(slot, (home + 1) % 3);
-  ASSERT_TRUE(lockers.make_progress(50)) << lockers;
-  cluster.move_slot(slot, home);
-  ASSERT_TRUE(lockers.make_progress(50)) << lockers;
-  lockers.stop();
-  EXPECT_EQ(lockers.overlaps(), 0);
-  EXPECT_THAT(lockers.errors(), ::testing::IsEmpty());
-  EXPECT_EQ(cluster.owner_of_slot(slot), home);
+  lock_through_a_reshard(GetParam(), [](const std::string& url, const std::string& key, const MutexOptions& options) {
+    return std::make_unique<Lockers>(url, key, options, 4);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ClusterReshard,

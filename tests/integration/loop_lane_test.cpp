@@ -16,62 +16,62 @@ namespace {
 using detail::LoopLane;
 using detail::Task;
 
-// Enters the lane, records its name, and keeps the turn until `leave` is set and the loop runs.
-Task<void> visit(LoopLane& lane, std::string name, std::vector<std::string>& order, LoopLane::Pass& kept) {
-  LoopLane::Pass pass = co_await lane.enter();
-  order.push_back(std::move(name));
-  kept = std::move(pass);
-}
+class LoopLaneTest : public ::testing::Test {
+ protected:
+  // Enters the lane as `name`, records the name once in, and keeps the turn in `kept`.
+  Task<void> visit(std::string name, LoopLane::Pass& kept) {
+    LoopLane::Pass pass = co_await lane_.enter();
+    order_.push_back(std::move(name));
+    kept = std::move(pass);
+  }
+  // Runs the loop until `count` visitors are in (bounded).
+  bool in(std::size_t count) {
+    return runner_.run_until([&] { return order_.size() == count; });
+  }
 
-TEST(LoopLane, TurnsAreGivenInArrivalOrderOneAtATime) {
-  LoopRunner runner;
-  LoopLane lane(*runner.loop());
-  std::vector<std::string> order;
-  LoopLane::Pass a_pass, b_pass, c_pass;
-  Task<void> a = visit(lane, "a", order, a_pass);
-  Task<void> b = visit(lane, "b", order, b_pass);
-  Task<void> c = visit(lane, "c", order, c_pass);
-  runner.io().poll();  // what is ready runs: nothing lets b in while a keeps its turn
-  runner.io().restart();
-  EXPECT_EQ(order, std::vector<std::string>{"a"});
-  a_pass = LoopLane::Pass();
-  EXPECT_TRUE(runner.run_until([&] { return order.size() == 2; }));
-  EXPECT_EQ(order.back(), "b");
+  LoopRunner runner_;
+  LoopLane lane_{*runner_.loop()};
+  std::vector<std::string> order_;
+  LoopLane::Pass a_, b_, c_;
+};
+
+TEST_F(LoopLaneTest, TurnsAreGivenInArrivalOrderOneAtATime) {
+  Task<void> a = visit("a", a_);
+  Task<void> b = visit("b", b_);
+  Task<void> c = visit("c", c_);
+  runner_.io().poll();  // what is ready runs: nothing lets b in while a keeps its turn
+  runner_.io().restart();
+  EXPECT_EQ(order_, std::vector<std::string>{"a"});
+  a_ = LoopLane::Pass();
+  EXPECT_TRUE(in(2));
+  EXPECT_EQ(order_.back(), "b");
   EXPECT_FALSE(c.done());
-  b_pass = LoopLane::Pass();
-  EXPECT_TRUE(runner.run_until([&] { return order.size() == 3; }));
-  EXPECT_EQ(order.back(), "c");
+  b_ = LoopLane::Pass();
+  EXPECT_TRUE(in(3));
+  EXPECT_EQ(order_.back(), "c");
 }
 
-TEST(LoopLane, AWaiterCancelledWhileWaitingIsSkipped) {
-  LoopRunner runner;
-  LoopLane lane(*runner.loop());
-  std::vector<std::string> order;
-  LoopLane::Pass a_pass, b_pass, c_pass;
-  Task<void> a = visit(lane, "a", order, a_pass);
-  std::optional<Task<void>> b(visit(lane, "b", order, b_pass));
-  Task<void> c = visit(lane, "c", order, c_pass);
+TEST_F(LoopLaneTest, AWaiterCancelledWhileWaitingIsSkipped) {
+  Task<void> a = visit("a", a_);
+  std::optional<Task<void>> b(visit("b", b_));
+  Task<void> c = visit("c", c_);
   b.reset();  // cancelled while it waits
-  a_pass = LoopLane::Pass();
-  EXPECT_TRUE(runner.run_until([&] { return order.size() == 2; }));
-  EXPECT_EQ(order, (std::vector<std::string>{"a", "c"}));
+  a_ = LoopLane::Pass();
+  EXPECT_TRUE(in(2));
+  EXPECT_EQ(order_, (std::vector<std::string>{"a", "c"}));
 }
 
-TEST(LoopLane, AWaiterCancelledAfterItWasLetInPassesTheTurnOn) {
-  LoopRunner runner;
-  LoopLane lane(*runner.loop());
-  std::vector<std::string> order;
-  LoopLane::Pass a_pass, b_pass, c_pass;
-  Task<void> a = visit(lane, "a", order, a_pass);
-  std::optional<Task<void>> b(visit(lane, "b", order, b_pass));
-  Task<void> c = visit(lane, "c", order, c_pass);
-  a_pass = LoopLane::Pass();  // b is let in: its resumption is posted to the loop
-  b.reset();                  // and it is cancelled before the loop resumes it
-  EXPECT_TRUE(runner.run_until([&] { return order.size() == 2; }));
-  EXPECT_EQ(order, (std::vector<std::string>{"a", "c"}));
-  c_pass = LoopLane::Pass();
-  Task<void> d = visit(lane, "d", order, a_pass);  // the lane is free again: at once
-  EXPECT_EQ(order.back(), "d");
+TEST_F(LoopLaneTest, AWaiterCancelledAfterItWasLetInPassesTheTurnOn) {
+  Task<void> a = visit("a", a_);
+  std::optional<Task<void>> b(visit("b", b_));
+  Task<void> c = visit("c", c_);
+  a_ = LoopLane::Pass();  // b is let in: its resumption is posted to the loop
+  b.reset();              // and it is cancelled before the loop resumes it
+  EXPECT_TRUE(in(2));
+  EXPECT_EQ(order_, (std::vector<std::string>{"a", "c"}));
+  c_ = LoopLane::Pass();
+  Task<void> d = visit("d", a_);  // the lane is free again: at once
+  EXPECT_EQ(order_.back(), "d");
 }
 
 }  // namespace

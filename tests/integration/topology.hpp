@@ -10,6 +10,9 @@
 
 #include <sys/types.h>
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <functional>
 #include <initializer_list>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "lockbridge/client.hpp"
+#include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
 
@@ -236,5 +240,29 @@ struct ClusterTopology {
   // still listed). Throws std::runtime_error after `timeout`, with the last views.
   void wait_until_consistent(std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
 };
+
+// The reshard test of issue 7, for either front: a slot moves to another master and back while
+// the lockers `start(url, key, options)` makes keep locking a key in it (with the preset `variant`
+// names); ASK and MOVED are followed, and no overlap and no error reaches them. The lockers have
+// make_progress(n), stop(), overlaps(), errors() (read once stopped) and an operator<<.
+template <class StartLockers>
+void lock_through_a_reshard(std::string_view variant, StartLockers start) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  const int slot = cluster.slot_of(key);
+  const int home = cluster.owner_of_slot(slot);
+  MutexOptions options = variant_options(variant);
+  options.lease = std::chrono::seconds(10);
+  auto lockers = start(cluster.url(), key, options);
+  ASSERT_TRUE(lockers->make_progress(50)) << *lockers;
+  cluster.move_slot(slot, (home + 1) % 3);
+  ASSERT_TRUE(lockers->make_progress(50)) << *lockers;
+  cluster.move_slot(slot, home);
+  ASSERT_TRUE(lockers->make_progress(50)) << *lockers;
+  lockers->stop();
+  EXPECT_EQ(lockers->overlaps(), 0);
+  EXPECT_THAT(lockers->errors(), ::testing::IsEmpty()) << *lockers;
+  EXPECT_EQ(cluster.owner_of_slot(slot), home);
+}
 
 }  // namespace lockbridge::testing
