@@ -350,7 +350,9 @@ TEST_F(Redlock, BenchAcceptsTheUrlAndSeesNoViolation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothFronts, RedlockFronts, ::testing::Values(Front::blocking, Front::async),
-                         [](const auto& info) { return info.param == Front::blocking ? "blocking" : "async"; });
+                         [](const auto& param_info) {
+                           return param_info.param == Front::blocking ? "blocking" : "async";
+                         });
 
 }  // namespace
 }  // namespace lockbridge::testing
