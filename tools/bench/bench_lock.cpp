@@ -5,6 +5,8 @@
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "lockbridge/asio.hpp"
@@ -30,26 +32,38 @@ class BlockingBenchLock final : public BenchLock {
 
 class AsyncBenchLock final : public BenchLock {
  public:
-  AsyncBenchLock(const Client& client, const std::string& key, const MutexOptions& options)
-      : client_(io_.get_executor(), client), mutex_(client_, key, options) {}
+  AsyncBenchLock(const Client& client, const std::string& key, const MutexOptions& options) {
+    client_.emplace(io_.get_executor(), client);
+    mutex_.emplace(*client_, key, options);
+  }
   ~AsyncBenchLock() override {
-    // A held lock is released in the background, on the loop: let it finish.
-    if (mutex_.owns_lock()) unlock();
+    // As asio.hpp asks: lockbridge's objects go first, and the loop runs until the work they left
+    // (a held lock's release, a waiter leaving its queue) has finished, before the io_context goes.
+    mutex_.reset();
+    client_.reset();
+    io_.restart();
+    io_.run();
   }
 
   bool try_lock() override { return try_lock_for(std::chrono::nanoseconds(0), {}); }
   bool try_lock_for(std::chrono::nanoseconds wait, std::stop_token stop) override {
     std::optional<std::pair<std::error_code, bool>> outcome;
-    asio::cancellation_signal cancel;
-    mutex_.async_try_lock_for(wait, asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code error, bool got) {
-                                outcome.emplace(error, got);
-                              }));
+    const std::uint64_t attempt = ++attempts_;
+    mutex_->async_try_lock_for(wait, asio::bind_cancellation_slot(cancel_.slot(), [&](std::error_code error, bool got) {
+                                 outcome.emplace(error, got);
+                               }));
     // A stop requested from another thread cancels the wait on the loop (Asio's per-operation
-    // cancellation), as Mutex's stop_token ends its wait.
-    const std::stop_callback on_stop(std::move(stop), [&] {
-      asio::post(io_, [&] { cancel.emit(asio::cancellation_type::all); });
+    // cancellation), as Mutex's stop_token ends its wait. The posted cancel may run after this
+    // call returned (in a later call's, or the destructor's, run of the loop): it then finds another
+    // attempt current and does nothing.
+    const std::stop_callback on_stop(std::move(stop), [this, attempt] {
+      asio::post(io_, [this, attempt] {
+        if (attempt == attempts_ && !idle_) cancel_.emit(asio::cancellation_type::all);
+      });
     });
+    idle_ = false;
     run_until([&] { return outcome.has_value(); });
+    idle_ = true;
     const auto [error, acquired] = *outcome;
     if (error == std::errc::operation_canceled || error == asio::error::operation_aborted) return false;
     if (error) throw as_error(error);
@@ -57,12 +71,12 @@ class AsyncBenchLock final : public BenchLock {
   }
   void unlock() override {
     std::optional<std::error_code> released;
-    mutex_.async_unlock([&](std::error_code error) { released = error; });
+    mutex_->async_unlock([&](std::error_code error) { released = error; });
     run_until([&] { return released.has_value(); });
     last_error_ = *released;
   }
   std::error_code last_error() const override { return last_error_; }
-  std::optional<std::uint64_t> fence() const override { return mutex_.fence(); }
+  std::optional<std::uint64_t> fence() const override { return mutex_->fence(); }
 
  private:
   template <class Done>
@@ -78,8 +92,11 @@ class AsyncBenchLock final : public BenchLock {
   }
 
   asio::io_context io_;
-  AsyncClient client_;
-  AsyncMutex mutex_;
+  std::optional<AsyncClient> client_;
+  std::optional<AsyncMutex> mutex_;
+  asio::cancellation_signal cancel_;  // of the current acquire
+  std::uint64_t attempts_ = 0;        // the current acquire's number
+  bool idle_ = true;                  // no acquire under way
   std::error_code last_error_;
 };
 
