@@ -194,13 +194,15 @@ TEST_P(FrontParity, TheWatchdogKeepsALeaseAndTellsOfItsLoss) {
   if (!extends()) GTEST_SKIP() << "the faithful legacy preset has no watchdog";
   const std::string key = unique_key();
   MutexOptions watched = options();
-  watched.lease = milliseconds(1000);
+  // Renewed every lease/3: a 2 s lease leaves a renewal 1.3 s of slack on a loaded machine (1 s
+  // left 0.67 s, and a CI machine running two suites at once lost it).
+  watched.lease = milliseconds(2000);
   watched.watchdog.enabled = true;
   auto mutex = make(key, watched);
   std::atomic<bool> told{false};
   mutex->on_lease_lost([&] { told = true; });
   ASSERT_TRUE(mutex->try_lock().result);
-  // Renewed past three leases while held.
+  // Renewed past its first lease while held.
   mutex->let_run_for(milliseconds(3500));
   EXPECT_TRUE(mutex->owns_lock());
   EXPECT_EQ(raw({"EXISTS", key}).integer, 1);

@@ -1,5 +1,7 @@
 #include "cluster/redirect_loop.hpp"
 
+#include <algorithm>
+
 #include "cluster/router.hpp"
 
 namespace lockbridge::detail {
@@ -49,8 +51,9 @@ Task<void> follow_redirects(ClusterRouter& router, std::uint16_t slot, ClusterHo
         throw Error(failure->errc(),
                     message_of(*failure) + " (the caller's deadline came before the migration ended)");
       }
-      const auto wait = std::chrono::milliseconds(10) * (1 << redirects);
-      co_await hops.pause(deadline - now < wait ? deadline - now : Clock::duration(wait));
+      const Clock::duration wait = std::chrono::milliseconds(10) * (1 << redirects);
+      const Clock::duration pause = std::min(wait, deadline - now);  // named: no ?: inside a co_await (GCC 12)
+      co_await hops.pause(pause);
       asking.reset();
       continue;
     }

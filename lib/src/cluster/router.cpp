@@ -56,11 +56,11 @@ void ClusterRouter::schedule_refresh(const NodeAddress& failed) noexcept {
 }
 
 NodeAddress ClusterRouter::master_of(std::uint16_t slot) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   const bool known = map_.master_of(slot).has_value();
   if (!known || (refresh_due_ && Clock::now() - last_refresh_ >= kRefreshInterval)) {
     try {
-      refresh();
+      refresh(lock);
     } catch (const Error&) {
       if (!known) throw;  // otherwise the map we have is the best guess; a redirect corrects it
     }
@@ -80,7 +80,15 @@ SlotMap ClusterRouter::read_slot_map(Connection& connection, const NodeAddress& 
   return SlotMap(to_public_reply(*slots), asked);
 }
 
-void ClusterRouter::refresh() {
+void ClusterRouter::refresh(std::unique_lock<std::mutex>& lock) {
+  if (refreshing_) {
+    // Another caller reads the map now: its outcome is this one's too.
+    const std::uint64_t generation = refreshes_;
+    refreshed_.wait(lock, [&] { return refreshes_ != generation; });
+    if (refresh_failure_) throw *refresh_failure_;
+    return;
+  }
+  refreshing_ = true;
   last_refresh_ = Clock::now();
   // Masters we know answer first; the seed nodes of the URL are the fallback (and the start).
   std::vector<NodeAddress> candidates = map_.masters();
@@ -88,42 +96,75 @@ void ClusterRouter::refresh() {
     const NodeAddress node{seed.host, seed.port};
     if (std::find(candidates.begin(), candidates.end(), node) == candidates.end()) candidates.push_back(node);
   }
+  std::set<NodeAddress> unreachable = unreachable_;
+  // The nodes are asked without the lock: the event-driven front asks the map on its loop, which
+  // must not wait for connects.
+  lock.unlock();
   // Right after a failover only the promoted replica may know it is master; the other nodes go on
   // naming the dead one for a while. A map that names a master we could not reach is kept only
   // when no node offers a better one.
   const auto names_unreachable = [&](const SlotMap& map) {
     return std::any_of(map.masters().begin(), map.masters().end(),
-                       [&](const NodeAddress& master) { return unreachable_.contains(master); });
+                       [&](const NodeAddress& master) { return unreachable.contains(master); });
   };
+  std::optional<SlotMap> trusted;
   std::optional<SlotMap> fallback;
+  std::set<NodeAddress> answered;
+  std::set<NodeAddress> failed;
   std::string failures;
-  for (const NodeAddress& candidate : candidates) {
-    try {
-      Connection connection(server(candidate), options_, round_trips_);
-      SlotMap fresh = read_slot_map(connection, candidate);
-      unreachable_.erase(candidate);  // it answered
-      if (!names_unreachable(fresh)) {
-        map_ = std::move(fresh);
-        unreachable_.clear();
-        refresh_due_ = false;
-        return;
+  try {
+    for (const NodeAddress& candidate : candidates) {
+      try {
+        Connection connection(server(candidate), options_, round_trips_);
+        SlotMap fresh = read_slot_map(connection, candidate);
+        answered.insert(candidate);
+        unreachable.erase(candidate);  // it answered
+        if (!names_unreachable(fresh)) {
+          trusted = std::move(fresh);
+          break;
+        }
+        if (!fallback) fallback = std::move(fresh);
+      } catch (const Error& error) {
+        failed.insert(candidate);
+        unreachable.insert(candidate);
+        failures += "; " + address(candidate) + ": " + message_of(error);
       }
-      if (!fallback) fallback = std::move(fresh);
-    } catch (const Error& error) {
-      unreachable_.insert(candidate);
-      failures += "; " + address(candidate) + ": " + message_of(error);
     }
+  } catch (...) {  // out of memory: the map stays, and the callers waiting are let go
+    lock.lock();
+    finish_refresh(Error(Errc::io, "read the slot map of " + url_.redacted() + ": out of memory"));
+    throw;
   }
-  if (fallback) {
-    map_ = std::move(*fallback);  // the best there is; refreshed again on the next failure
+  lock.lock();
+  if (trusted) {
+    map_ = std::move(*trusted);
+    unreachable_.clear();
+    refresh_due_ = false;
+    finish_refresh(std::nullopt);
     return;
   }
-  throw Error(Errc::io, "no node of " + url_.redacted() + " answered CLUSTER NODES" + failures);
+  for (const NodeAddress& node : answered) unreachable_.erase(node);
+  unreachable_.insert(failed.begin(), failed.end());
+  if (fallback) {
+    map_ = std::move(*fallback);  // the best there is; refreshed again on the next failure
+    finish_refresh(std::nullopt);
+    return;
+  }
+  Error failure(Errc::io, "no node of " + url_.redacted() + " answered CLUSTER NODES" + failures);
+  finish_refresh(failure);
+  throw failure;
+}
+
+void ClusterRouter::finish_refresh(std::optional<Error> failure) noexcept {
+  refresh_failure_ = std::move(failure);
+  refreshing_ = false;
+  ++refreshes_;
+  refreshed_.notify_all();
 }
 
 std::vector<NodeAddress> ClusterRouter::masters() {
-  std::lock_guard lock(mutex_);
-  refresh();
+  std::unique_lock lock(mutex_);
+  refresh(lock);
   return map_.masters();
 }
 
@@ -155,9 +196,16 @@ class BlockingHops final : public ClusterHops {
     co_return std::nullopt;
   }
   Task<void> run(bool asking, RedirectNote& note) override {
-    Connection& used = **connection_;
-    const RedirectWatch watch(used, asking, note);
-    operation_(used);
+    try {
+      Connection& used = **connection_;
+      const RedirectWatch watch(used, asking, note);
+      operation_(used);
+    } catch (...) {
+      // Back to its pool now: the next step may read the map (seconds, in a failover) and this
+      // client's other threads may want the connection meanwhile.
+      connection_.reset();
+      throw;
+    }
     co_return;
   }
   Task<void> pause(Clock::duration pause) override {
@@ -194,8 +242,8 @@ std::optional<NodeAddress> ClusterRouter::mapped_master(std::uint16_t slot) {
 }
 
 void ClusterRouter::read_map() {
-  std::lock_guard lock(mutex_);
-  refresh();
+  std::unique_lock lock(mutex_);
+  refresh(lock);
 }
 
 Error ClusterRouter::no_master(std::uint16_t slot) const {

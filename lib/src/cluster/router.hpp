@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +20,7 @@
 #include "cluster/node_address.hpp"
 #include "cluster/redirect.hpp"
 #include "cluster/slot_map.hpp"
+#include "lockbridge/error.hpp"
 #include "redis/connection_pool.hpp"
 #include "waiting/release_notifier.hpp"
 
@@ -88,19 +90,27 @@ class ClusterRouter {
   };
 
   Node& node(const NodeAddress& address);  // created on first use; never removed
-  void refresh();                          // with mutex_ held
+  // Reads the map from the nodes (with `lock` held on entry and on return, released while the
+  // nodes are asked); one read at a time: a caller that finds one under way takes its outcome.
+  // Throws Error{io} when no node answered (the map stays).
+  void refresh(std::unique_lock<std::mutex>& lock);
+  void finish_refresh(std::optional<Error> failure) noexcept;  // with mutex_ held
   // CLUSTER NODES (with config epochs), or CLUSTER SLOTS where the former is refused.
   static SlotMap read_slot_map(Connection& connection, const NodeAddress& asked);
 
   const RedisUrl url_;
   const ClientOptions options_;
   std::atomic<std::uint64_t>& round_trips_;
-  std::mutex mutex_;  // guards everything below; held across a refresh (rare, and bounded by timeouts)
+  std::mutex mutex_;  // guards everything below; not held while a refresh asks the nodes
   SlotMap map_;
   std::map<NodeAddress, std::unique_ptr<Node>> nodes_;
   bool refresh_due_ = true;
   std::set<NodeAddress> unreachable_;  // nodes a connection failed to since the last good refresh
   Clock::time_point last_refresh_{};
+  bool refreshing_ = false;                // a refresh is asking the nodes
+  std::uint64_t refreshes_ = 0;            // refreshes ended
+  std::optional<Error> refresh_failure_;   // the last one's, for the callers that waited for it
+  std::condition_variable refreshed_;
 };
 
 }  // namespace lockbridge::detail

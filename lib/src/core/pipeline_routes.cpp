@@ -1,5 +1,6 @@
 #include "core/pipeline_routes.hpp"
 
+#include <system_error>
 #include <utility>
 
 #include "cluster/key_slot.hpp"
@@ -52,10 +53,10 @@ std::shared_ptr<PipelineRoutes> PipelineRoutes::make(std::shared_ptr<ClientState
 
 PipelineRoutes::PipelineRoutes(std::shared_ptr<ClientState> state, std::shared_ptr<EventLoop> loop)
     : state_(std::move(state)), loop_(std::move(loop)), off_loop_(*loop_) {
-  if (!state_->cluster) server_ = ServerPipeline::make(state_->endpoint, loop_);
+  if (!state_->cluster) server_ = ServerPipeline::make(state_->endpoint, loop_, state_);
   if (state_->redlock()) {
     std::vector<std::shared_ptr<ServerPipeline>> masters;
-    for (const auto& pool : state_->masters) masters.push_back(ServerPipeline::make(pool->endpoint(), loop_));
+    for (const auto& pool : state_->masters) masters.push_back(ServerPipeline::make(pool->endpoint(), loop_, state_));
     quorum_rounds_ = std::make_shared<PipelinedRounds>(std::move(masters));
   }
 }
@@ -74,14 +75,20 @@ Task<void> PipelineRoutes::on_link(std::string_view key, const Operation& operat
 
 ServerPipeline& PipelineRoutes::pipeline_to(const NodeAddress& node) {
   auto& server = masters_[node];
-  if (!server) server = ServerPipeline::make(state_->cluster->endpoint_of(node), loop_);
+  if (!server) server = ServerPipeline::make(state_->cluster->endpoint_of(node), loop_, state_);
   return *server;
 }
 
 Task<NodeAddress> PipelineRoutes::master_of(std::uint16_t slot) {
   ClusterRouter& router = *state_->cluster;
   if (const auto master = router.master_if_current(slot)) co_return *master;
-  if (!reading_map_) read_map();
+  if (!reading_map_) {
+    try {
+      read_map();
+    } catch (const std::system_error& error) {  // no thread to read it on (a thread limit)
+      throw Error(Errc::io, "read the slot map of " + state_->url.redacted() + ": " + error.what());
+    }
+  }
   std::optional<Error> failure;
   try {
     (void)co_await map_read_.wait();
@@ -95,7 +102,6 @@ Task<NodeAddress> PipelineRoutes::master_of(std::uint16_t slot) {
 }
 
 void PipelineRoutes::read_map() {
-  reading_map_ = true;
   off_loop_.run("lockbridge-map", [state = state_, weak = weak_from_this()]() -> std::function<void()> {
     std::optional<Error> failure;
     try {
@@ -116,6 +122,7 @@ void PipelineRoutes::read_map() {
       }
     };
   });
+  reading_map_ = true;  // once the thread runs: a thread that could not start leaves no read pending
 }
 
 }  // namespace lockbridge::detail

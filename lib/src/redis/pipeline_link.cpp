@@ -5,8 +5,8 @@
 namespace lockbridge::detail {
 
 PipelineLink::Request::Request(Pipeline& pipeline, std::span<const std::vector<std::string_view>> commands,
-                               Clock::time_point deadline)
-    : pipeline_(pipeline) {
+                               Clock::time_point deadline, bool& abandoned)
+    : pipeline_(pipeline), abandoned_(abandoned) {
   // Told on the loop, never inside submit(): the coroutine has suspended (or finds the outcome
   // in await_ready) by then.
   ticket_ = pipeline_.submit(commands, deadline, [state = state_](Pipeline::Outcome outcome) {
@@ -20,7 +20,16 @@ PipelineLink::Request::~Request() {
   // Destroyed before its outcome came: the awaiting coroutine is gone (cancelled), so the reply
   // must reach nobody; it still arrives in its turn and is dropped there.
   state_->gone = true;
-  if (!state_->outcome) pipeline_.forget(ticket_);
+  if (state_->outcome) return;
+  pipeline_.forget(ticket_);
+  abandoned_ = true;
+}
+
+PipelineLink::~PipelineLink() {
+  if (exclusive_ && abandoned_) {
+    pipeline_->close(Error(Errc::io, "a transaction was given up on halfway: its connection is closed, so that "
+                                     "no WATCH or MULTI of it is left for the next one"));
+  }
 }
 
 std::vector<ReplyPtr> PipelineLink::Request::await_resume() {
@@ -37,14 +46,14 @@ Task<ReplyPtr> PipelineLink::run_held(Args args, std::chrono::milliseconds serve
 Task<ReplyPtr> PipelineLink::send(Args args, std::chrono::milliseconds wait) {
   const std::vector<std::string_view> command(args.begin(), args.end());
   const std::shared_ptr<Pipeline> pipeline = pipeline_;  // outlives the request, which points at it
-  Request request(*pipeline, std::span(&command, 1), Clock::now() + wait);
+  Request request(*pipeline, std::span(&command, 1), Clock::now() + wait, abandoned_);
   std::vector<ReplyPtr> replies = co_await request;
   co_return std::move(replies.front());
 }
 
 Task<std::vector<ReplyPtr>> PipelineLink::pipeline(std::span<const std::vector<std::string_view>> commands) {
   const std::shared_ptr<Pipeline> pipeline = pipeline_;
-  Request request(*pipeline, commands, Clock::now() + timeout_);
+  Request request(*pipeline, commands, Clock::now() + timeout_, abandoned_);
   co_return co_await request;
 }
 

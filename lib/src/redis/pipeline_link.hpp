@@ -34,6 +34,12 @@ class PipelineLink final : public Link {
         server_(server),
         pass_(std::move(pass)),
         exclusive_(exclusive || static_cast<bool>(pass_)) {}
+  // An exclusive link whose request was given up on (its operation cancelled halfway through a
+  // transaction) closes its connection: a WATCH or an open MULTI left on it would otherwise catch
+  // the next transaction's commands.
+  ~PipelineLink() override;
+  PipelineLink(const PipelineLink&) = delete;
+  PipelineLink& operator=(const PipelineLink&) = delete;
 
   using Link::run;
   Task<ReplyPtr> run(Args args) override;
@@ -48,7 +54,9 @@ class PipelineLink final : public Link {
   // pipeline's callback points at it.
   class Request {
    public:
-    Request(Pipeline& pipeline, std::span<const std::vector<std::string_view>> commands, Clock::time_point deadline);
+    // `abandoned` is set when the request is destroyed before its outcome came.
+    Request(Pipeline& pipeline, std::span<const std::vector<std::string_view>> commands, Clock::time_point deadline,
+            bool& abandoned);
     ~Request();
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
@@ -68,6 +76,7 @@ class PipelineLink final : public Link {
       bool gone = false;
     };
     Pipeline& pipeline_;
+    bool& abandoned_;
     Pipeline::Ticket ticket_ = 0;
     std::shared_ptr<State> state_ = std::make_shared<State>();
   };
@@ -80,6 +89,7 @@ class PipelineLink final : public Link {
   ServerPipeline* server_;
   LoopLane::Pass pass_;
   bool exclusive_;
+  bool abandoned_ = false;  // a request was given up on before its outcome came
 };
 
 }  // namespace lockbridge::detail

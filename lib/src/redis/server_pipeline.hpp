@@ -27,8 +27,10 @@ namespace lockbridge::detail {
 class ServerPipeline final : public std::enable_shared_from_this<ServerPipeline> {
  public:
   using Clock = std::chrono::steady_clock;
-  // Call on the loop. Nothing connects yet.
-  static std::shared_ptr<ServerPipeline> make(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop);
+  // Call on the loop. Nothing connects yet. `owner` (the Client's state) is kept alive by every
+  // connect under way: the endpoint counts its requests into it.
+  static std::shared_ptr<ServerPipeline> make(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop,
+                                              std::shared_ptr<const void> owner);
   ServerPipeline(const ServerPipeline&) = delete;
   ServerPipeline& operator=(const ServerPipeline&) = delete;
 
@@ -44,13 +46,14 @@ class ServerPipeline final : public std::enable_shared_from_this<ServerPipeline>
   Task<std::unique_ptr<Link>> exclusive_link();
 
  private:
-  ServerPipeline(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop);
+  ServerPipeline(std::shared_ptr<Endpoint> endpoint, std::shared_ptr<EventLoop> loop, std::shared_ptr<const void> owner);
   void start_connect();
   // On the loop, with the connect's outcome.
   void connected(std::unique_ptr<Connection> connection, std::optional<Error> failure);
 
   const std::shared_ptr<Endpoint> endpoint_;
   const std::shared_ptr<EventLoop> loop_;
+  const std::shared_ptr<const void> owner_;
   std::shared_ptr<Pipeline> pipeline_;  // null, or open
   bool connecting_ = false;
   ReconnectBackoff backoff_;

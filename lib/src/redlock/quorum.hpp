@@ -97,11 +97,11 @@ class Quorum {
 
  private:
   using Answer = QuorumAnswer;
-  // A round to every master (or those in `which`).
+  // A round to the masters in `which` (every one when empty).
   Task<std::vector<Answer>> round(std::span<const std::vector<std::string_view>> commands,
-                                  std::vector<std::size_t> which = std::vector<std::size_t>(),
+                                  const std::vector<std::size_t>& which,
                                   Clock::time_point deadline = Clock::time_point::max()) {
-    return rounds_.round(commands, std::move(which), deadline);
+    return rounds_.round(commands, which, deadline);
   }
   // One script on every master: EVALSHA, then EVAL on the masters that answered NOSCRIPT.
   Task<std::vector<Answer>> script_round(const Script& script, std::string_view key,

@@ -131,7 +131,8 @@ Task<ReleaseOutcome> release_by_script(Link& link, ScriptCache& scripts, const S
     // other locks' commands would join it, so it takes a connection of its own.
     std::unique_ptr<Link> own;
     if (!link.exclusive()) own = co_await link.exclusive_link();
-    co_return co_await release_without_script(own ? *own : link, key, args.front());
+    Link& used = own ? *own : link;  // named: no ?: inside a co_await (GCC 12)
+    co_return co_await release_without_script(used, key, args.front());
   } catch (const Error& error) {
     throw Error(error.errc(), message_of(error) + " (tried because this user may not run scripts: " +
                                   std::string(as_view(*reply)) + "); the lock stays until its lease ends");
