@@ -219,8 +219,7 @@ Task<Lease::IoClaim> LockCore::claim_lease_io() {
   for (;;) {
     Lease::IoClaim claim = lease_->try_claim_io();
     if (claim) co_return claim;
-    ChangeWait pause(loop_, ChangeSource(), Clock::now() + std::chrono::milliseconds(1), {}, [] { return false; });
-    (void)co_await pause;
+    co_await sleep_on(loop_, std::chrono::milliseconds(1));
   }
 }
 

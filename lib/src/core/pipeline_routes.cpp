@@ -34,8 +34,7 @@ class PipelineHops final : public ClusterHops {
     co_await operation_(watched);
   }
   Task<void> pause(Clock::duration pause) override {
-    ChangeWait sleep(routes_.loop(), ChangeSource(), Clock::now() + pause, {}, [] { return false; });
-    (void)co_await sleep;
+    co_await sleep_on(routes_.loop(), pause);
   }
 
  private:

@@ -96,4 +96,9 @@ void ChangeWait::finish(const std::shared_ptr<State>& state, bool result) {
   if (state->waiting) std::exchange(state->waiting, {}).resume();
 }
 
+Task<void> sleep_on(std::shared_ptr<EventLoop> loop, ChangeWait::Clock::duration pause) {
+  ChangeWait sleep(std::move(loop), ChangeSource(), ChangeWait::Clock::now() + pause, {}, [] { return false; });
+  (void)co_await sleep;
+}
+
 }  // namespace lockbridge::detail

@@ -14,6 +14,7 @@
 #include <stop_token>
 
 #include "lockbridge/event_loop.hpp"
+#include "util/task.hpp"
 
 namespace lockbridge::detail {
 
@@ -43,5 +44,8 @@ class ChangeWait {
 
   std::shared_ptr<State> state_;
 };
+
+// A plain sleep on the loop for `pause` (a ChangeWait that hears nothing and is never ready).
+Task<void> sleep_on(std::shared_ptr<EventLoop> loop, ChangeWait::Clock::duration pause);
 
 }  // namespace lockbridge::detail
