@@ -170,6 +170,9 @@ void add_lock_options(po::options_description& options) {
       "starvation-after", number_value(std::to_string(MutexOptions{}.starvation_after.count())),
       "notify mode: a waiter that has waited MS ms (0 to 365 days; 0: never) starves, and releases hand the lock "
       "to it instead of letting newcomers barge (token, legacy hardened)")(
+      "grant-lease", number_value(std::to_string(MutexOptions{}.grant_lease.count())),
+      "a starving waiter (every waiter in fair mode) is granted the lock by the release for at most MS ms (1 ms "
+      "to 365 days) until its hold lasts, so a waiter that died blocks nobody longer (token, legacy hardened)")(
       "watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")(
       "fencing", "token strategy: draw a fencing token with each acquisition")(
       "retry", number_value(),
@@ -198,10 +201,14 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   options.wait_mode = wait_mode_from(vm["wait-mode"].as<std::string>());
   options.starvation_after =
       milliseconds_option(vm, "starvation-after", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  options.grant_lease = milliseconds_option(vm, "grant-lease", std::chrono::milliseconds(1), kMaxOptionDuration);
   if (strategy != StrategyKind::legacy)
     refuse_given(vm, {"preset", "format"}, "is the legacy strategy's (--strategy legacy)");
   if (options.wait_mode != WaitMode::notify || redisson || (strategy == StrategyKind::legacy && options.faithful())) {
     refuse_given(vm, {"starvation-after"}, "is notify mode's starvation rule, for the token and legacy hardened locks");
+  }
+  if (options.wait_mode == WaitMode::poll || redisson || (strategy == StrategyKind::legacy && options.faithful())) {
+    refuse_given(vm, {"grant-lease"}, "is for waiters a release grants the lock to (notify and fair mode; token, legacy hardened)");
   }
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {

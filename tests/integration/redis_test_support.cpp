@@ -1,5 +1,6 @@
 #include "redis_test_support.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -395,7 +396,12 @@ CliRun cli_result(int status, std::string output, const std::filesystem::path& s
   return run;
 }
 
-std::filesystem::path stderr_path() { return std::filesystem::path(test_dir()) / ("cli-stderr-" + unique_key()); }
+// A file name: a parametrized test's key has a '/' in it.
+std::filesystem::path stderr_path() {
+  std::string name = "cli-stderr-" + unique_key();
+  std::replace(name.begin(), name.end(), '/', '_');
+  return std::filesystem::path(test_dir()) / name;
+}
 }  // namespace
 
 CliRun run_cli(const std::string& args, bool with_url, const std::string& env) {

@@ -124,15 +124,16 @@ class Starvation : public ::testing::TestWithParam<Variant> {
     ASSERT_TRUE(holder->try_lock());
     holder->unlock();
   }
-  // Whether `key` is held for `waiter` by a handoff: the waiter's id as the value (token), or a
-  // stamp Java peers read as a live lock, recorded for the waiter in the companion key (legacy).
+  // Whether `key` is held for `waiter` by a handoff to a waiter that gave no grant spec (these
+  // tests' hand-made waiters): the waiter's id as the value (token), or a stamp Java peers read as
+  // a live lock, recorded for the waiter in the grant record (legacy).
   bool handed_to(const std::string& key, const std::string& waiter) const {
     const Reply value = raw({"GET", key});
     if (value.is_nil()) return false;
     if (GetParam().base.strategy == StrategyKind::token) return value.str == waiter;
     const auto stamp = parse_legacy_value(value.str, GetParam().base.legacy.format);
     return stamp && !is_expired(*stamp, server_ms()) &&
-           raw({"GET", detail::legacy_handoff(key)}).str == waiter + " " + value.str;
+           raw({"GET", detail::grant_record(key)}).str == waiter + " 0 " + value.str;
   }
 };
 
@@ -223,7 +224,7 @@ TEST_P(Starvation, AWaiterQueuesAfterItsFirstAttemptAndLeavesTheQueueWithTheLock
   waited.get();
   EXPECT_TRUE(waiter->owns_lock());
   waiter->unlock();
-  EXPECT_EQ(raw({"EXISTS", detail::waiter_queue(key), detail::waiter_times(key), detail::legacy_handoff(key)}).integer,
+  EXPECT_EQ(raw({"EXISTS", detail::waiter_queue(key), detail::waiter_times(key), detail::grant_record(key)}).integer,
             0)
       << "the waiter that got the lock leaves no trace in Redis";
   for (const std::string& each : keys_of(key)) EXPECT_TRUE(raw({"GET", each}).is_nil());
@@ -451,7 +452,7 @@ TEST(StarvationRule, TheFaithfulPresetKeepsJedisLocksRelease) {
   ASSERT_TRUE(holder.try_lock());
   holder.unlock();
   EXPECT_TRUE(raw({"GET", key}).is_nil());
-  EXPECT_EQ(raw({"EXISTS", detail::legacy_handoff(key)}).integer, 0);
+  EXPECT_EQ(raw({"EXISTS", detail::grant_record(key)}).integer, 0);
 }
 
 TEST(StarvationRule, AHandedLockIsClaimedWithALargerFence) {

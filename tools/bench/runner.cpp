@@ -250,7 +250,7 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
     if (own_key) {
       const LockKeyNames names = lock_key_names(config.key);
       admin.command({"DEL", config.key, names.fence_counter, names.waiter_queue, names.waiter_times, names.fair_queue,
-                     names.fair_deadlines, names.legacy_handoff});
+                     names.fair_deadlines, names.grant});
     }
   } catch (const Error& error) {
     result.first_errors.push_back(std::string("after the run: ") + error.what());

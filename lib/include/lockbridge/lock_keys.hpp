@@ -12,11 +12,11 @@ struct LockKeyNames {
   std::string release_channel;   // sharded pub/sub: releases of token and legacy locks
   std::string redisson_channel;  // Redisson's release channel (redisson_lock__channel:{key})
   std::string waiter_queue;      // notify mode's waiters, in arrival order (a list of waiter ids)
-  std::string waiter_times;      // their "<deadline ms> <starving at ms>" (a hash)
+  std::string waiter_times;      // their "<deadline ms> <starving at ms> <grant spec>" (a hash)
   std::string fair_queue;        // fair mode's queue (a list)
   std::string fence_counter;     // the last fencing token drawn (a number)
-  std::string fair_deadlines;    // fair mode's waiters' deadlines (a hash)
-  std::string legacy_handoff;    // hardened legacy: the starving waiter a release handed the lock to
+  std::string fair_deadlines;    // fair mode's waiters' "<deadline ms> 0 <grant spec>" (a hash)
+  std::string grant;             // "<waiter id> <fence> <value>": the waiter a release granted the lock to
 };
 
 LockKeyNames lock_key_names(std::string_view key);

@@ -122,6 +122,12 @@ struct MutexOptions {
   // turns starving off for this Mutex's waits (they still queue and are woken one by one, and its
   // releases still hand over to starving waiters of others). docs/design.md §10.5.
   std::chrono::milliseconds starvation_after{10};
+  // A release gives the lock to a starving waiter (every queued waiter in fair mode) outright: the
+  // waiter holds it from that moment, with no claim of its own (docs/design.md §10.6). Until the
+  // hold has lasted half of it, the granted lease is at most this long, so a waiter that died (or
+  // whose process is too slow to notice its grant) keeps the lock no longer; a hold that lasts is
+  // topped up to `lease` by the Client's renewal thread, once (or renewed as usual by the watchdog).
+  std::chrono::milliseconds grant_lease{3000};
   // lock() on a Mutex that already holds the lock counts up instead of failing, and the lock is
   // released by the matching last unlock(). Counted in this Mutex object, not per thread.
   bool reentrant = false;

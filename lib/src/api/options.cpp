@@ -43,6 +43,7 @@ void MutexOptions::validate() const {
   require_within("legacy.safety_ttl_grace", legacy.safety_ttl_grace, milliseconds::zero());
   require_within("fair_waiter_timeout", fair_waiter_timeout, milliseconds(3));
   require_within("starvation_after", starvation_after, milliseconds::zero());
+  require_within("grant_lease", grant_lease, milliseconds(1));
   require_within("watchdog.max_hold", watchdog.max_hold, milliseconds(1));
   if (watchdog.enabled && faithful()) {
     throw Error(Errc::bad_option,

@@ -154,9 +154,20 @@ Task<TargetAttempt> LockCore::attempt(const AttemptRequest& request) {
   co_return result;
 }
 
+void LockCore::hold_granted(const TargetAttempt& attempt, Clock::time_point started) {
+  ++attempts_;  // the grant stands for the attempt it spared
+  begin_hold(attempt, started);
+}
+
 void LockCore::begin_hold(const TargetAttempt& attempt, Clock::time_point started) {
   std::optional<Lease::Renewal> renewal;
-  if (options_.watchdog.enabled) renewal = Lease::Renewal{options_.lease, started + options_.watchdog.max_hold};
+  if (options_.watchdog.enabled) {
+    renewal = Lease::Renewal{options_.lease, started + options_.watchdog.max_hold};
+  } else if (attempt.granted && attempt.valid_until < started + options_.lease) {
+    // A grant's lease is grant_lease at most: once the hold lasts, it is topped up to the lease
+    // asked for, once (a waiter that died, or stalls, keeps the lock no longer than the grant).
+    renewal = Lease::Renewal{options_.lease, started + options_.lease, /*once=*/true};
+  }
   if (line_) line_hold_ = line_->held_here(attempt.valid_until);
   // A loss the renewal thread finds also ends the hold in the local line, so a thread of this
   // process waiting there contends now rather than at the end of the lease it was told of.

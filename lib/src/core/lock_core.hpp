@@ -83,6 +83,7 @@ class LockCore final : public Contender {
   Task<TargetAttempt> attempt(const AttemptRequest& request) override;
   Task<void> leave_queue(std::string waiter) override;
   void starving(std::chrono::nanoseconds waited) noexcept override;
+  void hold_granted(const TargetAttempt& attempt, Clock::time_point started) override;
 
  private:
   // Whether the hold is kept: held and not known lost. A hold whose lease was lost behind our

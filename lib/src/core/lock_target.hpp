@@ -27,6 +27,9 @@ struct TargetAttempt {
   std::string value;                // acquired: what was written (the token, stamp or field)
   Clock::time_point valid_until{};  // acquired: the lease's end on our clock, counted from before the request
   std::optional<std::uint64_t> fence;
+  // Acquired through a grant (docs/design.md §10.6): its lease may be shorter than the one asked
+  // for (MutexOptions::grant_lease), and is topped up to that once the hold lasts.
+  bool granted = false;
   // Not acquired: how much longer the holder's lease runs, when the attempt learned it.
   std::optional<std::chrono::milliseconds> holder_remaining;
   // Not acquired, key sets: the channel of the key that blocked this attempt (its release frees it).

@@ -65,8 +65,10 @@ Task<TargetAttempt> SingleKeyTarget::attempt(const AttemptRequest& request) {
   TargetAttempt attempt;
   attempt.acquired = result.acquired;
   attempt.value = std::move(result.value);
-  // Counted from before the request left: the server's lease can only end later than this.
-  attempt.valid_until = started + request.lease;
+  // Counted from before the request left: the server's lease can only end later than this. A
+  // grant found by this attempt ran earlier: what was left of it when the server looked counts.
+  attempt.valid_until = started + result.granted_remaining.value_or(request.lease);
+  attempt.granted = result.granted_remaining.has_value();
   attempt.fence = result.fence;
   attempt.holder_remaining = result.holder_remaining;
   co_return attempt;

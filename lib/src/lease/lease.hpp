@@ -30,6 +30,9 @@ class Lease {
   struct Renewal {
     std::chrono::milliseconds lease;  // the lease each renewal asks for (renewed every lease / 3)
     Clock::time_point hold_deadline;  // renewals never carry the lease past this (max_hold)
+    // A grant's top-up (no watchdog): one renewal, halfway through the granted lease, to
+    // hold_deadline (docs/design.md §10.6).
+    bool once = false;
   };
 
   // How the holder is told of a loss: the error its handler gets, and why (for the observer).

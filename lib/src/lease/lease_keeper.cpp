@@ -15,12 +15,16 @@ namespace {
 using std::chrono::milliseconds;
 
 // A renewal that could not be sent (server unreachable, owner busy on the lease) is tried again
-// this soon: a tenth of the lease, so several tries fit before it runs out.
-milliseconds retry_delay(const Lease::Renewal& renewal) { return std::max(milliseconds(1), renewal.lease / 10); }
+// this soon: a tenth of the lease, so several tries fit before it runs out (a quarter of what is
+// left of a shorter lease held now: a grant's, docs/design.md §10.6).
+milliseconds retry_delay(const Lease& lease) {
+  const auto left = std::chrono::floor<milliseconds>(lease.snapshot().valid_until - Lease::Clock::now());
+  return std::max(milliseconds(1), std::min(lease.renewal->lease / 10, left / 4));
+}
 
 Error ran_out(const Lease& lease, bool max_hold_reached) {
   std::string why = "the lease ran out";
-  if (!lease.renewal) {
+  if (!lease.renewal || lease.renewal->once) {
     why += " (no watchdog renews it)";
   } else if (max_hold_reached) {
     why += ": held longer than watchdog.max_hold, so the watchdog stopped renewing it";
@@ -55,7 +59,12 @@ LeaseKeeper::~LeaseKeeper() {
 void LeaseKeeper::keep(const std::shared_ptr<Lease>& lease) {
   const auto valid_until = lease->snapshot().valid_until;
   Entry entry{lease, Clock::time_point::max()};
-  if (lease->renewal) entry.next_renewal = Clock::now() + lease->renewal->lease / 3;
+  if (lease->renewal) {
+    // Every lease / 3, and the first no later than halfway through the lease held now: a grant's
+    // is shorter than the one renewals ask for (docs/design.md §10.6).
+    const auto now = Clock::now();
+    entry.next_renewal = std::min(now + lease->renewal->lease / 3, now + (valid_until - now) / 2);
+  }
   const auto needed_at = std::min(entry.next_renewal, valid_until);
   std::lock_guard lock(mutex_);
   entries_.insert_or_assign(lease.get(), std::move(entry));
@@ -92,9 +101,12 @@ LeaseKeeper::Clock::time_point LeaseKeeper::collect(Clock::time_point now, std::
       continue;
     }
     first_end = std::min(first_end, lease.valid_until);
-    if (entry.next_renewal != Clock::time_point::max() && entry.next_renewal <= now + entry.lease->renewal->lease / 6) {
-      // Due, or due within a sixth of the lease: renewing a little early costs nothing and lets
-      // locks taken at nearly the same time share a round trip.
+    // Due, or due within a sixth of the lease (a quarter of what is left of a grant's shorter one):
+    // renewing a little early costs nothing and lets locks taken at nearly the same time share a
+    // round trip.
+    const auto early = std::min<Clock::duration>(entry.lease->renewal ? entry.lease->renewal->lease / 6 : Clock::duration::zero(),
+                                                 (lease.valid_until - now) / 4);
+    if (entry.next_renewal != Clock::time_point::max() && entry.next_renewal <= now + early) {
       due.push_back(std::move(entry));
       it = entries_.erase(it);
     } else {
@@ -153,7 +165,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
     Lease& lease = *entry.lease;
     Lease::IoClaim claim = lease.try_claim_io();
     if (!claim) {  // the owner is extending or releasing: come back shortly
-      entry.next_renewal = now + retry_delay(*lease.renewal);
+      entry.next_renewal = now + retry_delay(lease);
       requeue(std::move(entry));
       continue;
     }
@@ -198,7 +210,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
     }
     io.clear();
     for (Entry& entry : sent) {
-      entry.next_renewal = Clock::now() + retry_delay(*entry.lease->renewal);
+      entry.next_renewal = Clock::now() + retry_delay(*entry.lease);
       requeue(std::move(entry));
     }
     return;
@@ -215,7 +227,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
     Entry& entry = sent[i];
     Lease& lease = *entry.lease;
     if (!replies[i]) {  // Redis Cluster: its master did not answer; renew it again soon
-      entry.next_renewal = Clock::now() + retry_delay(*lease.renewal);
+      entry.next_renewal = Clock::now() + retry_delay(lease);
       requeue(std::move(entry));
       continue;
     }
@@ -225,7 +237,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
         lease.renewed(std::move(*value), now + asked[i]);
         renewals_.fetch_add(1, std::memory_order_relaxed);
         ++renewed;
-        entry.next_renewal = now + asked[i] / 3;
+        entry.next_renewal = lease.renewal->once ? Clock::time_point::max() : now + asked[i] / 3;
         requeue(std::move(entry));
       } else {
         const LeaseLossReason reason = lease.observed ? why_not_ours(lease.key) : LeaseLossReason::taken;
@@ -239,7 +251,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
       if (error.errc() == Errc::wrong_type) {
         lost.push_back(Loss{std::move(entry.lease), error, LeaseLossReason::taken});  // replaced by another type
       } else {  // e.g. BUSY or OOM: the server may accept the next try
-        entry.next_renewal = Clock::now() + retry_delay(*lease.renewal);
+        entry.next_renewal = Clock::now() + retry_delay(lease);
         requeue(std::move(entry));
       }
     }

@@ -24,7 +24,7 @@ std::string fair_queue(std::string_view key) { return companion_name(key, ":lock
 std::string fair_deadlines(std::string_view key) { return companion_name(key, ":lockbridge:queue-deadlines"); }
 std::string waiter_queue(std::string_view key) { return companion_name(key, ":lockbridge:waiters"); }
 std::string waiter_times(std::string_view key) { return companion_name(key, ":lockbridge:waiter-times"); }
-std::string legacy_handoff(std::string_view key) { return companion_name(key, ":lockbridge:handoff"); }
+std::string grant_record(std::string_view key) { return companion_name(key, ":lockbridge:grant"); }
 
 }  // namespace lockbridge::detail
 
@@ -34,7 +34,7 @@ LockKeyNames lock_key_names(std::string_view key) {
   return LockKeyNames{detail::release_channel(key), detail::RedissonStrategy::channel_name(key),
                       detail::waiter_queue(key),    detail::waiter_times(key),
                       detail::fair_queue(key),      detail::fence_counter(key),
-                      detail::fair_deadlines(key),  detail::legacy_handoff(key)};
+                      detail::fair_deadlines(key),  detail::grant_record(key)};
 }
 
 }  // namespace lockbridge

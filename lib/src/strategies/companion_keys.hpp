@@ -24,10 +24,11 @@ std::string fence_counter(std::string_view key);
 std::string fair_queue(std::string_view key);
 std::string fair_deadlines(std::string_view key);
 // The waiters of `key` in notify mode, in arrival order (a list of waiter ids), and their times (a
-// hash: "<deadline ms> <starving at ms>"), kept by the queued scripts (scripts.hpp, kFairPrelude).
+// hash: "<deadline ms> <starving at ms> <grant spec>"), kept by the queued scripts (scripts.hpp, kFairPrelude).
 std::string waiter_queue(std::string_view key);
 std::string waiter_times(std::string_view key);
-// Hardened legacy: "<waiter id> <value>", the stamp a release handed to a starving waiter.
-std::string legacy_handoff(std::string_view key);
+// "<waiter id> <fence> <value>": the lock a release granted to a starving waiter (scripts.hpp,
+// kGrantPrelude), until that waiter's next attempt finds it or the grant's lease ends.
+std::string grant_record(std::string_view key);
 
 }  // namespace lockbridge::detail

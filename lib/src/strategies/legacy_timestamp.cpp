@@ -1,5 +1,6 @@
 #include "strategies/legacy_timestamp.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "lockbridge/error.hpp"
@@ -129,6 +130,7 @@ LegacyHardened::LegacyHardened(const MutexOptions& options, ScriptCache& scripts
       waiter_timeout_ms_(std::to_string(options.fair_waiter_timeout.count())) {}
 
 std::string LegacyHardened::unit() const { return options_.format == LegacyFormat::epoch_seconds ? "s" : "ms"; }
+char LegacyHardened::stamp_kind() const { return options_.format == LegacyFormat::epoch_seconds ? 's' : 'm'; }
 
 ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milliseconds lease,
                                         std::string_view expected, const AttemptRequest* request) const {
@@ -142,9 +144,10 @@ ScriptCall LegacyHardened::acquire_call(std::string_view key, std::chrono::milli
                    owner_.empty() ? std::string() : owner_ + ":", unit(), std::to_string(lease.count()),
                    std::to_string((lease + options_.safety_ttl_grace).count()), std::string(expected)}};
   if (queued) {
-    call.keys.insert(call.keys.end(), {waiter_queue(key), waiter_times(key), legacy_handoff(key)});
-    call.args.insert(call.args.end(),
-                     {std::string(request->queued_waiter), waiter_timeout_ms_, starving_in_arg(*request)});
+    call.keys.insert(call.keys.end(), {waiter_queue(key), waiter_times(key), grant_record(key)});
+    call.args.insert(call.args.end(), {std::string(request->queued_waiter), waiter_timeout_ms_, starving_in_arg(*request),
+                                       grant_spec(*request, options_.safety_ttl_grace, false, stamp_kind(),
+                                                  owner_.empty() ? std::string() : owner_ + ":")});
   }
   return call;
 }
@@ -201,42 +204,34 @@ Task<AcquireAttempt> LegacyHardened::try_acquire(Link& link, std::string_view ke
   if (result.written && result.value) {
     attempt.acquired = true;
     attempt.value = std::move(*result.value);
+    if (result.pttl_ms == 1) {  // a release granted it to this waiter: its stamp says how long it lasts
+      const auto stamp = parse_legacy_value(attempt.value, options_.format);
+      const auto left = stamp ? remaining(*stamp, result.server_now_ms) : std::nullopt;
+      attempt.granted_remaining = std::max(std::chrono::milliseconds(0), left.value_or(std::chrono::milliseconds(0)));
+    }
   }
   co_return attempt;
 }
 
 Task<ReleaseOutcome> LegacyHardened::release(Link& link, std::string_view key, std::string_view value,
                                              std::string_view release_channel) {
-  // The announcement is a PUBLISH on a channel Java peers never read, and a handoff to a starving
+  // The announcement is a PUBLISH on a channel Java peers never read, and a grant to a starving
   // waiter writes a stamp they read as any held lock: both invisible to them.
   const std::string queue = waiter_queue(key);
   const std::string times = waiter_times(key);
-  const std::string handoff = legacy_handoff(key);
-  const std::string unit_arg = unit();
-  const std::array<std::string_view, 4> keys{key, queue, times, handoff};
-  const std::array<std::string_view, 4> args{value, release_channel, unit_arg,
+  const std::string record = grant_record(key);
+  const std::string fences = fence_counter(key);  // never drawn from: legacy waiters ask for no fence
+  const char kind = stamp_kind();
+  const std::array<std::string_view, 5> keys{key, queue, times, record, fences};
+  const std::array<std::string_view, 4> args{value, release_channel, std::string_view(&kind, 1),
                                              options_.format == LegacyFormat::uuid_ms ? "uuid" : ""};
-  co_return co_await release_by_script(link, scripts_, kLegacyHandOff, keys, args);
+  co_return co_await release_by_script(link, scripts_, kCompareAndHandOff, keys, args);
 }
 
 Task<void> LegacyHardened::leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) {
-  if (queued_waiter.empty()) co_return;
-  try {
-    const std::string queue = waiter_queue(key);
-    const std::string times = waiter_times(key);
-    co_await remove_from_queue(link, queue, times, queued_waiter);
-    // A release may have handed the lock to this waiter just before it gave up ("<waiter> <value>"):
-    // pass it on to the next waiter (or free it) rather than leave it blocked.
-    const std::string handoff = legacy_handoff(key);
-    const ReplyPtr reply = co_await link.command("GET", handoff);
-    const redisReply& record = *reply;
-    if (record.type != REDIS_REPLY_STRING) co_return;
-    const std::string_view text = as_view(record);
-    const std::string channel = release_channel(key);
-    if (text.size() > queued_waiter.size() + 1 && text.starts_with(queued_waiter) && text[queued_waiter.size()] == ' ')
-      (void)co_await release(link, key, text.substr(queued_waiter.size() + 1), channel);
-  } catch (...) {  // best effort: the waiter's deadline passes and the handoff runs out anyway
-  }
+  const std::string queue = waiter_queue(key);
+  const std::string times = waiter_times(key);
+  co_await leave_queue_passing_on(*this, link, key, queue, times, queued_waiter);
 }
 
 // A compare-and-set of a new stamp: Java peers read the later expiry like any other.

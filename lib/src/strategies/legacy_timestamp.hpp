@@ -52,7 +52,8 @@ class LegacyHardened final : public LockStrategy {
   // for a queued waiter (`request`'s queued_waiter), when free and allowed, or handed to it.
   ScriptCall acquire_call(std::string_view key, std::chrono::milliseconds lease, std::string_view expected,
                           const AttemptRequest* request = nullptr) const;
-  std::string unit() const;  // the acquire script's ARGV[3]: "s" or "ms"
+  std::string unit() const;
+  char stamp_kind() const;  // a grant spec's kind (scripts.hpp, kGrantPrelude): 's' or 'm'  // the acquire script's ARGV[3]: "s" or "ms"
   static ScriptResult read_acquire_reply(const redisReply& reply, const ReplyContext& context);
   Task<ScriptResult> run_acquire_script(Link& link, std::string_view key, std::chrono::milliseconds lease,
                                         std::string_view expected, const AttemptRequest* queued = nullptr);

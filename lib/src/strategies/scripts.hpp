@@ -23,16 +23,18 @@ struct Script {
 };
 
 // A queue of waiters in Redis: fair mode's (WaitMode::fair), and in notify mode every waiter's
-// (docs/design.md §10.5). A list of waiter ids in arrival order, and a hash of each waiter's times
-// in server milliseconds: "<deadline>" (fair mode) or "<deadline> <starving at>" (notify mode).
-// The deadline is refreshed by the waiter's every attempt; the starving time is set when it
-// joins (MutexOptions::starvation_after ahead), and an entry without one starves at once, so
-// fair mode's queue is served strictly in order. live_head() drops the waiters at the front whose
-// deadline has passed (they stopped asking: dead or gone) and returns the first live one with its
-// deadline and whether it starves, or false. queue_error(i) is the error reply when the queue
-// (KEYS[i]) or its times (KEYS[i + 1]) hold another type, checked before anything is written;
-// nil when both are fine. now() is the server's clock in milliseconds, read (TIME) at most once
-// per call and only when needed: a release that finds no queue never reads it.
+// (docs/design.md §10.5). A list of waiter ids in arrival order, and a hash of each waiter's entry,
+// "<deadline> <starving at> <grant spec>" in server milliseconds (older entries: "<deadline>" or
+// "<deadline> <starving at>", without a spec). The deadline is refreshed by the waiter's every
+// attempt; the starving time is set when it joins (MutexOptions::starvation_after ahead; 0 in fair
+// mode, whose queue is served strictly in order). The grant spec says how a release makes the
+// waiter the holder at once (grant() below); a waiter without one is handed the key to claim.
+// live_head() drops the waiters at the front whose deadline has passed (they stopped asking: dead
+// or gone) and returns the first live one with its deadline, whether it starves and its spec, or
+// false. queue_error(i) is the error reply when the queue (KEYS[i]) or its times (KEYS[i + 1]) hold
+// another type, checked before anything is written; nil when both are fine. now() is the server's
+// clock in milliseconds, read (TIME) at most once per call and only when needed: a release that
+// finds no queue never reads it.
 inline constexpr char kFairPrelude[] = R"lua(
 local now_ms
 local function now()
@@ -46,11 +48,12 @@ local function live_head(queue, times)
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head then return false end
-    local deadline, starving_at = string.match(redis.call('HGET', times, head) or '', '^(%d+) ?(%d*)$')
+    local deadline, starving_at, spec = string.match(redis.call('HGET', times, head) or '', '^(%d+) ?(%d*) ?(.*)$')
     deadline = tonumber(deadline)
     if deadline and deadline > now() then
       starving_at = tonumber(starving_at)
-      return head, deadline, not starving_at or starving_at <= now()
+      if spec == '' then spec = nil end
+      return head, deadline, not starving_at or starving_at <= now(), spec
     end
     redis.call('LPOP', queue)
     redis.call('HDEL', times, head)
@@ -65,27 +68,33 @@ local function queue_error(first)
   end
 end
 -- Whom a release serves, from the queue at KEYS[first]: its live head, how many milliseconds
--- that waiter has left (its own deadline), and whether it starves. A starving head is handed the
--- lock; any other is only woken, to race newcomers for the freed lock. false when nobody live
--- waits there, or the queue keys are of another type (the release then frees the lock for all).
+-- that waiter has left (its own deadline), whether it starves, and its grant spec (nil: none). A
+-- starving head is given the lock; any other is only woken, to race newcomers for the freed lock.
+-- false when nobody live waits there, or the queue keys are of another type (the release then
+-- frees the lock for all).
 local function next_in_line(first)
   if redis.call('EXISTS', KEYS[first]) == 0 or queue_error(first) then return false end
-  local head, deadline, starving = live_head(KEYS[first], KEYS[first + 1])
+  local head, deadline, starving, spec = live_head(KEYS[first], KEYS[first + 1])
   if not head then return false end
-  return head, deadline - now(), starving
+  return head, deadline - now(), starving, spec
 end
 -- Queues `waiter` at KEYS[first] (or refreshes its deadline, `timeout` ms ahead); a waiter that
--- joins in notify mode starves `starving_in` ms from now (nil in fair mode). Both keys outlive the
--- last attempt by two waiter timeouts.
-local function keep_place(first, waiter, timeout, starving_in)
+-- joins in notify mode starves `starving_in` ms from now (nil or '' in fair mode: at once). `spec`
+-- (nil or '': none) is how a release grants it the lock (grant()), replaced at every attempt. Both
+-- keys outlive the last attempt by two waiter timeouts.
+local function keep_place(first, waiter, timeout, starving_in, spec)
   timeout = tonumber(timeout)
   local times = KEYS[first + 1]
   local before = redis.call('HGET', times, waiter)
   local value = string.format('%.0f', now() + timeout)
+  if starving_in == '' then starving_in = nil end
   if starving_in then
-    local starving_at = before and string.match(before, ' (%d+)$')
+    local starving_at = before and string.match(before, '^%d+ (%d+)')
     value = value .. ' ' .. (starving_at or string.format('%.0f', now() + tonumber(starving_in)))
+  elseif spec and spec ~= '' then
+    value = value .. ' 0'
   end
+  if spec and spec ~= '' then value = value .. ' ' .. spec end
   redis.call('HSET', times, waiter, value)
   if not before then redis.call('RPUSH', KEYS[first], waiter) end
   redis.call('PEXPIRE', KEYS[first], 2 * timeout)
@@ -158,6 +167,59 @@ local function draw_fence(i)
 end
 )lua";
 
+// Direct grant (docs/design.md §10.6): a release makes the starving head of the queue the holder
+// in the same script, so the waiter holds the lock when the message naming it arrives, with no
+// claim of its own. Needs now() (kFairPrelude) and draw_fence() (kFencePrelude).
+//
+// A waiter's grant spec, sent with each of its queued attempts and kept in its queue entry:
+//   "<tag> <lease ms> <extra ms> <fence 0|1> <kind> <rest>"
+// tag: the attempt that sent it (the waiter trusts a grant message only when it carries the tag of
+// its last attempt, so a grant that ran out before that attempt ran is never taken for a new one);
+// lease: what the grant holds it for (MutexOptions::grant_lease at most: a waiter that died blocks
+// nobody longer); extra: the key's TTL beyond that (hardened legacy's safety grace); fence 1: draw a
+// fencing token; kind 't': the key's value is rest (the token), 's' / 'm': a jedis-lock stamp of
+// now + lease + 1 in seconds / milliseconds after the prefix rest ('' or '<uuid>:'), which Java
+// peers read as an ordinary held lock.
+//
+// grant(waiter, spec, lock, record, fence_at) writes KEYS[lock] for `waiter`, and in KEYS[record]
+// "<waiter> <fence> <value>" (fence 0 without fencing), with the same TTL, for the waiter's next
+// attempt and for `lockbridge watch`. Returns the value, the fence and the payload of the message
+// that tells the waiter it holds the lock ("<waiter> <tag> <fence> <value>"); nil for a spec it
+// cannot read or a fence the counter KEYS[fence_at] refuses, having written nothing.
+//
+// granted_to(waiter, lock, record): the value and fence a grant gave `waiter`, when KEYS[lock]
+// still holds that value (the grant's record is then removed), else nil.
+inline constexpr char kGrantPrelude[] = R"lua(
+local function grant(waiter, spec, lock, record, fence_at)
+  local tag, lease, extra, fenced, kind, rest = string.match(spec, '^(%d+) (%d+) (%d+) ([01]) ([tsm]) (.*)$')
+  if not tag then return nil end
+  local fence = 0
+  if fenced == '1' then
+    local refused
+    fence, refused = draw_fence(fence_at)
+    if refused then return nil end
+  end
+  local value = rest
+  if kind ~= 't' then
+    local stamp = now() + tonumber(lease) + 1
+    if kind == 's' then stamp = math.ceil(stamp / 1000) end
+    value = rest .. string.format('%.0f', stamp)
+  end
+  local ttl = tonumber(lease) + tonumber(extra)
+  redis.call('SET', KEYS[lock], value, 'PX', ttl)
+  redis.call('SET', KEYS[record], waiter .. ' ' .. fence .. ' ' .. value, 'PX', ttl)
+  return value, fence, waiter .. ' ' .. tag .. ' ' .. fence .. ' ' .. value
+end
+local function granted_to(waiter, lock, record)
+  local entry = redis.pcall('GET', KEYS[record])
+  if type(entry) ~= 'string' then return nil end
+  local who, fence, value = string.match(entry, '^(%S+) (%d+) (.*)$')
+  if who ~= waiter or redis.call('GET', KEYS[lock]) ~= value then return nil end
+  redis.call('DEL', KEYS[record])
+  return value, tonumber(fence)
+end
+)lua";
+
 // Token acquire. KEYS[1] lock, KEYS[2] (fencing only) the fence counter; ARGV[1] token, ARGV[2]
 // lease ms. {1} when acquired, {1, fence} with fencing: the counter's next value, drawn in the same
 // call, so a later acquisition always carries a larger fence. {0, pttl} when held by someone else,
@@ -182,48 +244,48 @@ return {0, redis.call('PTTL', KEYS[1])}
 inline constexpr Script kTokenAcquire = script_of("token_acquire", kTokenAcquireText);
 
 // Queued token acquire: every attempt in fair mode, and a waiting waiter's in notify mode.
-// KEYS[1] lock, KEYS[2] queue, KEYS[3] its times, KEYS[4] (fencing only) fence counter; ARGV[1]
-// token, ARGV[2] lease ms, ARGV[3] waiter id ('' for a single try that does not queue), ARGV[4]
-// waiter timeout ms, ARGV[5] (notify mode) ms until the waiter starves. The lock is taken when it
-// is free and queued_view() allows it (in fair mode: nobody live is queued ahead), or when a
-// release handed it to this waiter (the key holds the waiter's id: kCompareAndHandOff); a waiter
-// that fails is queued once (or has its deadline refreshed). Replies as kTokenAcquire
-// ({1, fence}: fence 0 without fencing). Every key's type is checked first, and the fence drawn
-// before the lock is written, so a failure writes nothing but the queue's own upkeep (dropping
-// waiters that left).
-inline constexpr auto kTokenAcquireFairText = joined(kFairPrelude, kFencePrelude, R"lua(
+// KEYS[1] lock, KEYS[2] queue, KEYS[3] its times, KEYS[4] grant record, KEYS[5] (fencing only)
+// fence counter; ARGV[1] token, ARGV[2] lease ms, ARGV[3] waiter id ('' for a single try that does
+// not queue), ARGV[4] waiter timeout ms, ARGV[5] (notify mode; '' in fair mode) ms until the waiter
+// starves, ARGV[6] the waiter's grant spec ('' for none; kGrantPrelude). The lock is taken when it
+// is free and queued_view() allows it (in fair mode: nobody live is queued ahead). A release may
+// have made this waiter the holder already: a grant found here (its message was missed or is on
+// its way) is the acquisition, {1, fence, value, pttl}; so is a key kMultiRelease handed over
+// (holding the waiter's id), claimed here. A waiter that fails is queued once (or has its deadline
+// and spec refreshed). Replies as kTokenAcquire ({1, fence}: fence 0 without fencing). Every key's
+// type is checked first, and the fence drawn before the lock is written, so a failure writes
+// nothing but the queue's own upkeep (dropping waiters that left).
+inline constexpr auto kTokenAcquireFairText = joined(kFairPrelude, kFencePrelude, kGrantPrelude, R"lua(
 local kind, may_take, refused = queued_view(ARGV[3])
 if refused then return refused end
+if ARGV[3] ~= '' and kind == 'string' then
+  local value, fence = granted_to(ARGV[3], 1, 4)
+  if value then
+    if fence == 0 and #KEYS == 5 then
+      -- Granted without a spec (its releaser made it the waiter's id), so without a fence: drawn now.
+      local refused
+      fence, refused = draw_fence(5)
+      if refused then return refused end
+    end
+    return {1, fence, value, redis.call('PTTL', KEYS[1])}
+  end
+end
 local handed = ARGV[3] ~= '' and kind == 'string' and redis.call('GET', KEYS[1]) == ARGV[3]
 if handed or (kind == 'none' and may_take) then
   local fence = 0
-  if #KEYS == 4 then
+  if #KEYS == 5 then
     local refused
-    fence, refused = draw_fence(4)
+    fence, refused = draw_fence(5)
     if refused then return refused end
   end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if ARGV[3] ~= '' then leave_place(2, ARGV[3]) end
   return {1, fence}
 end
-if ARGV[3] ~= '' then keep_place(2, ARGV[3], ARGV[4], ARGV[5]) end
+if ARGV[3] ~= '' then keep_place(2, ARGV[3], ARGV[4], ARGV[5], ARGV[6]) end
 return {0, redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kTokenAcquireFair = script_of("token_acquire_fair", kTokenAcquireFairText);
-
-// Fair release. KEYS[1] lock, KEYS[2] queue, KEYS[3] deadlines; ARGV[1] the value we wrote,
-// ARGV[2] release channel. As kCompareAndDelete, but the announcement's payload is the id of the
-// first live waiter, so only the waiter whose turn it is wakes ('' when nobody is queued, or when
-// the queue keys are of another type: then the release still goes through).
-inline constexpr auto kCompareAndDeleteFairText = joined(kFairPrelude, R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local head = ''
-if not queue_error(2) then head = live_head(KEYS[2], KEYS[3]) or '' end
-redis.call('DEL', KEYS[1])
-redis.pcall('SPUBLISH', ARGV[2], head)
-return 1
-)lua");
-inline constexpr Script kCompareAndDeleteFair = script_of("compare_and_delete_fair", kCompareAndDeleteFairText);
 
 // Owner-checked delete, with no queue to honour (Redlock's release on each master). KEYS[1] lock;
 // ARGV[1] the value we wrote; ARGV[2] the release channel ('' for none), where a deletion is
@@ -236,41 +298,62 @@ if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
 return 1
 )lua"};
 
-// The start of a release that may hand the lock on (kCompareAndHandOff, kLegacyHandOff), ahead
-// of kFairPrelude. KEYS[1] lock, KEYS[2] waiter queue; ARGV[1] the value we wrote, ARGV[2] the
-// release channel ('' for none). Not ours: 0. Nobody queued (the uncontended case): nobody to hand
-// the lock to, so it is deleted and the deletion announced to nobody in particular: 1. Otherwise
+// The start of a release that may hand the lock on (kCompareAndHandOff), ahead
+// of kFairPrelude. KEYS[1] lock, KEYS[2] waiter queue, KEYS[4] grant record; ARGV[1] the value we
+// wrote, ARGV[2] the release channel ('' for none). Not ours: 0. Nobody queued (the uncontended
+// case): nobody to hand the lock to, so it is deleted (with the record of the grant it came from,
+// if it did) and the deletion announced to nobody in particular: 1. Otherwise
 // the script goes on. It comes before the prelude because Lua builds the prelude's functions on
 // every call that reaches them: a quarter of an uncontended release's cost on the server
 // (EVALSHA 4.8 us against 3.5 us, Redis 7.0).
 inline constexpr char kReleaseUnlessQueued[] = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[4])
   if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], '') end
   return 1
 end
 )lua";
 
-// Owner-checked release of a token lock in poll and notify mode, serving the queue of notify
-// mode's waiters (docs/design.md §10.5). KEYS[1] lock, KEYS[2] waiter queue, KEYS[3] its times;
-// ARGV[1] the value we wrote, ARGV[2] the release channel ('' for none). When the first live
-// waiter starves (MutexOptions::starvation_after), the lock is not freed but handed to it: the
-// key is set to that waiter's id, to live until the waiter's own deadline (a waiter that died
-// blocks no longer), and the announcement names it; it claims the key with kTokenAcquireFair. A
-// newcomer's SET NX finds the key held, so nobody barges past a starving waiter. Otherwise the
-// key is deleted, and the announcement names the first live waiter, so that one alone wakes to
-// race newcomers for it (not every waiter: no herd), or names nobody ('') when nobody is queued.
-// 2 handed over, 1 deleted, 0 the key holds someone else's value or nothing.
-inline constexpr auto kCompareAndHandOffText = joined(kReleaseUnlessQueued, kFairPrelude, R"lua(
-local head, ttl, starving = next_in_line(2)
+// Owner-checked release serving a queue in Redis (docs/design.md §10.4-10.6): token locks in
+// every wait mode (fair mode's queue or notify mode's) and hardened legacy locks. KEYS[1] lock,
+// KEYS[2] queue, KEYS[3] its times, KEYS[4] grant record, KEYS[5] fence counter; ARGV[1] the value
+// we wrote, ARGV[2] the release channel ('' for none), ARGV[3] how the lock is written for a waiter
+// that gave no grant spec: 't' its id (a token lock: MultiMutex's waiters, and replica_ack's, which
+// claim the key with their queued attempt) or 's' / 'm' (hardened legacy: a stamp in seconds /
+// ms), ARGV[4] 'uuid' when legacy values carry an owner UUID (one is made from the waiter's id,
+// which no peer owns).
+// When the first live waiter starves (always in fair mode; after starvation_after in notify mode),
+// the lock is not freed but granted to it (grant()): the key holds its value, so a newcomer's SET
+// NX (or a Java peer's SETNX) finds it held and nobody barges past a starving waiter, and the
+// message names it and says it holds the lock. A waiter without a spec is granted the key until its
+// own deadline, to claim. Otherwise the key is deleted, and the announcement names the first live
+// waiter, so that one alone wakes to race newcomers for it (not every waiter: no herd), or names
+// nobody ('') when nobody is queued. 2 granted, 1 deleted, 0 the key holds someone else's value or
+// nothing.
+inline constexpr auto kCompareAndHandOffText = joined(kReleaseUnlessQueued, kFairPrelude, kFencePrelude,
+                                                      kGrantPrelude, R"lua(
+local head, ttl, starving, spec = next_in_line(2)
 if starving then
-  redis.call('SET', KEYS[1], head, 'PX', ttl)
-else
-  redis.call('DEL', KEYS[1])
+  if not spec then
+    local prefix = ''
+    if ARGV[4] == 'uuid' then
+      local h = redis.sha1hex(head)
+      prefix = h:sub(1, 8) .. '-' .. h:sub(9, 12) .. '-4' .. h:sub(14, 16) .. '-8' .. h:sub(18, 20) .. '-' .. h:sub(21, 32) .. ':'
+    elseif ARGV[3] == 't' then
+      prefix = head
+    end
+    spec = string.format('0 %.0f 0 0 %s %s', ttl, ARGV[3], prefix)
+  end
+  local _, _, message = grant(head, spec, 1, 4, 5)
+  if message then
+    leave_place(2, head)
+    if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], message) end
+    return 2
+  end
 end
+redis.call('DEL', KEYS[1], KEYS[4])
 if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], head or '') end
-if starving then return 2 end
 return 1
 )lua");
 inline constexpr Script kCompareAndHandOff = script_of("compare_and_hand_off", kCompareAndHandOffText);
@@ -354,16 +437,18 @@ return {released, (starving and released > 0) and 1 or 0}
 inline constexpr Script kMultiRelease = script_of("multi_release", kMultiReleaseText);
 
 // Hardened legacy acquire, takeover and extend, judged and stamped by the server's clock.
-// KEYS[1] lock; mode 'queued' only: KEYS[2] waiter queue, KEYS[3] its times, KEYS[4] the
-// handoff record. ARGV[1] mode: 'nx' (free key only), 'cas' (only if the value is still ARGV[6])
-// or 'queued' (a waiting waiter: a free key queued_view() allows, or a lock handed to this waiter
-// by kLegacyHandOff; otherwise queued); ARGV[2] value prefix ('' or '<uuid>:'); ARGV[3] unit 'ms'
-// or 's'; ARGV[4] lease ms; ARGV[5] safety TTL ms; ARGV[6] expected value (cas); ARGV[7] waiter
-// id, ARGV[8] waiter timeout ms, ARGV[9] ms until the waiter starves (queued).
+// KEYS[1] lock; mode 'queued' only: KEYS[2] waiter queue, KEYS[3] its times, KEYS[4] the grant
+// record. ARGV[1] mode: 'nx' (free key only), 'cas' (only if the value is still ARGV[6]) or
+// 'queued' (a waiting waiter: a free key queued_view() allows, or a lock a release granted this
+// waiter (kGrantPrelude), found here; otherwise queued); ARGV[2] value prefix ('' or '<uuid>:');
+// ARGV[3] unit 'ms' or 's'; ARGV[4] lease ms; ARGV[5] safety TTL ms; ARGV[6] expected value (cas);
+// ARGV[7] waiter id, ARGV[8] waiter timeout ms, ARGV[9] ms until the waiter starves, ARGV[10] its
+// grant spec (queued).
 // The value is the jedis-lock stamp now + lease + 1 ms (seconds rounded up), exactly what
 // format_legacy_value() writes, so Java peers read it as a normal lock.
-// Returns {1, value, now_ms} when written, {0, current value or nil, now_ms, pttl} otherwise.
-inline constexpr auto kLegacyHardenedAcquireText = joined(kFairPrelude, R"lua(
+// Returns {1, value, now_ms, -1} when written, {1, value, now_ms, 1} when a grant was found (the
+// value's stamp says when its lease ends), {0, current value or nil, now_ms, pttl} otherwise.
+inline constexpr auto kLegacyHardenedAcquireText = joined(kFairPrelude, kFencePrelude, kGrantPrelude, R"lua(
 local stamp = now() + tonumber(ARGV[4]) + 1
 if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
 local value = ARGV[2] .. string.format('%.0f', stamp)
@@ -373,58 +458,24 @@ if ARGV[1] == 'nx' then
 elseif ARGV[1] == 'cas' then
   if redis.call('GET', KEYS[1]) == ARGV[6] then written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5]) end
 else
-  local _, may_take, refused = queued_view(ARGV[7])
+  local kind, may_take, refused = queued_view(ARGV[7])
   if refused then return refused end
-  local current = redis.call('GET', KEYS[1])
-  if current and redis.call('GET', KEYS[4]) == ARGV[7] .. ' ' .. current then
-    written = redis.call('SET', KEYS[1], value, 'PX', ARGV[5])
-    redis.call('DEL', KEYS[4])
-  elseif not current and may_take then
+  if kind == 'string' then
+    local granted = granted_to(ARGV[7], 1, 4)
+    if granted then return {1, granted, now(), 1} end
+  elseif may_take then
     written = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[5])
   end
   if written then
     leave_place(2, ARGV[7])
   else
-    keep_place(2, ARGV[7], ARGV[8], ARGV[9])
+    keep_place(2, ARGV[7], ARGV[8], ARGV[9], ARGV[10])
   end
 end
 if written then return {1, value, now(), -1} end
 return {0, redis.call('GET', KEYS[1]), now(), redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kLegacyHardenedAcquire = script_of("legacy_hardened_acquire", kLegacyHardenedAcquireText);
-
-// Hardened legacy release, serving the waiter queue. KEYS[1] lock, KEYS[2] waiter queue,
-// KEYS[3] its times, KEYS[4] the handoff record; ARGV[1] the value we wrote, ARGV[2] the
-// release channel, ARGV[3] unit 'ms' or 's', ARGV[4] 'uuid' when values carry an owner UUID.
-// When the first live waiter starves, the lock is handed over to it rather than freed, in a form Java peers read
-// as an ordinary held lock: a fresh stamp that expires with the waiter's deadline (with an owner
-// UUID made from the waiter's id, which no peer owns), the same safety TTL, and in the companion
-// record KEYS[4] "<waiter id> <that value>" for the waiter's claim ('queued' mode above); the
-// announcement names the waiter. A Java peer whose clock runs ahead may take the stamp over
-// early, as it would any lock: the claim then finds a value it was not handed and queues again.
-// Otherwise the key is deleted and, as in kCompareAndHandOff, the announcement names the first
-// live waiter ('' when none). 2 handed over, 1 deleted, 0 not ours.
-inline constexpr auto kLegacyHandOffText = joined(kReleaseUnlessQueued, kFairPrelude, R"lua(
-local heir, ttl, starving = next_in_line(2)
-if starving then
-  local stamp = now() + ttl + 1
-  if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
-  local prefix = ''
-  if ARGV[4] == 'uuid' then
-    local h = redis.sha1hex(heir)
-    prefix = h:sub(1, 8) .. '-' .. h:sub(9, 12) .. '-4' .. h:sub(14, 16) .. '-8' .. h:sub(18, 20) .. '-' .. h:sub(21, 32) .. ':'
-  end
-  local value = prefix .. string.format('%.0f', stamp)
-  redis.call('SET', KEYS[1], value, 'PX', ttl)
-  redis.call('SET', KEYS[4], heir .. ' ' .. value, 'PX', ttl)
-  redis.pcall('SPUBLISH', ARGV[2], heir)
-  return 2
-end
-redis.call('DEL', KEYS[1])
-redis.pcall('SPUBLISH', ARGV[2], heir or '')
-return 1
-)lua");
-inline constexpr Script kLegacyHandOff = script_of("legacy_hand_off", kLegacyHandOffText);
 
 // ---- redisson: Redisson's RLock scripts, as it sends them (wire-formats.md §4.2-4.4) ----------
 
@@ -469,9 +520,9 @@ return 0
 )lua"};
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 13> kEveryScript{
-    &kTokenAcquire,  &kTokenAcquireFair,  &kCompareAndDeleteFair, &kCompareAndDelete, &kCompareAndHandOff,
-    &kLegacyHandOff, &kCompareAndPexpire, &kMultiAcquire,         &kMultiRelease,     &kLegacyHardenedAcquire,
-    &kRedissonLock,  &kRedissonUnlock,    &kRedissonRenew};
+inline constexpr std::array<const Script*, 11> kEveryScript{
+    &kTokenAcquire, &kTokenAcquireFair, &kCompareAndDelete,      &kCompareAndHandOff, &kCompareAndPexpire,
+    &kMultiAcquire, &kMultiRelease,     &kLegacyHardenedAcquire, &kRedissonLock,      &kRedissonUnlock,
+    &kRedissonRenew};
 
 }  // namespace lockbridge::detail

@@ -144,6 +144,39 @@ std::string starving_in_arg(const AttemptRequest& request) {
   return std::to_string(std::clamp(request.starving_in, std::chrono::milliseconds(0), kCentury).count());
 }
 
+std::string grant_spec(const AttemptRequest& request, std::chrono::milliseconds extra, bool fenced, char kind,
+                       std::string_view rest) {
+  if (request.grant_lease.count() <= 0 || request.queued_waiter.empty()) return {};
+  std::string spec = std::to_string(request.grant_tag) + ' ' + std::to_string(request.grant_lease.count()) + ' ' +
+                     std::to_string(extra.count()) + (fenced ? " 1 " : " 0 ");
+  spec += kind;
+  spec += ' ';
+  spec += rest;
+  return spec;
+}
+
+Task<void> leave_queue_passing_on(LockStrategy& strategy, Link& link, std::string_view key, std::string_view queue,
+                                  std::string_view times, std::string_view waiter) {
+  if (waiter.empty()) co_return;
+  try {
+    const std::string record = grant_record(key);
+    const std::array<std::vector<std::string_view>, 3> commands{std::vector<std::string_view>{"LREM", queue, "0", waiter},
+                                                                std::vector<std::string_view>{"HDEL", times, waiter},
+                                                                std::vector<std::string_view>{"GET", record}};
+    const auto replies = co_await link.pipeline(commands);
+    // "<waiter> <fence> <value>": a release granted this waiter the lock just before it gave up.
+    if (replies[2]->type != REDIS_REPLY_STRING) co_return;
+    const std::string_view text = as_view(*replies[2]);
+    if (!text.starts_with(waiter) || text.size() <= waiter.size() || text[waiter.size()] != ' ') co_return;
+    const std::size_t value_at = text.find(' ', waiter.size() + 1);
+    if (value_at == std::string_view::npos) co_return;
+    const std::string value(text.substr(value_at + 1));
+    const std::string channel = strategy.release_channel_of(key).name;
+    (void)co_await strategy.release(link, key, value, channel);  // owner-checked: only if it still holds the grant
+  } catch (...) {  // best effort: the waiter's deadline passes and the grant's lease runs out anyway
+  }
+}
+
 Task<void> remove_from_queue(Link& link, std::string_view queue, std::string_view deadlines, std::string_view waiter) {
   const std::array<std::vector<std::string_view>, 2> commands{std::vector<std::string_view>{"LREM", queue, "0", waiter},
                                                               std::vector<std::string_view>{"HDEL", deadlines, waiter}};

@@ -27,6 +27,9 @@ struct AcquireAttempt {
   std::optional<std::chrono::milliseconds> holder_remaining;
   // Acquired with fencing (TokenOptions::fencing): the fencing token drawn in the same call.
   std::optional<std::uint64_t> fence;
+  // Acquired by finding a lock a release granted this waiter (docs/design.md §10.6): how much of
+  // that grant's lease was left when the server looked, which is less than the attempt asked for.
+  std::optional<std::chrono::milliseconds> granted_remaining;
 };
 
 // What one acquire attempt asks for.
@@ -45,11 +48,18 @@ struct AttemptRequest {
   // Notify mode: how long until the queued waiter starves (MutexOptions::starvation_after, counted
   // from the start of its wait), recorded when it joins the queue; max(): never.
   std::chrono::milliseconds starving_in = std::chrono::milliseconds::max();
+  // A queued waiter: how long a release that grants it the lock directly makes the grant's lease
+  // (the lease, MutexOptions::grant_lease at most); 0: it asks for no grant (it claims a lock
+  // handed to it with its next attempt, as replica_ack must, to wait for the replicas).
+  std::chrono::milliseconds grant_lease{0};
+  // Which attempt of the wait this is: a grant message carries it, so the waiter trusts only a
+  // grant made after its last attempt ran (docs/design.md §10.6).
+  std::uint64_t grant_tag = 0;
 };
 
 enum class ReleaseOutcome {
   released,
-  handed_over,  // released to a starving queued waiter: the key now names it (docs/design.md §10.5)
+  handed_over,  // granted to a starving queued waiter, which holds it now (docs/design.md §10.5, §10.6)
   not_ours,     // the key was gone or held someone else's value: nothing was deleted
 };
 
@@ -97,9 +107,8 @@ class LockStrategy {
 // peers do there (Redisson >= 3.22 switches to sharded pub/sub).
 std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
 
-// Runs an owner-checked release script of `key` (kCompareAndHandOff, kCompareAndDeleteFair,
-// kLegacyHandOff; `keys` starts with `key`): a reply of 1 deleted it, 2 handed it to a starving
-// waiter, 0 found it not ours. Views, not a ScriptCall: every lock cycle ends here, and copying
+// Runs an owner-checked release script of `key` (kCompareAndHandOff; `keys` starts with `key`): a
+// reply of 1 deleted it, 2 granted it to a starving waiter, 0 found it not ours. Views, not a ScriptCall: every lock cycle ends here, and copying
 // the names into strings cost more than the rest of the client's work on the release. `args`
 // starts with the value to compare. A user whose ACL refuses the script (NOPERM for EVALSHA or
 // EVAL) may still have taken the lock with SET NX: the same compare-and-delete then runs in plain
@@ -109,6 +118,19 @@ Task<ReleaseOutcome> release_by_script(Link& link, ScriptCache& scripts, const S
 
 // AttemptRequest::starving_in as a script argument: whole milliseconds, "never" as a century.
 std::string starving_in_arg(const AttemptRequest& request);
+
+// A queued attempt's grant spec (scripts.hpp, kGrantPrelude): how a release makes this waiter the
+// holder. `extra`: the key's TTL beyond the lease; `kind`: 't' (the value is `rest`), 's' or 'm'
+// (a jedis-lock stamp after the prefix `rest`). Empty when the request asks for no grant.
+std::string grant_spec(const AttemptRequest& request, std::chrono::milliseconds extra, bool fenced, char kind,
+                       std::string_view rest);
+
+// A queued waiter that gives up: takes it out of the queue (`queue`, `times`) and, when a release
+// granted it the lock meanwhile (the record `grant` names it), releases that grant with
+// `strategy`, so the next waiter is served at once rather than after the grant's lease. One round
+// trip, two when there is a grant. Best effort; never throws.
+Task<void> leave_queue_passing_on(LockStrategy& strategy, Link& link, std::string_view key, std::string_view queue,
+                                  std::string_view times, std::string_view waiter);
 
 // Takes `waiter` out of a queue in Redis (fair mode's or notify mode's: the list `queue`
 // and the hash `deadlines`), in one round trip. Throws Error.

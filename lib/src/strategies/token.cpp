@@ -1,5 +1,6 @@
 #include "strategies/token.hpp"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -75,9 +76,10 @@ Task<AcquireAttempt> TokenStrategy::acquire_by_script(Link& link, std::string_vi
   const bool queued = fair_ || !request.queued_waiter.empty();
   ScriptCall call{queued ? &kTokenAcquireFair : &kTokenAcquire, {std::string(key)}, {last_token_, lease_ms}};
   if (queued) {
-    call.keys.insert(call.keys.end(), {queue_of(key), deadlines_of(key)});
-    call.args.insert(call.args.end(), {std::string(request.queued_waiter), waiter_timeout_ms_});
-    if (!fair_) call.args.push_back(starving_in_arg(request));
+    call.keys.insert(call.keys.end(), {queue_of(key), deadlines_of(key), grant_record(key)});
+    call.args.insert(call.args.end(),
+                     {std::string(request.queued_waiter), waiter_timeout_ms_, fair_ ? std::string() : starving_in_arg(request),
+                      grant_spec(request, std::chrono::milliseconds(0), fencing_, 't', last_token_)});
   }
   if (fencing_) call.keys.push_back(fence_counter(key));
   const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
@@ -90,6 +92,10 @@ Task<AcquireAttempt> TokenStrategy::acquire_by_script(Link& link, std::string_vi
   if (acquired) {
     attempt.acquired = true;
     attempt.value = last_token_;
+    if (result.elements >= 4) {  // {1, fence, value, pttl}: a release granted it to this waiter
+      attempt.value = string_or_nil(*result.element[2], context).value_or(last_token_);
+      attempt.granted_remaining = std::chrono::milliseconds(std::max<std::int64_t>(0, expect_integer(*result.element[3], context)));
+    }
     if (fencing_) attempt.fence = static_cast<std::uint64_t>(second);
   } else if (second >= 0) {
     attempt.holder_remaining = std::chrono::milliseconds(second);
@@ -104,26 +110,20 @@ std::string TokenStrategy::deadlines_of(std::string_view key) const {
 }
 
 Task<void> TokenStrategy::leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) {
-  if (queued_waiter.empty()) co_return;
-  try {
-    const std::string queue = queue_of(key);
-    const std::string deadlines = deadlines_of(key);
-    const std::string channel = release_channel(key);
-    co_await remove_from_queue(link, queue, deadlines, queued_waiter);
-    // A release may have handed the lock to this waiter just before it gave up: pass it on to the
-    // next waiter (or free it) rather than leave it blocked until the handoff runs out.
-    if (!fair_) (void)co_await release(link, key, queued_waiter, channel);
-  } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
-  }
+  const std::string queue = queue_of(key);
+  const std::string deadlines = deadlines_of(key);
+  co_await leave_queue_passing_on(*this, link, key, queue, deadlines, queued_waiter);
 }
 
 Task<ReleaseOutcome> TokenStrategy::release(Link& link, std::string_view key, std::string_view value,
                                             std::string_view release_channel) {
   const std::string queue = queue_of(key);
   const std::string deadlines = deadlines_of(key);
-  const std::array<std::string_view, 3> keys{key, queue, deadlines};
-  const std::array<std::string_view, 2> args{value, release_channel};
-  co_return co_await release_by_script(link, scripts_, fair_ ? kCompareAndDeleteFair : kCompareAndHandOff, keys, args);
+  const std::string record = grant_record(key);
+  const std::string fences = fence_counter(key);
+  const std::array<std::string_view, 5> keys{key, queue, deadlines, record, fences};
+  const std::array<std::string_view, 4> args{value, release_channel, "t", ""};
+  co_return co_await release_by_script(link, scripts_, kCompareAndHandOff, keys, args);
 }
 
 ScriptCall TokenStrategy::extend_call(std::string_view key, std::string_view value,

@@ -1,7 +1,7 @@
 // token: SET key <128-bit random token> NX PX lease; release and extend are owner-checked Lua.
 // With fencing, in fair mode or for a queued waiter the acquire is a script too (it also draws
-// the fence or keeps the queue), and a release hands the lock to a starving waiter instead of
-// freeing it, docs/design.md 4.4, 10.4 and 10.5.
+// the fence or keeps the queue), and a release grants the lock to a starving waiter instead of
+// freeing it, docs/design.md 4.4, 10.4, 10.5 and 10.6.
 #pragma once
 
 #include "strategies/strategy.hpp"

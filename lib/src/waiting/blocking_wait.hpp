@@ -20,6 +20,9 @@ class BlockingWait final : public WaitDriver {
   Task<TargetAttempt> attempt(const AttemptRequest& request) override { return contender_.attempt(request); }
   void leave_queue(std::string_view waiter) noexcept override;
   void starving(std::chrono::nanoseconds waited) noexcept override { contender_.starving(waited); }
+  void hold_granted(const TargetAttempt& attempt, Clock::time_point started) override {
+    contender_.hold_granted(attempt, started);
+  }
 
   Task<bool> wait_for_turn(Clock::time_point deadline) override;
   Task<void> wait_while_held_here(Clock::time_point until) override;
@@ -28,6 +31,7 @@ class BlockingWait final : public WaitDriver {
   Task<bool> listen(Clock::time_point until) override;
   void switch_to(ReleaseChannel channel) override { listener_.switch_to(std::move(channel)); }
   bool listening() const noexcept override { return listener_.listening(); }
+  std::optional<std::string> grant_heard(std::string_view me) const override { return listener_.grant_heard(me); }
   void arm() override { listener_.arm(); }
   void drop_if_redirected() override { listener_.drop_if_redirected(); }
   Task<bool> wait_until(Clock::time_point until, std::string_view me) override;

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <string>
 #include <stop_token>
 #include <string_view>
 #include <utility>
@@ -50,6 +52,10 @@ class ReleaseListener {
   // Sleeps until a release announced after arm() that is addressed to `me` or to every waiter, or
   // until `until`; without a subscription, simply until `until`. true when a release woke it.
   bool wait_until(Clock::time_point until, std::string_view me = {});
+  // The terms of a grant to `me` heard since arm() (ReleaseNotifier::Watch::grant_heard).
+  std::optional<std::string> grant_heard(std::string_view me) const {
+    return watch_ ? watch_->grant_heard(me) : std::nullopt;
+  }
 
   // listen() and wait_until() for an event-driven waiter: nothing blocks, the waits are the
   // loop's (waiting/change_wait.hpp), and the task resumes on it.

@@ -16,6 +16,12 @@
 
 namespace lockbridge::detail {
 
+namespace {
+// The waiter a release announcement is for: its payload up to the first space (a grant's terms
+// follow it); empty for every waiter.
+std::string_view payload_name(std::string_view payload) { return payload.substr(0, payload.find(' ')); }
+}  // namespace
+
 struct ReleaseNotifier::Channel {
   explicit Channel(const ReleaseChannel& spec)
       : sharded(spec.sharded), payload_names_waiter(spec.payload_names_waiter) {}
@@ -29,7 +35,9 @@ struct ReleaseNotifier::Channel {
   bool refused = false;
   Clock::time_point retry_at{};
   std::uint64_t generation = 0;  // one per announced release (or lost connection)
-  // The payloads of the latest releases: (generation, payload); an empty payload is for everyone.
+  // The payloads of the latest releases: (generation, payload); an empty payload is for everyone,
+  // else it starts with the waiter it is for (payload_name), followed by a grant's terms when the
+  // release granted that waiter the lock (docs/design.md §10.6).
   std::deque<std::pair<std::uint64_t, std::string>> recent;
   Clock::time_point idle_since{};       // when watchers last dropped to zero
   std::condition_variable_any changed;  // the _any kind: a waiter's stop request wakes it
@@ -42,7 +50,7 @@ struct ReleaseNotifier::Channel {
     ++generation;
     recent.emplace_back(generation, std::move(payload));
     if (recent.size() > kRecent) recent.pop_front();
-    const std::string& named = recent.back().second;
+    const std::string_view named = payload_name(recent.back().second);
     if (named.empty()) {
       wake_all();
       return;
@@ -148,8 +156,17 @@ bool ReleaseNotifier::Watch::heard(std::string_view me) const {
   // Older announcements than we keep: one of them may have been for us.
   if (channel_->recent.empty() || channel_->recent.front().first > seen_ + 1) return true;
   return std::any_of(channel_->recent.begin(), channel_->recent.end(), [&](const auto& entry) {
-    return entry.first > seen_ && (entry.second.empty() || entry.second == me);
+    return entry.first > seen_ && (entry.second.empty() || payload_name(entry.second) == me);
   });
+}
+
+std::optional<std::string> ReleaseNotifier::Watch::grant_heard(std::string_view me) const {
+  std::lock_guard lock(notifier_.mutex_);
+  for (auto it = channel_->recent.rbegin(); it != channel_->recent.rend() && it->first > seen_; ++it) {
+    const std::string& payload = it->second;
+    if (payload_name(payload) == me && payload.size() > me.size()) return payload.substr(me.size() + 1);
+  }
+  return std::nullopt;
 }
 
 void ReleaseNotifier::Watch::on_change(std::string_view me, std::function<void()> changed) {

@@ -84,6 +84,10 @@ class ReleaseNotifier {
     // Sleeps until a release announced after arm() that is addressed to `me` or to every waiter
     // (an empty payload), or until `until`. true when a release woke it.
     bool wait_until(Clock::time_point until, std::string_view me = {}, const std::stop_token& stop = {});
+    // The terms of the latest grant to `me` announced after arm() (docs/design.md §10.6: "<tag>
+    // <fence> <value>"), or nullopt. A grant older than the announcements kept is not seen here;
+    // the waiter's next attempt finds it.
+    std::optional<std::string> grant_heard(std::string_view me) const;
 
     // For an event-driven waiter, which must not sleep: `changed` is called when something it may
     // wait for happened: a release addressed to `me` (the waiter's id; empty: none) or to every

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/lock_target.hpp"
@@ -26,6 +28,9 @@ class WaitDriver {
   virtual void leave_queue(std::string_view waiter) noexcept = 0;
   // WaitPlan::tells_starving: the queued wait has lasted past starvation_after (`waited` so far).
   virtual void starving(std::chrono::nanoseconds waited) noexcept = 0;
+  // A release granted the lock to this waiter (docs/design.md §10.6): the hold begins without a
+  // round trip, as `attempt` says, counted from `started` (the last attempt's start).
+  virtual void hold_granted(const TargetAttempt& attempt, Clock::time_point started) = 0;
 
   // The process-local line (WaitPlan::line; only asked when it has one).
   // Takes a place in the line and waits to be first in it: false when `deadline` passed or a stop
@@ -45,6 +50,8 @@ class WaitDriver {
   // Until a release addressed to `me` (or to every waiter) is heard, `until` passes or a stop is
   // requested; true when a release ended it.
   virtual Task<bool> wait_until(Clock::time_point until, std::string_view me) = 0;
+  // The terms of a grant to `me` announced since arm() ("<tag> <fence> <value>"), or nullopt.
+  virtual std::optional<std::string> grant_heard(std::string_view me) const = 0;
 };
 
 }  // namespace lockbridge::detail

@@ -1,6 +1,8 @@
 #include "waiting/wait_loop.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -31,6 +33,30 @@ struct QueueSeat {
   std::string waiter;  // empty while not queued
   bool taken = false;
 };
+
+// The hold a grant message's terms ("<tag> <fence> <value>", docs/design.md §10.6) give this
+// waiter, or nullopt when they are for another of its attempts or unreadable. `request` is the
+// last attempt's, begun at `started`: the grant ran after that attempt did (a grant made before it
+// would have been found by it), so its lease ends no sooner than `started` + its grant lease.
+std::optional<TargetAttempt> granted_hold(std::string_view terms, const AttemptRequest& request,
+                                          Clock::time_point started) {
+  const auto tag_end = terms.find(' ');
+  const auto fence_end = tag_end == std::string_view::npos ? tag_end : terms.find(' ', tag_end + 1);
+  if (fence_end == std::string_view::npos) return std::nullopt;
+  if (terms.substr(0, tag_end) != std::to_string(request.grant_tag)) return std::nullopt;
+  std::uint64_t fence = 0;
+  for (const char digit : terms.substr(tag_end + 1, fence_end - tag_end - 1)) {
+    if (digit < '0' || digit > '9') return std::nullopt;
+    fence = fence * 10 + static_cast<std::uint64_t>(digit - '0');
+  }
+  TargetAttempt hold;
+  hold.acquired = true;
+  hold.granted = true;
+  hold.value.assign(terms.substr(fence_end + 1));
+  hold.valid_until = started + request.grant_lease;
+  if (fence > 0) hold.fence = fence;  // fences start at 1: 0 says none was drawn
+  return hold;
+}
 
 // The loop once this waiter may contend in Redis (first in the local line, or without one); the
 // wait began at `began`. A coroutine of its own, so that a waiter still in the line keeps only
@@ -71,6 +97,11 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
     if (!driver.listening()) co_await driver.listen(deadline);
   }
   AttemptRequest request{options.lease, seat.queued(), seat.waiter, deadline};
+  // A release may grant the lock to a starving queued waiter outright (docs/design.md §10.6), for
+  // the lease at most grant_lease, unless the replicas must acknowledge the acquisition (the waiter
+  // then claims what it was handed with an attempt of its own, which waits for them).
+  if (options.replica_ack.replicas <= 0) request.grant_lease = std::min(options.lease, options.grant_lease);
+  auto attempt_started = Clock::now();
   std::optional<Clock::time_point> due;  // the policy's next attempt
   bool heartbeat = false;                // this attempt came early, to keep a queued place
   for (bool attempted = false;; attempted = true) {
@@ -81,6 +112,8 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
       request.starving_in = std::chrono::ceil<std::chrono::milliseconds>(starving_from - Clock::now());
     }
     driver.arm();
+    ++request.grant_tag;
+    attempt_started = Clock::now();
     const TargetAttempt result = co_await driver.attempt(request);
     if (result.acquired) {
       seat.taken = true;
@@ -137,6 +170,18 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
       if (!heard) tell_if_starving();
     }
     if (!heard) heard = co_await driver.wait_until(wake_by, seat.waiter);
+    if (heard && queued) {
+      // The release may have made this waiter the holder: then the message says so, and no
+      // attempt is needed (one that missed it finds the grant, so nothing is lost either way).
+      const std::optional<std::string> terms = driver.grant_heard(seat.waiter);
+      if (terms) {
+        if (const auto hold = granted_hold(*terms, request, attempt_started)) {
+          driver.hold_granted(*hold, attempt_started);
+          seat.taken = true;
+          co_return true;
+        }
+      }
+    }
     heartbeat = !heard && queued && Clock::now() < *due;
   }
 }

@@ -35,6 +35,9 @@ class Contender {
   // WaitPlan::tells_starving: the wait, queued in Redis, has lasted past starvation_after (`waited`
   // so far). Called once per wait, on the waiting thread.
   virtual void starving(std::chrono::nanoseconds /*waited*/) noexcept {}
+  // A release granted this waiter the lock (docs/design.md §10.6): the hold begins, as `attempt`
+  // says, without a round trip.
+  virtual void hold_granted(const TargetAttempt& attempt, std::chrono::steady_clock::time_point started) = 0;
 };
 
 struct WaitPlan {

@@ -1,0 +1,215 @@
+// Direct grant (docs/design.md §10.6): a release makes the starving head of the queue the holder
+// in its own script, and the message that wakes the waiter says it holds the lock. Against the
+// fixture's redis-server, for the token strategy (notify mode's starving waiter, and fair mode's
+// every waiter) and the hardened legacy preset in its three formats. Clients stand for processes
+// (local_queue off); the killed waiter is a process of its own. Every assertion is about who holds
+// the lock and what Redis or the wire shows, never about how long anything took.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <future>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "lockbridge/legacy_value.hpp"
+#include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+struct GrantVariant {
+  std::string name;
+  MutexOptions base;
+  bool fair = false;
+};
+
+// A waiter of the variant that starves at once (notify mode, 1 ms) or queues in fair mode, and
+// keeps its place without a heartbeat in the test's time (a queued waiter asks again only every
+// fair_waiter_timeout / 3): whatever it sends in a test, the test caused.
+MutexOptions waiter_options(const GrantVariant& variant) {
+  MutexOptions options = variant.base;
+  options.wait_mode = variant.fair ? WaitMode::fair : WaitMode::notify;
+  options.starvation_after = milliseconds(1);
+  options.local_queue = false;  // these waiters stand for other processes
+  options.acquire_timeout = seconds(30);
+  options.fair_waiter_timeout = seconds(90);
+  return options;
+}
+
+std::string queue_of(const GrantVariant& variant, const std::string& key) {
+  return variant.fair ? detail::fair_queue(key) : detail::waiter_queue(key);
+}
+std::string times_of(const GrantVariant& variant, const std::string& key) {
+  return variant.fair ? detail::fair_deadlines(key) : detail::waiter_times(key);
+}
+
+// Whether the first waiter queued on `key` starves by the server's clock (its entry's second
+// field; fair mode's waiters starve at once).
+bool first_waiter_starves(const GrantVariant& variant, const std::string& key) {
+  const Reply first = raw({"LINDEX", queue_of(variant, key), "0"});
+  if (first.is_nil()) return false;
+  const Reply times = raw({"HGET", times_of(variant, key), first.str});
+  if (times.is_nil()) return false;
+  const auto space = times.str.find(' ');
+  if (space == std::string::npos) return false;
+  return server_ms() >= std::stoll(times.str.substr(space + 1));
+}
+
+class Grant : public ::testing::TestWithParam<GrantVariant> {};
+
+// The waiter returns from lock() holding the lock, and sends nothing for it: MONITOR shows the
+// release's one script call writing the waiter's value, and no command of the waiter's.
+TEST_P(Grant, TheGrantedWaiterHoldsWithoutAFurtherCommand) {
+  const std::string key = unique_key();
+  const MutexOptions options = waiter_options(GetParam());
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  Client waiter_client = test_client();
+  Mutex waiter(waiter_client, key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
+  // Its subscription is confirmed before its queued attempt (wait_loop), so the message is heard.
+  CommandRecorder recorder(key, /*containing=*/true);
+  recorder.start();
+  const auto before = waiter_client.stats().round_trips;
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  const auto after = waiter_client.stats().round_trips;
+  const std::vector<std::vector<std::string>> commands = recorder.stop();
+  EXPECT_TRUE(waiter.owns_lock());
+  EXPECT_EQ(after, before) << "the granted waiter made a round trip before it held the lock";
+  int scripts = 0;
+  bool wrote_waiters_value = false;
+  for (const auto& command : commands) {
+    if (command.front() == "EVALSHA" || command.front() == "EVAL") ++scripts;
+    if (command.size() >= 3 && command[0] == "SET" && command[1] == key && command[2] == waiter.value())
+      wrote_waiters_value = true;
+  }
+  EXPECT_EQ(scripts, 1) << "only the holder's release script ran";
+  EXPECT_TRUE(wrote_waiters_value) << "the release script did not write the waiter's value";
+  EXPECT_EQ(raw({"GET", key}).str, waiter.value());
+  const std::int64_t pttl = raw({"PTTL", key}).integer;
+  EXPECT_GT(pttl, 0);
+  EXPECT_LE(pttl, options.grant_lease.count() + options.legacy.safety_ttl_grace.count())
+      << "a grant lives grant_lease (plus legacy's safety grace) until the hold lasts";
+  waiter.unlock();
+  EXPECT_TRUE(raw({"GET", key}).is_nil());
+  EXPECT_EQ(raw({"EXISTS", detail::grant_record(key), queue_of(GetParam(), key), times_of(GetParam(), key)}).integer, 0)
+      << "a served grant leaves no trace in Redis";
+}
+
+// A waiter that misses the message (it cannot subscribe: the ACL denies it) still finds its grant
+// with its next attempt; one that gives up first passes the lock on at once.
+TEST_P(Grant, AWaiterThatGaveUpAfterItsGrantLeavesTheLockFree) {
+  const std::string key = unique_key();
+  MutexOptions options = waiter_options(GetParam());
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));  // its next attempt: not in this test
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  const AclUser deaf({"+@all", "-ssubscribe", "-subscribe"});
+  Client waiter_client(deaf.url());
+  Mutex waiter(waiter_client, key, options);
+  std::stop_source stop;
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(seconds(30), stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
+  holder.unlock();
+  ASSERT_TRUE(raw({"GET", detail::grant_record(key)}).str.starts_with(raw({"LINDEX", queue_of(GetParam(), key), "0"}).str))
+      << "the release did not grant the lock to the waiter";
+  stop.request_stop();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  EXPECT_FALSE(waited.get()) << "a stopped wait does not take its grant";
+  EXPECT_TRUE(raw({"GET", key}).is_nil()) << "the waiter that gave up kept the lock granted to it";
+  EXPECT_EQ(raw({"EXISTS", detail::grant_record(key)}).integer, 0);
+  EXPECT_EQ(raw({"LLEN", queue_of(GetParam(), key)}).integer, 0);
+}
+
+// A granted waiter that was killed blocks the next one no longer than the grant lease: the key a
+// release writes for it lives that long at most, and the next waiter then takes the lock.
+TEST_P(Grant, AGrantedWaiterKilledStallsTheQueueNoLongerThanTheGrantLease) {
+  const std::string key = unique_key();
+  MutexOptions options = waiter_options(GetParam());
+  options.grant_lease = milliseconds(400);
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  std::string lock_args = " --lease 60000 --grant-lease 400";
+  if (options.strategy == StrategyKind::legacy) {
+    const LegacyFormat format = options.legacy.format;
+    lock_args += std::string(" --strategy legacy --preset hardened --format ") +
+                 (format == LegacyFormat::epoch_seconds ? "seconds"
+                  : format == LegacyFormat::uuid_ms     ? "uuid-ms"
+                                                        : "ms");
+  }
+  lock_args += GetParam().fair ? " --wait-mode fair" : " --wait-mode notify --starvation-after 1";
+  BackgroundCli doomed("hold '" + key + "' --json --wait 60000 --for 60000" + lock_args);
+  ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); }))
+      << "the doomed waiter never queued: " << doomed.errors();
+  ASSERT_EQ(::kill(doomed.pid(), SIGKILL), 0);
+  (void)doomed.finish();
+  holder.unlock();  // grants the lock to the dead waiter, whose deadline has not passed
+  const std::int64_t pttl = raw({"PTTL", key}).integer;
+  EXPECT_GT(pttl, 0) << "the release did not grant the lock to the (not yet known dead) waiter";
+  EXPECT_LE(pttl, 400 + options.legacy.safety_ttl_grace.count()) << "a grant outlives its grant lease";
+  if (options.strategy == StrategyKind::legacy) {
+    const auto stamp = parse_legacy_value(raw({"GET", key}).str, options.legacy.format);
+    ASSERT_TRUE(stamp);
+    // A stamp in seconds is rounded up to the next whole second.
+    const std::int64_t rounding = options.legacy.format == LegacyFormat::epoch_seconds ? 1000 : 1;
+    EXPECT_LE(stamp->expiry_ms, server_ms() + 400 + rounding) << "the granted stamp outlives the grant lease";
+  }
+  Client next_client = test_client();
+  Mutex next(next_client, key, options);
+  EXPECT_TRUE(next.try_lock_for(seconds(30))) << "a dead granted waiter must not block the lock";
+  next.unlock();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, Grant,
+    ::testing::Values(GrantVariant{"TokenNotify", token_options()}, GrantVariant{"TokenFair", token_options(), true},
+                      GrantVariant{"LegacyHardened", hardened_options()},
+                      GrantVariant{"LegacyHardenedSeconds", hardened_options(LegacyFormat::epoch_seconds)},
+                      GrantVariant{"LegacyHardenedUuid", hardened_options(LegacyFormat::uuid_ms)}),
+    [](const auto& param_info) { return param_info.param.name; });
+
+// Java services running jedis-lock read a lock granted to a hardened waiter as an ordinary held
+// lock: the faithful preset (jedis-lock 1.0's exact commands) finds it held and leaves it alone.
+TEST(GrantToLegacy, AJavaProtocolPeerSeesAHeldStamp) {
+  for (const LegacyFormat format : {LegacyFormat::epoch_ms, LegacyFormat::epoch_seconds, LegacyFormat::uuid_ms}) {
+    SCOPED_TRACE(to_string(format));
+    const std::string key = unique_key();
+    const MutexOptions options = waiter_options(GrantVariant{"legacy", hardened_options(format)});
+    Client holder_client = test_client();
+    Mutex holder(holder_client, key, options);
+    ASSERT_TRUE(holder.try_lock());
+    Client waiter_client = test_client();
+    Mutex waiter(waiter_client, key, options);
+    auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+    ASSERT_TRUE(eventually([&] { return first_waiter_starves(GrantVariant{"legacy", options}, key); }));
+    holder.unlock();
+    ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+    waited.get();
+    const std::string granted = raw({"GET", key}).str;
+    EXPECT_EQ(granted, waiter.value());
+    const auto stamp = parse_legacy_value(granted, format);
+    ASSERT_TRUE(stamp) << granted << " is not a " << to_string(format) << " stamp";
+    EXPECT_FALSE(is_expired(*stamp, server_ms()));
+    MutexOptions java = faithful_options(format);
+    Client java_client = test_client();
+    Mutex peer(java_client, key, java);
+    EXPECT_FALSE(peer.try_lock()) << "a jedis-lock peer took a lock granted to a waiter";
+    EXPECT_EQ(raw({"GET", key}).str, granted) << "the jedis-lock peer changed the granted stamp";
+    waiter.unlock();
+  }
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
