@@ -122,7 +122,10 @@ class CompatWireRedisLocker : public ::testing::Test {
                           {"{sha}", kSha},
                           {"{channel}", exactly(detail::release_channel(key_))},
                           {"{waiters}", exactly(detail::waiter_queue(key_))},
-                          {"{waiter-times}", exactly(detail::waiter_times(key_))}};
+                          {"{waiter-times}", exactly(detail::waiter_times(key_))},
+                          {"{grant}", exactly(detail::grant_record(key_))},
+                          {"{fence}", exactly(detail::fence_counter(key_))},
+                          {"{none}", exactly("")}};
     });
   }
 };
@@ -211,7 +214,10 @@ TEST_F(CompatWireTokenWatchdog, ReleaseIsOneCompareAndDelete) {
                             {"{sha}", kSha},
                             {"{channel}", exactly(detail::release_channel(key_))},
                             {"{waiters}", exactly(detail::waiter_queue(key_))},
-                            {"{waiter-times}", exactly(detail::waiter_times(key_))}};
+                            {"{waiter-times}", exactly(detail::waiter_times(key_))},
+                          {"{grant}", exactly(detail::grant_record(key_))},
+                          {"{fence}", exactly(detail::fence_counter(key_))},
+                          {"{none}", exactly("")}};
       });
 }
 

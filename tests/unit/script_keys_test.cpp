@@ -22,7 +22,7 @@ using KeySet = std::set<std::string>;
 // argument: what the script itself names.
 std::string own_text(const Script& script) {
   std::string text(script.body);
-  for (const std::string_view prelude : {std::string_view(kFairPrelude), std::string_view(kFencePrelude)}) {
+  for (const std::string_view prelude : {std::string_view(kFairPrelude), std::string_view(kFencePrelude), std::string_view(kGrantPrelude)}) {
     if (const auto at = text.find(prelude); at != std::string::npos) text.erase(at, prelude.size());
   }
   return text;
@@ -52,6 +52,11 @@ KeySet keys_used(const Script& script) {
                 }
               });
   add_matches(text, std::regex(R"(draw_fence\((\d+)\))"), [&](const std::smatch& m) { keys.insert(m[1]); });
+  // grant(waiter, spec, lock, record, fence_at) and granted_to(waiter, lock, record).
+  add_matches(text, std::regex(R"(grant\([^,]+, [^,]+, (\d+), (\d+), (\d+)\))"),
+              [&](const std::smatch& m) { keys.insert({m[1], m[2], m[3]}); });
+  add_matches(text, std::regex(R"(granted_to\([^,]+, (\d+), (\d+)\))"),
+              [&](const std::smatch& m) { keys.insert({m[1], m[2]}); });
   // queued_view() reads the lock and the queue at KEYS[2], KEYS[3].
   if (text.find("queued_view(") != std::string::npos) keys.insert({"1", "2", "3"});
   return keys;

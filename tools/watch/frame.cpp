@@ -11,13 +11,15 @@
 namespace lockbridge::tools::watch {
 namespace {
 
-// "<deadline> <starving at>" entries whose starving time has passed by `now_ms`.
+// "<deadline> <starving at> [<grant spec>]" entries whose starving time has passed by `now_ms`.
 std::int64_t count_starving(const Reply& times, std::int64_t now_ms) {
   std::int64_t starving = 0;
   for (const Reply& entry : times.elements) {
-    const auto space = entry.str.find(' ');
-    if (space == std::string::npos) continue;  // fair mode's entries: no starving time
-    const auto at = whole_number(std::string_view(entry.str).substr(space + 1));
+    const std::string_view text = entry.str;
+    const auto space = text.find(' ');
+    if (space == std::string::npos) continue;  // an entry without a starving time
+    const auto end = text.find(' ', space + 1);
+    const auto at = whole_number(text.substr(space + 1, end == std::string_view::npos ? end : end - space - 1));
     if (at && *at <= now_ms) ++starving;  // anything else is not ours to judge
   }
   return starving;
