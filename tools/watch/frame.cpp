@@ -32,10 +32,20 @@ std::int64_t subscriber_count(const Reply& reply) {
   return total;
 }
 
+// A PUBSUB pattern matching exactly `text`, then anything after it.
+std::string glob_prefix(std::string_view text) {
+  std::string pattern;
+  for (const char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  return pattern + "*";
+}
+
 // The waiters, queue and fence of each key, read from `master` in one pipelined round trip.
 void read_companions(const Client& master, std::vector<KeyView>& views) {
   if (views.empty()) return;
-  constexpr std::size_t kPerKey = 6;
+  constexpr std::size_t kPerKey = 7;
   std::vector<std::vector<std::string>> commands;
   commands.reserve(views.size() * kPerKey);
   for (const KeyView& view : views) {
@@ -46,6 +56,9 @@ void read_companions(const Client& master, std::vector<KeyView>& views) {
     commands.push_back({"LLEN", names.fair_queue});
     commands.push_back({"HVALS", names.waiter_times});
     commands.push_back({"GET", names.fence_counter});
+    // Each waiting Client listens on its own channel, the release channel + ":<tag>" (one
+    // subscriber each): docs/design.md §10.2.
+    commands.push_back({"PUBSUB", "SHARDCHANNELS", glob_prefix(names.release_channel + ":")});
   }
   const std::vector<Reply> replies = master.pipeline(commands);
   for (std::size_t i = 0; i < views.size(); ++i) {
@@ -62,6 +75,7 @@ void read_companions(const Client& master, std::vector<KeyView>& views) {
       view.starving = std::min(count_starving(reply[4], view.server_now_ms), view.queued);
     }
     if (reply[5].kind == Reply::Kind::string) view.fence = whole_number(reply[5].str);
+    if (reply[6].kind == Reply::Kind::array) view.subscribers += static_cast<std::int64_t>(reply[6].elements.size());
   }
 }
 

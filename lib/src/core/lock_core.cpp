@@ -88,10 +88,17 @@ bool LockCore::try_once() {
 }
 
 WaitPlan LockCore::wait_plan(std::stop_token stop) const {
+  std::optional<ReleaseChannel> channel = target_->channel();
+  std::string waiter_tag;
+  if (channel && target_->announces_to_waiters()) {
+    waiter_tag = state_->waiter_tag;
+    channel->name += ":" + waiter_tag;
+  }
   return WaitPlan{options_,
                   *state_,
                   line_,
-                  target_->channel(),
+                  std::move(channel),
+                  std::move(waiter_tag),
                   target_->always_learns_remaining(),
                   target_->queues_waiters(),
                   events_.observed(),

@@ -84,6 +84,9 @@ class LockTarget {
   // Whether waiters queue in notify mode (AttemptRequest::queued_waiter), so that a release wakes
   // only the first, and hands the lock to it once it starves (docs/design.md §10.5).
   virtual bool queues_waiters() const noexcept { return false; }
+  // Whether a release naming a queued waiter is announced on that waiter's Client's own channel
+  // (LockStrategy::announces_to_waiters), where its waiters then listen.
+  virtual bool announces_to_waiters() const noexcept { return false; }
 
   // The calls below are coroutines (util/task.hpp): the blocking front runs them in place
   // (run_now), an event-driven one awaits them. Their arguments must live until they end.

@@ -25,6 +25,7 @@ class SingleKeyTarget final : public LockTarget {
   std::string identity() const override;
   std::optional<ReleaseChannel> channel() const override { return channel_; }
   bool queues_waiters() const noexcept override { return strategy_->queues_waiters(); }
+  bool announces_to_waiters() const noexcept override { return strategy_->announces_to_waiters(); }
   Task<TargetAttempt> attempt(const AttemptRequest& request) override;
   Task<ReleaseOutcome> release(const std::string& value) override;
   Task<TargetExtension> extend(const std::string& value, std::chrono::milliseconds lease) override;

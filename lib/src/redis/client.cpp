@@ -6,6 +6,7 @@
 #include <map>
 
 #include "lockbridge/error.hpp"
+#include "lockbridge/identity.hpp"
 #include "redis/client_state.hpp"
 #include "redis/eval_fallback.hpp"
 #include "util/option_limits.hpp"
@@ -84,6 +85,7 @@ std::shared_ptr<Endpoint> make_endpoint(RedisUrl server, const ClientOptions& op
 ClientState::ClientState(RedisUrl given, const ClientOptions& options)
     : url(std::move(given)),
       observer(options.observer),
+      waiter_tag(random_token().substr(0, 12)),
       endpoint(make_endpoint(primary_server(url), options, round_trips)),
       pool(endpoint),
       notifier(endpoint),

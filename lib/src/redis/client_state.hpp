@@ -27,6 +27,10 @@ struct ClientState {
   std::atomic<std::uint64_t> round_trips{0};
   const RedisUrl url;                        // as the Client was given it
   const std::shared_ptr<Observer> observer;  // ClientOptions::observer
+  // Begins the ids of this Client's queued waiters ("<tag>-<random>"): a release that names one
+  // announces it on the key's release channel + ":<tag>", which only this Client's subscriber
+  // hears, so a release wakes one process, not every waiting one (docs/design.md §10.2).
+  const std::string waiter_tag;
   // The observer thread: every lock's events, the watchdog's too. Destroyed after the keeper and
   // the locks (which hold this state), so it delivers everything they posted.
   EventQueue events;

@@ -40,6 +40,7 @@ class LegacyHardened final : public LockStrategy {
   Task<LockInfo> inspect(Link& link, std::string_view key, std::string_view my_value) override;
   Task<void> leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) override;
   bool queues_waiters() const noexcept override { return true; }
+  bool announces_to_waiters() const noexcept override { return true; }
 
  private:
   struct ScriptResult {

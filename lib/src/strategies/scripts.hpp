@@ -106,6 +106,16 @@ local function may_take_free(first, waiter)
   local head, _, starving = live_head(KEYS[first], KEYS[first + 1])
   return not head or head == waiter or not starving
 end
+-- Announces a release on `channel` ('' for none) with `payload`, which names `waiter` (nil: every
+-- waiter). A waiter id "<tag>-<random>" belongs to a Client that listens on channel .. ':' .. tag
+-- (the same hash slot), so only that waiter's process wakes, not every one subscribed to the
+-- lock (docs/design.md §10.2); other ids hear it on the channel itself.
+local function announce(channel, waiter, payload)
+  if channel == '' then return end
+  local tag = waiter and string.match(waiter, '^(%x+)%-')
+  if tag then channel = channel .. ':' .. tag end
+  redis.pcall('SPUBLISH', channel, payload)
+end
 -- Takes `waiter` out of the queue at KEYS[first]: it got the lock.
 local function leave_place(first, waiter)
   redis.call('LREM', KEYS[first], 1, waiter)
@@ -348,12 +358,12 @@ if starving then
   local _, _, message = grant(head, spec, 1, 4, 5)
   if message then
     leave_place(2, head)
-    if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], message) end
+    announce(ARGV[2], head, message)
     return 2
   end
 end
 redis.call('DEL', KEYS[1], KEYS[4])
-if ARGV[2] ~= '' then redis.pcall('SPUBLISH', ARGV[2], head or '') end
+announce(ARGV[2], head or nil, head or '')
 return 1
 )lua");
 inline constexpr Script kCompareAndHandOff = script_of("compare_and_hand_off", kCompareAndHandOffText);
@@ -428,7 +438,7 @@ for i = 1, n do
     else
       redis.call('DEL', KEYS[i])
     end
-    redis.pcall('SPUBLISH', ARGV[i + 1], head or '')
+    announce(ARGV[i + 1], head or nil, head or '')
     released = released + 1
   end
 end

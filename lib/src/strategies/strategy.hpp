@@ -77,6 +77,9 @@ class LockStrategy {
   // Whether this strategy's waiters queue in notify mode, so that a release wakes only the first
   // and hands the lock to it once it starves (docs/design.md §10.5).
   virtual bool queues_waiters() const noexcept { return false; }
+  // Whether a release that names a queued waiter announces it on that waiter's Client's own
+  // channel (release channel + ":<ClientState::waiter_tag>"; scripts.hpp, announce()).
+  virtual bool announces_to_waiters() const noexcept { return false; }
   // A release that deletes announces it on `release_channel`, where the protocol allows.
   virtual Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
                                        std::string_view release_channel) = 0;

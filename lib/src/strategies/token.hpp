@@ -16,6 +16,7 @@ class TokenStrategy final : public LockStrategy {
   Task<void> leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) override;
   // In notify and poll mode; fair mode queues everyone anyway.
   bool queues_waiters() const noexcept override { return !fair_; }
+  bool announces_to_waiters() const noexcept override { return true; }
   Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
                                std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;

@@ -23,13 +23,15 @@ struct QueueSeat {
     if (!waiter.empty() && !taken) driver.leave_queue(waiter);
   }
   // From the next attempt on, the waiter queues under a fresh id: drawn only now, so that a wait
-  // that never queues (the uncontended path) costs nothing.
+  // that never queues (the uncontended path) costs nothing. "<tag>-<random>" with a tag: releases
+  // naming it are announced on its Client's own channel (WaitPlan::waiter_tag).
   void take() {
-    if (waiter.empty()) waiter = random_token();
+    if (waiter.empty()) waiter = tag.empty() ? random_token() : tag + "-" + random_token();
   }
   bool queued() const noexcept { return !waiter.empty(); }
 
   WaitDriver& driver;
+  const std::string& tag;
   std::string waiter;  // empty while not queued
   bool taken = false;
 };
@@ -73,7 +75,7 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
   const bool queues = notify && !fair && plan.queues_waiters;
   const auto starving_from =
       options.starvation_after.count() > 0 ? began + options.starvation_after : Clock::time_point::max();
-  QueueSeat seat{driver, {}};
+  QueueSeat seat{driver, plan.waiter_tag, {}};
   if (fair) seat.take();
   // An observed wait is told once, as the bound passes, that it starves: only once an attempt has
   // queued it in Redis, where a release then hands it the lock. Redis counts the bound from when

@@ -45,6 +45,9 @@ struct WaitPlan {
   ClientState& state;                     // whose subscriber hears the announcements
   std::shared_ptr<LocalLine> line;        // null without MutexOptions::local_queue
   std::optional<ReleaseChannel> channel;  // where releases are announced; nullopt: nowhere (poll)
+  // Non-empty: the channel is this Client's own for the lock (ClientState::waiter_tag), and the
+  // waiter ids begin with the tag, so releases naming them are announced there.
+  std::string waiter_tag;
   // Every failed attempt reports the holder's remaining lease (no fast first attempt needed).
   bool always_learns_remaining = false;
   // The target queues notify mode's waiters (LockTarget::queues_waiters).
