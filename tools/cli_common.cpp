@@ -168,8 +168,8 @@ void add_lock_options(po::options_description& options) {
       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
       "plus a first-come first-served queue across processes; token strategy)")(
       "starvation-after", number_value(std::to_string(MutexOptions{}.starvation_after.count())),
-      "notify mode: a waiter that has waited MS ms (0 to 365 days; 0: never) starves, and releases hand the lock "
-      "to it instead of letting newcomers barge (token, legacy hardened)")(
+      "notify mode: a queued waiter that has waited MS ms (0 to 365 days; 0: at once) starves, and releases grant "
+      "it the lock instead of letting newcomers barge (token, legacy hardened)")(
       "grant-lease", number_value(std::to_string(MutexOptions{}.grant_lease.count())),
       "a starving waiter (every waiter in fair mode) is granted the lock by the release for at most MS ms (1 ms "
       "to 365 days) until its hold lasts, so a waiter that died blocks nobody longer (token, legacy hardened)")(

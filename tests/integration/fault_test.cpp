@@ -131,8 +131,7 @@ TEST(Faults, TheReleaseSubscriberSubscribesAgainAfterAResetAndItsWaiterWakes) {
   const Client waiter_client = client_through(proxy, seconds(2));
   Mutex waiter(waiter_client, key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
-  const std::string channel = detail::release_channel(key);
-  const auto subscribers = [&] { return raw({"PUBSUB", "SHARDNUMSUB", channel}).elements.at(1).integer; };
+  const auto subscribers = [&] { return release_subscribers(key); };
   // Reset while the waiter sleeps (subscribed and queued), and only the subscriber's connection:
   // the waiter's own attempt after the wake-up must not meet a pooled connection whose reset is
   // still on its way (an attempt whose reply is lost fails the call, "outcome unknown", by design;

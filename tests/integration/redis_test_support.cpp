@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "lockbridge/identity.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 
@@ -67,6 +68,26 @@ bool over_tls() {
 std::string cli_server_args() {
   if (over_tls()) return " --url '" + tls_url() + "' --cacert '" + tls_file("ca.pem") + "'";
   return " --url '" + unix_url() + "'";
+}
+
+std::string glob_prefix(std::string_view text) {
+  std::string pattern;
+  for (const char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  return pattern + "*";
+}
+
+std::int64_t release_subscribers(const std::string& key) {
+  const std::string channel = detail::release_channel(key);
+  std::int64_t subscribers = 0;
+  for (const Reply& name : raw({"PUBSUB", "SHARDCHANNELS", glob_prefix(channel)}).elements) {
+    if (name.str != channel && !name.str.starts_with(channel + ":")) continue;
+    const Reply counted = raw({"PUBSUB", "SHARDNUMSUB", name.str});
+    if (counted.elements.size() == 2) subscribers += counted.elements[1].integer;
+  }
+  return subscribers;
 }
 
 AclUser::AclUser(std::initializer_list<std::string_view> rules) : name_("lbtest-" + random_token().substr(0, 12)) {

@@ -71,6 +71,14 @@ class AclUser {
   std::string name_;
 };
 
+// A PUBSUB pattern matching `text` exactly, then anything after it.
+std::string glob_prefix(std::string_view text);
+
+// How many sharded subscribers hear the release announcements of `key` on the fixture's server:
+// its release channel's, and every Client's own channel's beside it (release channel + ":<tag>",
+// docs/design.md §10.2).
+std::int64_t release_subscribers(const std::string& key);
+
 // Whether `value` has the token strategy's form: 32 lowercase hex digits.
 inline bool is_token(std::string_view value) {
   return value.size() == 32 && value.find_first_not_of("0123456789abcdef") == std::string_view::npos;

@@ -161,7 +161,7 @@ TEST_P(Starvation, AWaiterPastTheBoundGetsTheLockBeforeOneThatCameLater) {
   // The late one never starves (the rule is off for its waits) and retries every few ms: it
   // would barge in at the release if the release freed the lock.
   Client late_client = test_client();
-  auto late = make(late_client, key, milliseconds(0));
+  auto late = make(late_client, key, hours(1));
   const auto late_before = late_client.stats().round_trips;
   auto late_done = std::async(std::launch::async, [&] {
     late->lock();

@@ -513,7 +513,14 @@ int connections_on_port(const ServerProcess& server, int port) {
 }
 
 bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel) {
-  return node.command({"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1";
+  std::istringstream names(node.command({"PUBSUB", "SHARDCHANNELS", glob_prefix(channel)}));
+  int subscribers = 0;
+  for (std::string name; names >> name;) {
+    if (name != channel && !name.starts_with(channel + ":")) continue;
+    const std::string counted = node.command({"PUBSUB", "SHARDNUMSUB", name});
+    subscribers += std::stoi(counted.substr(counted.rfind(' ') + 1));
+  }
+  return subscribers == 1;
 }
 
 // ---- SentinelTopology -------------------------------------------------------------------------

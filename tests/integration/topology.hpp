@@ -151,8 +151,9 @@ class ServerProcess {
 // down-after and the cluster-node-timeout (1 s here): they would see the replica down too.
 void cut_off_replica(ServerProcess& master, ServerProcess& replica);
 
-// Whether `node` counts exactly one sharded subscriber of `channel` (PUBSUB SHARDNUMSUB): a
-// waiter's Client subscribed there.
+// Whether `node` counts exactly one sharded subscriber of `channel`, or of a Client's own channel
+// beside it (`channel` + ":<tag>", where a waiter of a token or hardened lock listens:
+// docs/design.md §10.2): a waiter's Client subscribed there.
 bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel);
 
 // How many connections `server` has open on its `port` (CLIENT LIST's laddr), not counting the

@@ -174,25 +174,19 @@ TEST(Waiting, JedisLockResolutionSpendsTheTimeoutInSteps) {
   EXPECT_EQ(waiter_client.stats().round_trips - before, 4U) << "jedis-lock: timeout / resolution + 1 attempts";
 }
 
-std::int64_t shard_subscribers(const std::string& channel) {
-  const Reply reply = raw({"PUBSUB", "SHARDNUMSUB", channel});
-  return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
-}
-
 TEST(Waiting, TheSubscriptionLastsWhileSomeoneWaitsAndIsDroppedAfter) {
   const std::string key = unique_key();
-  const std::string channel = "{" + key + "}:lockbridge:released";  // the key has no hash tag
   Client client = test_client();
   Mutex holder(client, key, token_options());
   Mutex waiter(client, key, waiting(StrategyKind::token, WaitMode::notify, RetryPolicy::fixed_retries(5, seconds(60))));
   ASSERT_TRUE(holder.try_lock());
   auto waited = lock_in_background(waiter);
-  EXPECT_TRUE(eventually([&] { return shard_subscribers(channel) == 1; })) << "one subscriber connection per Client";
+  EXPECT_TRUE(eventually([&] { return release_subscribers(key) == 1; })) << "one subscriber connection per Client";
   holder.unlock();
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
   waited.get();
   waiter.unlock();
-  EXPECT_TRUE(eventually([&] { return shard_subscribers(channel) == 0; })) << "dropped once the last waiter left";
+  EXPECT_TRUE(eventually([&] { return release_subscribers(key) == 0; })) << "dropped once the last waiter left";
 }
 
 TEST(Waiting, ThreadsOfOneProcessQueueLocallyAndDoNotStormRedis) {

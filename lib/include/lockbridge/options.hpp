@@ -115,13 +115,16 @@ struct MutexOptions {
   // again after at most this long. Waiters ask at least three times per timeout while queued.
   std::chrono::milliseconds fair_waiter_timeout{5000};
   // WaitMode::notify, token strategy (Mutex and MultiMutex) and hardened legacy: the starvation
-  // rule. Every waiter queues in Redis after its first attempt, and a release wakes only the first
-  // one, which races newcomers for the freed lock. Once that first waiter has waited this long
-  // without the lock (its wait in the local line included), it starves: releases then hand the
-  // lock to it instead of freeing it. Shorter waits barge freely, which keeps throughput up. 0
-  // turns starving off for this Mutex's waits (they still queue and are woken one by one, and its
-  // releases still hand over to starving waiters of others). docs/design.md §10.5.
-  std::chrono::milliseconds starvation_after{10};
+  // rule. Every waiter queues in Redis after its first attempt (its first is the uncontended fast
+  // path, which may barge). Once the first waiter in the queue has waited this long without the
+  // lock (its wait in the local line included), it starves: releases then grant the lock to it
+  // instead of freeing it (docs/design.md §10.6). Before that, a release frees the lock and wakes
+  // that waiter alone, to race newcomers for it. 0 (the default): waiters starve at once, so a
+  // release with a waiter queued always grants it the lock, which measured best in every
+  // contended workload (docs/benchmarks.md, "Direct grant"); a long bound (up to 365 days) lets
+  // waits barge instead. A positive bound also makes an observed wait report a StarvingEvent
+  // when it passes. docs/design.md §10.5.
+  std::chrono::milliseconds starvation_after{0};
   // A release gives the lock to a starving waiter (every queued waiter in fair mode) outright: the
   // waiter holds it from that moment, with no claim of its own (docs/design.md §10.6). Until the
   // hold has lasted half of it, the granted lease is at most this long, so a waiter that died (or

@@ -73,8 +73,7 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
   // Redis, so that a release wakes the first waiter alone rather than every one, and hands the
   // lock to it once it starves (it has waited starvation_after, counted from this call).
   const bool queues = notify && !fair && plan.queues_waiters;
-  const auto starving_from =
-      options.starvation_after.count() > 0 ? began + options.starvation_after : Clock::time_point::max();
+  const auto starving_from = began + options.starvation_after;
   QueueSeat seat{driver, plan.waiter_tag, {}};
   if (fair) seat.take();
   // An observed wait is told once, as the bound passes, that it starves: only once an attempt has
@@ -82,7 +81,8 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
   // it ran the joining attempt (its time plus the ms the request said were left), which may be
   // later than this call counts it when the request was slow to get there: the event waits until
   // Redis is sure to see the waiter starving, so that a release after it hands the lock over.
-  const bool tells_starving = queues && plan.tells_starving && starving_from != Clock::time_point::max();
+  // Waits that starve at once (a bound of 0, the default) report nothing: every queued wait would.
+  const bool tells_starving = queues && plan.tells_starving && options.starvation_after.count() > 0;
   auto starving_in_redis = Clock::time_point::max();  // set when a queued attempt returns
   bool told_starving = false;
   const auto tell_if_starving = [&] {
@@ -110,7 +110,7 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
     if (plan.line) co_await driver.wait_while_held_here(deadline);
     // After the first attempt, as a deadline already past: the seat is left as a deadline leaves it.
     if (attempted && plan.stop.stop_requested()) co_return false;
-    if (queues && starving_from != Clock::time_point::max()) {
+    if (queues) {
       request.starving_in = std::chrono::ceil<std::chrono::milliseconds>(starving_from - Clock::now());
     }
     driver.arm();
