@@ -9,11 +9,15 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
+#include <system_error>
 #include <stop_token>
 #include <string>
 #include <vector>
 
+#include "lockbridge/asio.hpp"
 #include "lockbridge/legacy_value.hpp"
+#include "loop_runner.hpp"
 #include "redis_test_support.hpp"
 #include "strategies/companion_keys.hpp"
 #include "strategies/scripts.hpp"
@@ -193,6 +197,60 @@ TEST_P(Grant, AGrantedWaiterKilledStallsTheQueueNoLongerThanTheGrantLease) {
   Mutex next(next_client, key, options);
   EXPECT_TRUE(next.try_lock_for(seconds(30))) << "a dead granted waiter must not block the lock";
   next.unlock();
+}
+
+// A grant holds the lock for grant_lease at most; a hold that lasts is topped up to the lease it
+// asked for, once, by the Client's renewal thread, and keeps the lock.
+TEST_P(Grant, AHoldThatLastsIsToppedUpToItsLease) {
+  const std::string key = unique_key();
+  MutexOptions options = waiter_options(GetParam());
+  options.grant_lease = milliseconds(600);
+  options.lease = seconds(60);
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  Client waiter_client = listening_client();
+  Mutex waiter(waiter_client, key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
+  holder.unlock();
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  waited.get();
+  EXPECT_LE(waiter.valid_for(), milliseconds(600)) << "a grant's lease is grant_lease at most";
+  ASSERT_TRUE(eventually([&] { return raw({"PTTL", key}).integer > 10000; })) << "the grant was never topped up";
+  // The holder learns of it once the renewal's reply is read, just after Redis ran it.
+  EXPECT_TRUE(eventually([&] { return waiter.valid_for() > seconds(10); }))
+      << "the holder does not know of its topped-up lease";
+  EXPECT_TRUE(waiter.owns_lock());
+  EXPECT_EQ(raw({"GET", key}).str, waiter.value());
+  waiter.unlock();
+  EXPECT_TRUE(raw({"GET", key}).is_nil());
+}
+
+// The event-driven front waits in the same loop: a coroutine granted the lock holds it with no
+// round trip of its own either.
+TEST_P(Grant, AnAsyncWaiterIsGrantedTheLockWithoutAFurtherCommand) {
+  const std::string key = unique_key();
+  const MutexOptions options = waiter_options(GetParam());
+  Client holder_client = test_client();
+  Mutex holder(holder_client, key, options);
+  ASSERT_TRUE(holder.try_lock());
+  LoopRunner runner;
+  AsyncClient client(runner.io().get_executor(), listening_client());
+  AsyncMutex waiter(client, key, options);
+  std::optional<std::error_code> locked;
+  waiter.async_lock([&](std::error_code error) { locked = error; });
+  ASSERT_TRUE(runner.run_until([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
+  const auto before = client.client().stats().round_trips;
+  holder.unlock();
+  ASSERT_TRUE(runner.run_until([&] { return locked.has_value(); }));
+  EXPECT_FALSE(*locked) << locked->message();
+  EXPECT_EQ(client.client().stats().round_trips, before) << "the granted waiter made a round trip before it held the lock";
+  EXPECT_EQ(raw({"GET", key}).str, waiter.value());
+  std::optional<std::error_code> released;
+  waiter.async_unlock([&](std::error_code error) { released = error; });
+  ASSERT_TRUE(runner.run_until([&] { return released.has_value(); }));
+  EXPECT_TRUE(raw({"GET", key}).is_nil());
 }
 
 INSTANTIATE_TEST_SUITE_P(
