@@ -75,6 +75,30 @@ Client listening_client() {
   return test_client(options);
 }
 
+// A holder and a waiter on one key, each with its own Client (two processes, as far as Redis can
+// tell): the holder takes the lock, and the waiter waits in lock() from then on.
+struct HolderAndWaiter {
+  HolderAndWaiter(const std::string& key, const MutexOptions& options)
+      : holder(holder_client, key, options), waiter(waiter_client, key, options) {
+    held = holder.try_lock();
+    if (held) waited = std::async(std::launch::async, [this] { waiter.lock(); });
+  }
+  // Releases the holder's lock; whether the waiter's lock() then returned (within a bound).
+  bool hand_over() {
+    holder.unlock();
+    if (waited.wait_for(seconds(30)) != std::future_status::ready) return false;
+    waited.get();
+    return true;
+  }
+
+  Client holder_client = test_client();
+  Client waiter_client = listening_client();
+  Mutex holder;
+  Mutex waiter;
+  bool held = false;
+  std::future<void> waited;
+};
+
 class Grant : public ::testing::TestWithParam<GrantVariant> {};
 
 // The waiter returns from lock() holding the lock, and sends nothing for it: MONITOR shows the
@@ -82,21 +106,16 @@ class Grant : public ::testing::TestWithParam<GrantVariant> {};
 TEST_P(Grant, TheGrantedWaiterHoldsWithoutAFurtherCommand) {
   const std::string key = unique_key();
   const MutexOptions options = waiter_options(GetParam());
-  Client holder_client = test_client();
-  Mutex holder(holder_client, key, options);
-  ASSERT_TRUE(holder.try_lock());
-  Client waiter_client = listening_client();
-  Mutex waiter(waiter_client, key, options);
-  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  HolderAndWaiter pair(key, options);
+  ASSERT_TRUE(pair.held);
+  Mutex& waiter = pair.waiter;
   ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
   // Its subscription is confirmed before its queued attempt (wait_loop), so the message is heard.
   CommandRecorder recorder(key, /*containing=*/true);
   recorder.start();
-  const auto before = waiter_client.stats().round_trips;
-  holder.unlock();
-  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
-  waited.get();
-  const auto after = waiter_client.stats().round_trips;
+  const auto before = pair.waiter_client.stats().round_trips;
+  ASSERT_TRUE(pair.hand_over());
+  const auto after = pair.waiter_client.stats().round_trips;
   const std::vector<std::vector<std::string>> commands = recorder.stop();
   EXPECT_TRUE(waiter.owns_lock());
   EXPECT_EQ(after, before) << "the granted waiter made a round trip before it held the lock";
@@ -206,16 +225,11 @@ TEST_P(Grant, AHoldThatLastsIsToppedUpToItsLease) {
   MutexOptions options = waiter_options(GetParam());
   options.grant_lease = milliseconds(600);
   options.lease = seconds(60);
-  Client holder_client = test_client();
-  Mutex holder(holder_client, key, options);
-  ASSERT_TRUE(holder.try_lock());
-  Client waiter_client = listening_client();
-  Mutex waiter(waiter_client, key, options);
-  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  HolderAndWaiter pair(key, options);
+  ASSERT_TRUE(pair.held);
+  Mutex& waiter = pair.waiter;
   ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
-  holder.unlock();
-  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
-  waited.get();
+  ASSERT_TRUE(pair.hand_over());
   EXPECT_LE(waiter.valid_for(), milliseconds(600)) << "a grant's lease is grant_lease at most";
   ASSERT_TRUE(eventually([&] { return raw({"PTTL", key}).integer > 10000; })) << "the grant was never topped up";
   // The holder learns of it once the renewal's reply is read, just after Redis ran it.
@@ -268,16 +282,11 @@ TEST(GrantToLegacy, AJavaProtocolPeerSeesAHeldStamp) {
     SCOPED_TRACE(to_string(format));
     const std::string key = unique_key();
     const MutexOptions options = waiter_options(GrantVariant{"legacy", hardened_options(format)});
-    Client holder_client = test_client();
-    Mutex holder(holder_client, key, options);
-    ASSERT_TRUE(holder.try_lock());
-    Client waiter_client = listening_client();
-    Mutex waiter(waiter_client, key, options);
-    auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+    HolderAndWaiter pair(key, options);
+    ASSERT_TRUE(pair.held);
+    Mutex& waiter = pair.waiter;
     ASSERT_TRUE(eventually([&] { return first_waiter_starves(GrantVariant{"legacy", options}, key); }));
-    holder.unlock();
-    ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
-    waited.get();
+    ASSERT_TRUE(pair.hand_over());
     const std::string granted = raw({"GET", key}).str;
     EXPECT_EQ(granted, waiter.value());
     const auto stamp = parse_legacy_value(granted, format);

@@ -70,19 +70,10 @@ std::string cli_server_args() {
   return " --url '" + unix_url() + "'";
 }
 
-std::string glob_prefix(std::string_view text) {
-  std::string pattern;
-  for (const char c : text) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
-    pattern += c;
-  }
-  return pattern + "*";
-}
-
 std::int64_t release_subscribers(const std::string& key) {
   const std::string channel = detail::release_channel(key);
   std::int64_t subscribers = 0;
-  for (const Reply& name : raw({"PUBSUB", "SHARDCHANNELS", glob_prefix(channel)}).elements) {
+  for (const Reply& name : raw({"PUBSUB", "SHARDCHANNELS", detail::prefix_pattern(channel)}).elements) {
     if (name.str != channel && !name.str.starts_with(channel + ":")) continue;
     const Reply counted = raw({"PUBSUB", "SHARDNUMSUB", name.str});
     if (counted.elements.size() == 2) subscribers += counted.elements[1].integer;

@@ -71,9 +71,6 @@ class AclUser {
   std::string name_;
 };
 
-// A PUBSUB pattern matching `text` exactly, then anything after it.
-std::string glob_prefix(std::string_view text);
-
 // How many sharded subscribers hear the release announcements of `key` on the fixture's server:
 // its release channel's, and every Client's own channel's beside it (release channel + ":<tag>",
 // docs/design.md §10.2).

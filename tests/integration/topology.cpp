@@ -24,6 +24,7 @@
 
 #include "embedded_server.hpp"
 #include "redis_test_support.hpp"
+#include "strategies/companion_keys.hpp"
 
 namespace lockbridge::testing {
 
@@ -513,7 +514,7 @@ int connections_on_port(const ServerProcess& server, int port) {
 }
 
 bool has_one_shard_subscriber(const ServerProcess& node, const std::string& channel) {
-  std::istringstream names(node.command({"PUBSUB", "SHARDCHANNELS", glob_prefix(channel)}));
+  std::istringstream names(node.command({"PUBSUB", "SHARDCHANNELS", detail::prefix_pattern(channel)}));
   int subscribers = 0;
   for (std::string name; names >> name;) {
     if (name != channel && !name.starts_with(channel + ":")) continue;

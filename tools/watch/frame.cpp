@@ -32,16 +32,6 @@ std::int64_t subscriber_count(const Reply& reply) {
   return total;
 }
 
-// A PUBSUB pattern matching exactly `text`, then anything after it.
-std::string glob_prefix(std::string_view text) {
-  std::string pattern;
-  for (const char c : text) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
-    pattern += c;
-  }
-  return pattern + "*";
-}
-
 // The waiters, queue and fence of each key, read from `master` in one pipelined round trip.
 void read_companions(const Client& master, std::vector<KeyView>& views) {
   if (views.empty()) return;
@@ -58,7 +48,7 @@ void read_companions(const Client& master, std::vector<KeyView>& views) {
     commands.push_back({"GET", names.fence_counter});
     // Each waiting Client listens on its own channel, the release channel + ":<tag>" (one
     // subscriber each): docs/design.md §10.2.
-    commands.push_back({"PUBSUB", "SHARDCHANNELS", glob_prefix(names.release_channel + ":")});
+    commands.push_back({"PUBSUB", "SHARDCHANNELS", names.waiter_channels});
   }
   const std::vector<Reply> replies = master.pipeline(commands);
   for (std::size_t i = 0; i < views.size(); ++i) {

@@ -17,6 +17,7 @@ struct LockKeyNames {
   std::string fence_counter;     // the last fencing token drawn (a number)
   std::string fair_deadlines;    // fair mode's waiters' "<deadline ms> 0 <grant spec>" (a hash)
   std::string grant;             // "<waiter id> <fence> <value>": the waiter a release granted the lock to
+  std::string waiter_channels;   // a PUBSUB pattern: each waiting Client's own release channel (sharded)
 };
 
 LockKeyNames lock_key_names(std::string_view key);

@@ -19,6 +19,15 @@ std::string companion_name(std::string_view key, std::string_view suffix) {
 }
 
 std::string release_channel(std::string_view key) { return companion_name(key, ":lockbridge:released"); }
+
+std::string prefix_pattern(std::string_view prefix) {
+  std::string pattern;
+  for (const char c : prefix) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  return pattern + "*";
+}
 std::string fence_counter(std::string_view key) { return companion_name(key, ":lockbridge:fence"); }
 std::string fair_queue(std::string_view key) { return companion_name(key, ":lockbridge:queue"); }
 std::string fair_deadlines(std::string_view key) { return companion_name(key, ":lockbridge:queue-deadlines"); }
@@ -34,7 +43,8 @@ LockKeyNames lock_key_names(std::string_view key) {
   return LockKeyNames{detail::release_channel(key), detail::RedissonStrategy::channel_name(key),
                       detail::waiter_queue(key),    detail::waiter_times(key),
                       detail::fair_queue(key),      detail::fence_counter(key),
-                      detail::fair_deadlines(key),  detail::grant_record(key)};
+                      detail::fair_deadlines(key),  detail::grant_record(key),
+                      detail::prefix_pattern(detail::release_channel(key) + ":")};
 }
 
 }  // namespace lockbridge

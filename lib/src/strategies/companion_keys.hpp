@@ -18,6 +18,8 @@ std::string companion_name(std::string_view key, std::string_view suffix);
 
 // The sharded pub/sub channel a release of `key` is announced on.
 std::string release_channel(std::string_view key);
+// A glob pattern (PUBSUB CHANNELS, SCAN MATCH) matching the names that begin with `prefix`.
+std::string prefix_pattern(std::string_view prefix);
 // The counter the fencing token of `key` is drawn from.
 std::string fence_counter(std::string_view key);
 // The fair-mode queue of `key` (a list of waiter ids) and its waiters' deadlines (a hash).
