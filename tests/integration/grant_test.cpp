@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <optional>
 #include <system_error>
@@ -167,8 +168,9 @@ TEST_P(Grant, AWaiterThatGaveUpAfterItsGrantLeavesTheLockFree) {
   std::stop_source stop;
   auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(seconds(30), stop.get_token()); });
   ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
+  const std::string waiter_id = raw({"LINDEX", queue_of(GetParam(), key), "0"}).str;
   holder.unlock();
-  ASSERT_TRUE(raw({"GET", detail::grant_record(key)}).str.starts_with(raw({"LINDEX", queue_of(GetParam(), key), "0"}).str))
+  ASSERT_TRUE(raw({"GET", detail::grant_record(key)}).str.starts_with(waiter_id + " "))
       << "the release did not grant the lock to the waiter";
   stop.request_stop();
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
@@ -299,6 +301,38 @@ TEST(GrantToLegacy, AJavaProtocolPeerSeesAHeldStamp) {
     EXPECT_EQ(raw({"GET", key}).str, granted) << "the jedis-lock peer changed the granted stamp";
     waiter.unlock();
   }
+}
+
+// A fence drawn by a grant is written in whole digits however large (Lua would write 1e14 and
+// more in exponent form), so the waiter reads it and holds with it.
+TEST(GrantFence, ALargeFenceDrawnByAGrantReachesTheWaiter) {
+  const std::string key = unique_key();
+  MutexOptions options = waiter_options(GrantVariant{"token", token_options()});
+  options.token.fencing = true;
+  raw({"SET", detail::fence_counter(key), "123456789012345"});
+  HolderAndWaiter pair(key, options);
+  ASSERT_TRUE(pair.held);
+  ASSERT_TRUE(eventually([&] { return first_waiter_starves(GrantVariant{"token", options}, key); }));
+  ASSERT_TRUE(pair.hand_over());
+  EXPECT_EQ(pair.waiter.fence(), std::optional<std::uint64_t>(123456789012347ULL));
+  pair.waiter.unlock();
+}
+
+// A queued hardened waiter that takes over an expired stamp (its holder died; the key outlives the
+// stamp by the safety grace) leaves the queue as it does: a release would otherwise grant the
+// lock to its stale entry.
+TEST(GrantToLegacy, AWaiterThatTakesOverAnExpiredStampLeavesTheQueue) {
+  const std::string key = unique_key();
+  const MutexOptions options = waiter_options(GrantVariant{"legacy", hardened_options()});
+  // A hardened holder that died: its stamp ends in 300 ms, its key lives a minute.
+  raw({"SET", key, format_legacy_value(LegacyFormat::epoch_ms, server_ms() + 300), "PX", "60000"});
+  Client waiter_client = listening_client();
+  Mutex waiter(waiter_client, key, options);
+  ASSERT_TRUE(waiter.try_lock_for(seconds(30)));
+  EXPECT_EQ(raw({"GET", key}).str, waiter.value());
+  EXPECT_EQ(raw({"LLEN", detail::waiter_queue(key)}).integer, 0) << "the waiter stayed queued after its takeover";
+  EXPECT_EQ(raw({"HLEN", detail::waiter_times(key)}).integer, 0);
+  waiter.unlock();
 }
 
 }  // namespace

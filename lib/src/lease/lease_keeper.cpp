@@ -179,6 +179,12 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
       requeue(std::move(entry));
       continue;
     }
+    if (lease.renewal->once && snapshot.valid_until >= now + lease_asked) {
+      // A grant's top-up that the holder's own extend() made needless: never shorten it.
+      entry.next_renewal = Clock::time_point::max();
+      requeue(std::move(entry));
+      continue;
+    }
     calls.push_back(lease.strategy->extend_call(lease.key, snapshot.value, lease_asked));
     asked.push_back(lease_asked);
     values.push_back(snapshot.value);

@@ -160,6 +160,7 @@ LegacyHardened::ScriptResult LegacyHardened::read_acquire_reply(const redisReply
   out.value = string_or_nil(*result.element[1], context);
   out.server_now_ms = expect_integer(*result.element[2], context);
   out.pttl_ms = expect_integer(*result.element[3], context);
+  out.granted = result.elements >= 5;
   return out;
 }
 
@@ -200,17 +201,31 @@ Task<AcquireAttempt> LegacyHardened::try_acquire(Link& link, std::string_view ke
     // Expired by the server's clock: replace it only if it is still exactly what we judged.
     const std::string judged = *result.value;
     result = co_await run_acquire_script(link, key, lease, judged);
+    if (result.written && !request.queued_waiter.empty()) co_await leave_queue_after_takeover(link, key, request);
   }
   if (result.written && result.value) {
     attempt.acquired = true;
     attempt.value = std::move(*result.value);
-    if (result.pttl_ms == 1) {  // a release granted it to this waiter: its stamp says how long it lasts
+    if (result.granted) {
+      // A release granted it to this waiter: it lasts until its stamp or the key's TTL, whichever
+      // ends first (a stamp in seconds is rounded up past the TTL).
       const auto stamp = parse_legacy_value(attempt.value, options_.format);
       const auto left = stamp ? remaining(*stamp, result.server_now_ms) : std::nullopt;
-      attempt.granted_remaining = std::max(std::chrono::milliseconds(0), left.value_or(std::chrono::milliseconds(0)));
+      auto granted = std::min(left.value_or(std::chrono::milliseconds(0)), std::chrono::milliseconds(result.pttl_ms));
+      attempt.granted_remaining = std::max(std::chrono::milliseconds(0), granted);
     }
   }
   co_return attempt;
+}
+
+Task<void> LegacyHardened::leave_queue_after_takeover(Link& link, std::string_view key,
+                                                      const AttemptRequest& request) {
+  try {
+    const std::string queue = waiter_queue(key);
+    const std::string times = waiter_times(key);
+    co_await remove_from_queue(link, queue, times, request.queued_waiter);
+  } catch (...) {  // best effort: the entry is dropped at its deadline, and a grant to it runs out
+  }
 }
 
 Task<ReleaseOutcome> LegacyHardened::release(Link& link, std::string_view key, std::string_view value,

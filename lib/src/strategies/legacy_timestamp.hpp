@@ -47,14 +47,18 @@ class LegacyHardened final : public LockStrategy {
     bool written = false;
     std::optional<std::string> value;  // written: ours; otherwise the key's current value
     std::int64_t server_now_ms = 0;
-    std::int64_t pttl_ms = -1;  // not written: the key's PTTL (-1 no TTL, -2 gone)
+    std::int64_t pttl_ms = -1;  // not written, or granted: the key's PTTL (-1 no TTL, -2 gone)
+    bool granted = false;       // written by a release's grant to this waiter (docs/design.md §10.6)
   };
   // The acquire script: a new stamp if the key is free (`expected` empty) or still holds `expected`;
   // for a queued waiter (`request`'s queued_waiter), when free and allowed, or handed to it.
   ScriptCall acquire_call(std::string_view key, std::chrono::milliseconds lease, std::string_view expected,
                           const AttemptRequest* request = nullptr) const;
   std::string unit() const;
-  char stamp_kind() const;  // a grant spec's kind (scripts.hpp, kGrantPrelude): 's' or 'm'  // the acquire script's ARGV[3]: "s" or "ms"
+  char stamp_kind() const;
+  // A queued waiter that took over an expired lock leaves its queue, which the takeover's script
+  // does not know: a release would otherwise grant the lock to its stale entry. Never throws.
+  Task<void> leave_queue_after_takeover(Link& link, std::string_view key, const AttemptRequest& request);  // a grant spec's kind (scripts.hpp, kGrantPrelude): 's' or 'm'  // the acquire script's ARGV[3]: "s" or "ms"
   static ScriptResult read_acquire_reply(const redisReply& reply, const ReplyContext& context);
   Task<ScriptResult> run_acquire_script(Link& link, std::string_view key, std::chrono::milliseconds lease,
                                         std::string_view expected, const AttemptRequest* queued = nullptr);

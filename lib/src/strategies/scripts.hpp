@@ -198,7 +198,9 @@ end
 // cannot read or a fence the counter KEYS[fence_at] refuses, having written nothing.
 //
 // granted_to(waiter, lock, record): the value and fence a grant gave `waiter`, when KEYS[lock]
-// still holds that value (the grant's record is then removed), else nil.
+// still holds that value, else nil. The record stays until the holder's release (or its TTL): an
+// attempt that found it and whose reply was lost leaves it for the waiter's leaving, which
+// releases the grant (leave_queue_passing_on).
 inline constexpr char kGrantPrelude[] = R"lua(
 local function grant(waiter, spec, lock, record, fence_at)
   local tag, lease, extra, fenced, kind, rest = string.match(spec, '^(%d+) (%d+) (%d+) ([01]) ([tsm]) (.*)$')
@@ -216,16 +218,17 @@ local function grant(waiter, spec, lock, record, fence_at)
     value = rest .. string.format('%.0f', stamp)
   end
   local ttl = tonumber(lease) + tonumber(extra)
+  -- Whole digits: Lua would write a fence of 1e14 or more as 1.2345678901234e+14.
+  local digits = string.format('%.0f', fence)
   redis.call('SET', KEYS[lock], value, 'PX', ttl)
-  redis.call('SET', KEYS[record], waiter .. ' ' .. fence .. ' ' .. value, 'PX', ttl)
-  return value, fence, waiter .. ' ' .. tag .. ' ' .. fence .. ' ' .. value
+  redis.call('SET', KEYS[record], waiter .. ' ' .. digits .. ' ' .. value, 'PX', ttl)
+  return value, fence, waiter .. ' ' .. tag .. ' ' .. digits .. ' ' .. value
 end
 local function granted_to(waiter, lock, record)
   local entry = redis.pcall('GET', KEYS[record])
   if type(entry) ~= 'string' then return nil end
   local who, fence, value = string.match(entry, '^(%S+) (%d+) (.*)$')
   if who ~= waiter or redis.call('GET', KEYS[lock]) ~= value then return nil end
-  redis.call('DEL', KEYS[record])
   return value, tonumber(fence)
 end
 )lua";
@@ -456,8 +459,9 @@ inline constexpr Script kMultiRelease = script_of("multi_release", kMultiRelease
 // grant spec (queued).
 // The value is the jedis-lock stamp now + lease + 1 ms (seconds rounded up), exactly what
 // format_legacy_value() writes, so Java peers read it as a normal lock.
-// Returns {1, value, now_ms, -1} when written, {1, value, now_ms, 1} when a grant was found (the
-// value's stamp says when its lease ends), {0, current value or nil, now_ms, pttl} otherwise.
+// Returns {1, value, now_ms, -1} when written, {1, value, now_ms, pttl, 'granted'} when a grant was
+// found (its lease ends with the stamp or the key's TTL, whichever comes first), {0, current value
+// or nil, now_ms, pttl} otherwise.
 inline constexpr auto kLegacyHardenedAcquireText = joined(kFairPrelude, kFencePrelude, kGrantPrelude, R"lua(
 local stamp = now() + tonumber(ARGV[4]) + 1
 if ARGV[3] == 's' then stamp = math.ceil(stamp / 1000) end
@@ -472,7 +476,7 @@ else
   if refused then return refused end
   if kind == 'string' then
     local granted = granted_to(ARGV[7], 1, 4)
-    if granted then return {1, granted, now(), 1} end
+    if granted then return {1, granted, now(), redis.call('PTTL', KEYS[1]), 'granted'} end
   elseif may_take then
     written = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[5])
   end

@@ -29,7 +29,7 @@ class WaitDriver {
   // WaitPlan::tells_starving: the queued wait has lasted past starvation_after (`waited` so far).
   virtual void starving(std::chrono::nanoseconds waited) noexcept = 0;
   // A release granted the lock to this waiter (docs/design.md §10.6): the hold begins without a
-  // round trip, as `attempt` says, counted from `started` (the last attempt's start).
+  // round trip, now (`started`), as `attempt` says.
   virtual void hold_granted(const TargetAttempt& attempt, Clock::time_point started) = 0;
 
   // The process-local line (WaitPlan::line; only asked when it has one).

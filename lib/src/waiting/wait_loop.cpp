@@ -177,8 +177,12 @@ Task<bool> contend(WaitDriver& driver, const WaitPlan& plan, Clock::time_point d
       // attempt is needed (one that missed it finds the grant, so nothing is lost either way).
       const std::optional<std::string> terms = driver.grant_heard(seat.waiter);
       if (terms) {
-        if (const auto hold = granted_hold(*terms, request, attempt_started)) {
-          driver.hold_granted(*hold, attempt_started);
+        const auto hold = granted_hold(*terms, request, attempt_started);
+        // Counted from the last attempt, the grant's lease may look nearly over (that attempt
+        // was long before the release): the next attempt then finds the grant with what is
+        // really left of it, at one round trip.
+        if (hold && hold->valid_until - Clock::now() >= request.grant_lease / 2) {
+          driver.hold_granted(*hold, Clock::now());
           seat.taken = true;
           co_return true;
         }
