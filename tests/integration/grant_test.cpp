@@ -120,9 +120,18 @@ class Grant : public ::testing::TestWithParam<GrantVariant> {};
 
 // The waiter returns from lock() holding the lock, and sends nothing for it: MONITOR shows the
 // release's one script call writing the waiter's value, and no command of the waiter's.
+// A waiter whose next attempt by its retry policy is a minute away: it waits for its subscription
+// to be confirmed (up to its command timeout) before its last attempt, however slow the machine
+// (a sanitizer build), so it has made exactly two attempts when it sleeps (waiter_settled).
+MutexOptions settling_waiter(const GrantVariant& variant) {
+  MutexOptions options = waiter_options(variant);
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  return options;
+}
+
 TEST_P(Grant, TheGrantedWaiterHoldsWithoutAFurtherCommand) {
   const std::string key = unique_key();
-  const MutexOptions options = waiter_options(GetParam());
+  const MutexOptions options = settling_waiter(GetParam());
   HolderAndWaiter pair(key, options);
   ASSERT_TRUE(pair.held);
   Mutex& waiter = pair.waiter;
@@ -263,7 +272,7 @@ TEST_P(Grant, AHoldThatLastsIsToppedUpToItsLease) {
 // round trip of its own either.
 TEST_P(Grant, AnAsyncWaiterIsGrantedTheLockWithoutAFurtherCommand) {
   const std::string key = unique_key();
-  const MutexOptions options = waiter_options(GetParam());
+  const MutexOptions options = settling_waiter(GetParam());
   Client holder_client = test_client();
   Mutex holder(holder_client, key, options);
   ASSERT_TRUE(holder.try_lock());
