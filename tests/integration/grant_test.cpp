@@ -360,5 +360,99 @@ TEST(GrantToLegacy, AWaiterThatTakesOverAnExpiredStampLeavesTheQueue) {
   waiter.unlock();
 }
 
+// A blocking waiter reads its Client's subscription itself while it waits (so the message that
+// grants it the lock wakes the thread that returns from lock(); release_notifier.hpp). The Client's
+// other waiters must still hear theirs: from that reader while it reads, and from the notifier's
+// thread once it has left. Each waiter retries only every minute (settling_waiter): a message
+// nobody read would leave it asleep past the bound. Either lock is released first: the waiter
+// that went to sleep first is the reader (or, if the other overtook it, the cases swap).
+TEST(GrantToAClientsWaiters, EachOfTwoBlockingWaitersOfOneClientHearsItsGrant) {
+  const GrantVariant variant{"TokenNotify", token_options()};
+  const MutexOptions options = settling_waiter(variant);
+  for (const bool reader_first : {true, false}) {
+    SCOPED_TRACE(reader_first ? "the first sleeper's lock is released first" : "the other's lock is released first");
+    const std::string first_key = unique_key();
+    const std::string second_key = unique_key();
+    Client holder_client = test_client();
+    Mutex first_holder(holder_client, first_key, options);
+    Mutex second_holder(holder_client, second_key, options);
+    ASSERT_TRUE(first_holder.try_lock());
+    ASSERT_TRUE(second_holder.try_lock());
+    Client waiter_client = listening_client();
+    Mutex first_waiter(waiter_client, first_key, options);
+    Mutex second_waiter(waiter_client, second_key, options);
+    auto first = std::async(std::launch::async, [&] { first_waiter.lock(); });
+    ASSERT_TRUE(eventually([&] { return waiter_settled(variant, first_key); })) << "the first waiter never queued";
+    auto second = std::async(std::launch::async, [&] { second_waiter.lock(); });
+    ASSERT_TRUE(eventually([&] { return waiter_settled(variant, second_key); })) << "the second waiter never queued";
+    const auto hand_over = [](Mutex& holder, std::future<void>& waited) {
+      holder.unlock();
+      if (waited.wait_for(seconds(30)) != std::future_status::ready) return false;
+      waited.get();
+      return true;
+    };
+    if (reader_first) {
+      EXPECT_TRUE(hand_over(first_holder, first)) << "the first waiter did not hear its grant";
+      EXPECT_TRUE(hand_over(second_holder, second)) << "the second waiter did not hear its grant";
+    } else {
+      EXPECT_TRUE(hand_over(second_holder, second)) << "the second waiter did not hear its grant";
+      EXPECT_TRUE(hand_over(first_holder, first)) << "the first waiter did not hear its grant";
+    }
+    EXPECT_TRUE(first_waiter.owns_lock());
+    EXPECT_TRUE(second_waiter.owns_lock());
+  }
+}
+
+// The same with an event-driven waiter beside the blocking one on one Client: the async waiter
+// never reads the subscription itself, so after the blocking reader has left, the notifier's
+// thread must read again for it.
+TEST(GrantToAClientsWaiters, AnAsyncWaiterBesideABlockingOneHearsItsGrant) {
+  const GrantVariant variant{"TokenNotify", token_options()};
+  const MutexOptions options = settling_waiter(variant);
+  for (const bool blocking_first : {true, false}) {
+    SCOPED_TRACE(blocking_first ? "the blocking waiter's lock is released first" : "the async waiter's lock first");
+    const std::string blocking_key = unique_key();
+    const std::string async_key = unique_key();
+    Client holder_client = test_client();
+    Mutex blocking_holder(holder_client, blocking_key, options);
+    Mutex async_holder(holder_client, async_key, options);
+    ASSERT_TRUE(blocking_holder.try_lock());
+    ASSERT_TRUE(async_holder.try_lock());
+    LoopRunner runner;
+    AsyncClient client(runner.io().get_executor(), listening_client());
+    AsyncMutex async_waiter(client, async_key, options);
+    std::optional<std::error_code> locked;
+    async_waiter.async_lock([&](std::error_code error) { locked = error; });
+    ASSERT_TRUE(runner.run_until([&] { return waiter_settled(variant, async_key); })) << "the async waiter never queued";
+    Mutex blocking_waiter(client.client(), blocking_key, options);
+    auto blocked = std::async(std::launch::async, [&] { blocking_waiter.lock(); });
+    ASSERT_TRUE(runner.run_until([&] { return waiter_settled(variant, blocking_key); }))
+        << "the blocking waiter never queued";
+    const auto blocking_hand_over = [&] {
+      blocking_holder.unlock();
+      const bool heard = blocked.wait_for(seconds(30)) == std::future_status::ready;
+      if (heard) blocked.get();
+      return heard;
+    };
+    const auto async_hand_over = [&] {
+      async_holder.unlock();
+      return runner.run_until([&] { return locked.has_value(); });
+    };
+    if (blocking_first) {
+      EXPECT_TRUE(blocking_hand_over()) << "the blocking waiter did not hear its grant";
+      EXPECT_TRUE(async_hand_over()) << "the async waiter did not hear its grant";
+    } else {
+      EXPECT_TRUE(async_hand_over()) << "the async waiter did not hear its grant";
+      EXPECT_TRUE(blocking_hand_over()) << "the blocking waiter did not hear its grant";
+    }
+    ASSERT_TRUE(locked.has_value());
+    EXPECT_FALSE(*locked) << locked->message();
+    EXPECT_TRUE(blocking_waiter.owns_lock());
+    std::optional<std::error_code> released;
+    async_waiter.async_unlock([&](std::error_code error) { released = error; });
+    EXPECT_TRUE(runner.run_until([&] { return released.has_value(); }));
+  }
+}
+
 }  // namespace
 }  // namespace lockbridge::testing

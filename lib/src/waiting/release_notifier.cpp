@@ -23,8 +23,9 @@ std::string_view payload_name(std::string_view payload) { return payload.substr(
 }  // namespace
 
 struct ReleaseNotifier::Channel {
-  explicit Channel(const ReleaseChannel& spec)
-      : sharded(spec.sharded), payload_names_waiter(spec.payload_names_waiter) {}
+  Channel(ReleaseNotifier& owner, const ReleaseChannel& spec)
+      : notifier(owner), sharded(spec.sharded), payload_names_waiter(spec.payload_names_waiter) {}
+  ReleaseNotifier& notifier;
   const bool sharded;               // SSUBSCRIBE, else SUBSCRIBE
   const bool payload_names_waiter;  // else every message is for every waiter
   int watchers = 0;
@@ -56,12 +57,14 @@ struct ReleaseNotifier::Channel {
       return;
     }
     changed.notify_all();  // blocking waiters each ask heard() for themselves
+    notifier.wake_reader();
     const auto [first, last] = listeners.equal_range(named);
     for (auto it = first; it != last; ++it) it->second();
   }
   // With the notifier's mutex held: a listener only posts to its loop.
   void wake_all() {
     changed.notify_all();
+    notifier.wake_reader();
     for (const auto& [waiter, listener] : listeners) listener();
   }
 };
@@ -69,7 +72,11 @@ struct ReleaseNotifier::Channel {
 ReleaseNotifier::ReleaseNotifier(std::shared_ptr<Endpoint> endpoint)
     : endpoint_(std::move(endpoint)), options_(endpoint_->options()) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) throw Error(Errc::io, "release notifier: cannot create an eventfd");
+  reader_wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0 || reader_wake_fd_ < 0) {
+    if (wake_fd_ >= 0) close(wake_fd_);
+    throw Error(Errc::io, "release notifier: cannot create an eventfd");
+  }
 }
 
 ReleaseNotifier::~ReleaseNotifier() {
@@ -80,11 +87,31 @@ ReleaseNotifier::~ReleaseNotifier() {
   wake_thread();
   if (thread_.joinable()) thread_.join();
   close(wake_fd_);
+  close(reader_wake_fd_);
 }
 
-void ReleaseNotifier::wake_thread() noexcept {
+namespace {
+void signal(int eventfd) noexcept {
   const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t written = write(wake_fd_, &one, sizeof one);  // EAGAIN: already awake
+  [[maybe_unused]] const ssize_t written = write(eventfd, &one, sizeof one);  // EAGAIN: already signalled
+}
+void drain(int eventfd) noexcept {
+  std::uint64_t count = 0;
+  [[maybe_unused]] const ssize_t got = read(eventfd, &count, sizeof count);  // EAGAIN: nothing pending
+}
+}  // namespace
+
+void ReleaseNotifier::wake_thread() noexcept { signal(wake_fd_); }
+
+// With mutex_ held.
+void ReleaseNotifier::need_reading() noexcept {
+  if (!thread_reads_ && !borrowed_) wake_thread();
+}
+
+// With mutex_ held. The reader itself, delivering what it read, needs no wake-up: it asks heard()
+// next.
+void ReleaseNotifier::wake_reader() noexcept {
+  if (borrowed_ && reader_ != std::this_thread::get_id()) signal(reader_wake_fd_);
 }
 
 // ---- Watch -------------------------------------------------------------------------------------
@@ -98,7 +125,7 @@ std::unique_ptr<ReleaseNotifier::Watch> ReleaseNotifier::watch(const ReleaseChan
     if (it == channels_.end() || !it->second->confirmed) {
       if (only_if_subscribed) return nullptr;
       if (it == channels_.end()) {
-        it = channels_.emplace(channel.name, std::make_unique<Channel>(channel)).first;
+        it = channels_.emplace(channel.name, std::make_unique<Channel>(*this, channel)).first;
         new_subscription = true;
       } else if (it->second->redirected) {  // the slot may have come back: ask again
         it->second->redirected = false;
@@ -116,21 +143,21 @@ std::unique_ptr<ReleaseNotifier::Watch> ReleaseNotifier::watch(const ReleaseChan
 ReleaseNotifier::Watch::Watch(ReleaseNotifier& notifier, Channel& channel)
     : notifier_(notifier), channel_(&channel), seen_(channel.generation) {
   ++channel_->watchers;
+  ++notifier_.watches_;
 }
 
 ReleaseNotifier::Watch::~Watch() {
-  bool last = false;
-  {
-    std::lock_guard lock(notifier_.mutex_);
-    if (listener_) channel_->listeners.erase(*listener_);
-    last = --channel_->watchers == 0;
-    if (last) channel_->idle_since = Clock::now();
-  }
-  if (last) notifier_.wake_thread();  // to time the linger
+  // No wake-up to time the linger: the thread looks at least every kLinger while a channel is
+  // watched (reconcile), and a wake-up here would cost every lock() that waited a thread switch.
+  std::lock_guard lock(notifier_.mutex_);
+  if (listener_) channel_->listeners.erase(*listener_);
+  --notifier_.watches_;
+  if (--channel_->watchers == 0) channel_->idle_since = Clock::now();
 }
 
 bool ReleaseNotifier::Watch::wait_subscribed(Clock::time_point until, const std::stop_token& stop) {
   std::unique_lock lock(notifier_.mutex_);
+  notifier_.need_reading();
   channel_->changed.wait_until(lock, stop, until,
                                [&] { return channel_->confirmed || channel_->redirected || channel_->refused; });
   return channel_->confirmed;
@@ -174,6 +201,7 @@ void ReleaseNotifier::Watch::on_change(std::string_view me, std::function<void()
   if (listener_) channel_->listeners.erase(*listener_);
   listener_.reset();
   if (changed) listener_ = channel_->listeners.emplace(std::string(me), std::move(changed));
+  notifier_.need_reading();
 }
 
 bool ReleaseNotifier::Watch::heard_now(std::string_view me) const {
@@ -191,17 +219,70 @@ bool ReleaseNotifier::Watch::confirmed_now() const {
   return channel_->confirmed;
 }
 
+// A blocking waiter reads the connection itself when nobody else does, so the message it waits
+// for wakes its own thread. Not on Redis Cluster: there a subscription's redirect calls back into
+// the router (on_redirect), which only the thread may do.
 bool ReleaseNotifier::Watch::wait_until(Clock::time_point until, std::string_view me, const std::stop_token& stop) {
   std::unique_lock lock(notifier_.mutex_);
+  if (heard(me)) return true;
+  if (!notifier_.borrowed_ && !notifier_.redirect_listener_) {
+    notifier_.borrowed_ = true;
+    notifier_.reader_ = std::this_thread::get_id();
+    lock.unlock();
+    const std::optional<bool> read = notifier_.wait_reading(*this, until, me, stop);
+    lock.lock();
+    notifier_.borrowed_ = false;
+    notifier_.reader_ = {};
+    // Other watchers (this one is still here) hear nothing until the thread reads again. Without
+    // them, the input is left to the next waiter to read, so a handoff wakes no thread here.
+    if (notifier_.watches_ > 1) notifier_.wake_thread();
+    if (read) return *read;
+  }
+  notifier_.need_reading();
   return channel_->changed.wait_until(lock, stop, until, [&] { return heard(me); });
+}
+
+std::optional<bool> ReleaseNotifier::wait_reading(const Watch& watch, Clock::time_point until, std::string_view me,
+                                                  const std::stop_token& stop) {
+  int fd = -1;
+  std::uint64_t serial = 0;
+  {
+    std::lock_guard io(io_mutex_);
+    if (!connection_) return std::nullopt;
+    fd = connection_->fd();
+    serial = connection_serial_;
+  }
+  // The thread, if it polls the connection's input now, learns that it is ours when the next
+  // message wakes it too (not before: a wake-up now would compete with the holder's work).
+  drain(reader_wake_fd_);
+  const std::stop_callback on_stop(stop, [this] {
+    std::lock_guard lock(mutex_);
+    wake_reader();
+  });
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (watch.heard(me)) return true;
+    }
+    const auto now = Clock::now();
+    if (stop.stop_requested() || now >= until) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
+    const timespec timeout{static_cast<time_t>(left.count() / 1'000'000'000), static_cast<long>(left.count() % 1'000'000'000)};
+    std::array<pollfd, 2> fds{pollfd{fd, POLLIN, 0}, pollfd{reader_wake_fd_, POLLIN, 0}};
+    if (ppoll(fds.data(), fds.size(), &timeout, nullptr) < 0) continue;  // EINTR
+    if (fds[1].revents != 0) drain(reader_wake_fd_);
+    if (fds[0].revents == 0) continue;
+    std::lock_guard io(io_mutex_);
+    // The connection broke and the thread made another (announcing it, so heard() is true now):
+    // the fd is not ours any more.
+    if (!connection_ || connection_serial_ != serial) return std::nullopt;
+    read_and_deliver();
+  }
 }
 
 // ---- the thread --------------------------------------------------------------------------------
 
-void ReleaseNotifier::drain_wakes() noexcept {
-  std::uint64_t count = 0;
-  [[maybe_unused]] const ssize_t got = read(wake_fd_, &count, sizeof count);  // EAGAIN: nothing pending
-}
+void ReleaseNotifier::drain_wakes() noexcept { drain(wake_fd_); }
 
 void ReleaseNotifier::sleep_or_wake(std::chrono::milliseconds duration) noexcept {
   pollfd wake{wake_fd_, POLLIN, 0};
@@ -211,6 +292,7 @@ void ReleaseNotifier::sleep_or_wake(std::chrono::milliseconds duration) noexcept
 
 void ReleaseNotifier::connect_and_resubscribe() {
   connection_ = endpoint_->connect();
+  ++connection_serial_;
   connect_failures_ = 0;
   subscribed_.clear();
   unanswered_.clear();
@@ -254,7 +336,7 @@ int ReleaseNotifier::reconcile() {
             std::max(std::chrono::ceil<std::chrono::milliseconds>(at - now), std::chrono::milliseconds(0));
         poll_ms = poll_ms < 0 ? static_cast<int>(left.count()) : std::min(poll_ms, static_cast<int>(left.count()));
       };
-      if (channel.watchers == 0) wake_by(channel.idle_since + kLinger);
+      wake_by(channel.watchers == 0 ? channel.idle_since + kLinger : now + kLinger);
       if (channel.refused && channel.retry_at != Clock::time_point::max()) {
         if (now < channel.retry_at) wake_by(channel.retry_at);
       }
@@ -367,27 +449,48 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
   }
 }
 
+void ReleaseNotifier::read_and_deliver() {
+  try {
+    for (const ReplyPtr& reply : connection_->read_available()) deliver(*reply);
+  } catch (...) {
+    connection_lost();  // the thread reconnects at once
+    wake_thread();
+  }
+}
+
 void ReleaseNotifier::run() noexcept {
   for (;;) {
+    bool borrowed = false;
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      borrowed = borrowed_;
+      thread_reads_ = !borrowed;
     }
+    std::unique_lock io(io_mutex_);
     try {
       if (!connection_) connect_and_resubscribe();
       const int poll_ms = reconcile();
-      std::array<pollfd, 2> fds{pollfd{connection_->fd(), POLLIN, 0}, pollfd{wake_fd_, POLLIN, 0}};
+      // While a waiter reads the connection, its input is the waiter's (a negative fd: ignored).
+      std::array<pollfd, 2> fds{pollfd{borrowed ? -1 : connection_->fd(), POLLIN, 0}, pollfd{wake_fd_, POLLIN, 0}};
+      io.unlock();
       if (poll(fds.data(), fds.size(), poll_ms) < 0) continue;  // EINTR
       if (fds[1].revents != 0) drain_wakes();
-      if (fds[0].revents != 0) {
-        for (const ReplyPtr& reply : connection_->read_available()) deliver(*reply);
-      }
+      io.lock();
+      // Not when a waiter began reading meanwhile: a message is the reader's to deliver.
+      const bool mine = [&] {
+        std::lock_guard lock(mutex_);
+        return !borrowed_;
+      }();
+      if (fds[0].revents != 0 && mine && connection_) read_and_deliver();
     } catch (...) {
+      if (!io.owns_lock()) io.lock();
       if (connection_) {
         connection_lost();  // the first reconnect is at once
       } else {
         // Reconnect with the pool's backoff, doubling per failure up to 16x.
         connect_failures_ = std::min(connect_failures_ + 1, 5U);
+        io.unlock();
         sleep_or_wake(options_.reconnect_backoff * (1U << (connect_failures_ - 1)));
       }
     }

@@ -2,8 +2,13 @@
 // release channel (lockbridge::detail::release_channel); the first watcher of a channel subscribes
 // (SSUBSCRIBE, sharded pub/sub, so Redis Cluster routes it to the lock's shard), and the channel is
 // unsubscribed once its last watcher has been gone for kLinger, so a busy key is not unsubscribed
-// and subscribed again between every two waits. One thread owns the connection: it subscribes,
-// reads messages and wakes the waiters of the channel a message came on.
+// and subscribed again between every two waits. One thread owns the connection: it connects,
+// subscribes, reads messages and wakes the waiters of the channel a message came on.
+//
+// Except while a blocking waiter reads it (Watch::wait_until): then that waiter's own thread reads
+// and delivers the messages, and the thread leaves the connection's input alone. A message that
+// grants the lock (docs/design.md §10.6) then wakes the thread that returns from lock(), not a
+// thread that must wake it: one thread wake-up less on every handoff, a quarter of its cost.
 //
 // A message only brings the next attempt forward; waiters never depend on one. When the
 // connection drops, every channel counts as released (a message may have been missed), waiters
@@ -103,6 +108,7 @@ class ReleaseNotifier {
     bool confirmed_now() const;
 
    private:
+    friend class ReleaseNotifier;
     bool heard(std::string_view me) const;  // with the notifier's mutex held
 
     ReleaseNotifier& notifier_;
@@ -114,7 +120,18 @@ class ReleaseNotifier {
 
  private:
   void wake_thread() noexcept;
+  void wake_reader() noexcept;  // the blocking waiter reading the connection, if one is
+  // Someone waits for what the connection brings: the thread reads it unless a waiter does.
+  void need_reading() noexcept;
   void drain_wakes() noexcept;
+  // Watch::wait_until's own reading: until a release addressed to `me` (or to all) was heard,
+  // `until`, or a stop request. nullopt when it cannot read (no connection, or a new one since it
+  // began): the caller then waits for the thread's delivery instead.
+  std::optional<bool> wait_reading(const Watch& watch, Clock::time_point until, std::string_view me,
+                                   const std::stop_token& stop);
+  // Reads what the connection has and delivers it; a broken connection is given up here, and the
+  // thread reconnects. With io_mutex_ held, by the thread or the reading waiter.
+  void read_and_deliver();
   void run() noexcept;
   void connect_and_resubscribe();
   // Sends the subscriptions that are wanted and not yet sent, and the unsubscriptions whose
@@ -140,8 +157,19 @@ class ReleaseNotifier {
   std::map<std::string, std::unique_ptr<Channel>, std::less<>> channels_;
   bool stopping_ = false;
   std::thread thread_;
+  // A blocking waiter reads the connection (one at a time; the thread then polls only wake_fd_),
+  // on thread `reader_`; reader_wake_fd_ (eventfd) wakes it for what the thread or a stop request
+  // has to tell it.
+  bool borrowed_ = false;
+  std::thread::id reader_;
+  int reader_wake_fd_ = -1;
+  bool thread_reads_ = false;  // the thread's poll includes the connection's input
+  int watches_ = 0;            // Watches alive, on every channel
 
-  // The thread's alone.
+  // Locked before mutex_, never after. Guards what follows: the thread's, and the reading waiter's
+  // while it reads.
+  std::mutex io_mutex_;
+  std::uint64_t connection_serial_ = 0;  // one per connection made
   std::unique_ptr<Connection> connection_;
   std::set<std::string, std::less<>> subscribed_;  // subscriptions sent on the current connection
   // The (un)subscriptions sent and not answered yet, in order: an error reply names no channel,
