@@ -77,6 +77,14 @@ Client listening_client() {
   return test_client(options);
 }
 
+// Releases `holder`'s lock; whether the lock() that `waited` runs then returned (within a bound).
+bool hand_over(Mutex& holder, std::future<void>& waited) {
+  holder.unlock();
+  if (waited.wait_for(seconds(30)) != std::future_status::ready) return false;
+  waited.get();
+  return true;
+}
+
 // A holder and a waiter on one key, each with its own Client (two processes, as far as Redis can
 // tell): the holder takes the lock, and the waiter waits in lock() from then on.
 struct HolderAndWaiter {
@@ -85,13 +93,7 @@ struct HolderAndWaiter {
     held = holder.try_lock();
     if (held) waited = std::async(std::launch::async, [this] { waiter.lock(); });
   }
-  // Releases the holder's lock; whether the waiter's lock() then returned (within a bound).
-  bool hand_over() {
-    holder.unlock();
-    if (waited.wait_for(seconds(30)) != std::future_status::ready) return false;
-    waited.get();
-    return true;
-  }
+  bool hand_over() { return testing::hand_over(holder, waited); }
 
   Client holder_client = test_client();
   Client waiter_client = listening_client();
@@ -366,37 +368,38 @@ TEST(GrantToLegacy, AWaiterThatTakesOverAnExpiredStampLeavesTheQueue) {
 // thread once it has left. Each waiter retries only every minute (settling_waiter): a message
 // nobody read would leave it asleep past the bound. Either lock is released first: the waiter
 // that went to sleep first is the reader (or, if the other overtook it, the cases swap).
+// Two locks held by one Client of their own.
+struct TwoHeld {
+  explicit TwoHeld(const MutexOptions& options) : first(client, first_key, options), second(client, second_key, options) {}
+  bool held() { return first.try_lock() && second.try_lock(); }
+
+  const std::string first_key = unique_key();
+  const std::string second_key = unique_key();
+  Client client = test_client();
+  Mutex first;
+  Mutex second;
+};
+
 TEST(GrantToAClientsWaiters, EachOfTwoBlockingWaitersOfOneClientHearsItsGrant) {
   const GrantVariant variant{"TokenNotify", token_options()};
   const MutexOptions options = settling_waiter(variant);
   for (const bool reader_first : {true, false}) {
     SCOPED_TRACE(reader_first ? "the first sleeper's lock is released first" : "the other's lock is released first");
-    const std::string first_key = unique_key();
-    const std::string second_key = unique_key();
-    Client holder_client = test_client();
-    Mutex first_holder(holder_client, first_key, options);
-    Mutex second_holder(holder_client, second_key, options);
-    ASSERT_TRUE(first_holder.try_lock());
-    ASSERT_TRUE(second_holder.try_lock());
+    TwoHeld holders(options);
+    ASSERT_TRUE(holders.held());
     Client waiter_client = listening_client();
-    Mutex first_waiter(waiter_client, first_key, options);
-    Mutex second_waiter(waiter_client, second_key, options);
+    Mutex first_waiter(waiter_client, holders.first_key, options);
+    Mutex second_waiter(waiter_client, holders.second_key, options);
     auto first = std::async(std::launch::async, [&] { first_waiter.lock(); });
-    ASSERT_TRUE(eventually([&] { return waiter_settled(variant, first_key); })) << "the first waiter never queued";
+    ASSERT_TRUE(eventually([&] { return waiter_settled(variant, holders.first_key); })) << "the first never queued";
     auto second = std::async(std::launch::async, [&] { second_waiter.lock(); });
-    ASSERT_TRUE(eventually([&] { return waiter_settled(variant, second_key); })) << "the second waiter never queued";
-    const auto hand_over = [](Mutex& holder, std::future<void>& waited) {
-      holder.unlock();
-      if (waited.wait_for(seconds(30)) != std::future_status::ready) return false;
-      waited.get();
-      return true;
-    };
+    ASSERT_TRUE(eventually([&] { return waiter_settled(variant, holders.second_key); })) << "the second never queued";
     if (reader_first) {
-      EXPECT_TRUE(hand_over(first_holder, first)) << "the first waiter did not hear its grant";
-      EXPECT_TRUE(hand_over(second_holder, second)) << "the second waiter did not hear its grant";
+      EXPECT_TRUE(hand_over(holders.first, first)) << "the first waiter did not hear its grant";
+      EXPECT_TRUE(hand_over(holders.second, second)) << "the second waiter did not hear its grant";
     } else {
-      EXPECT_TRUE(hand_over(second_holder, second)) << "the second waiter did not hear its grant";
-      EXPECT_TRUE(hand_over(first_holder, first)) << "the first waiter did not hear its grant";
+      EXPECT_TRUE(hand_over(holders.second, second)) << "the second waiter did not hear its grant";
+      EXPECT_TRUE(hand_over(holders.first, first)) << "the first waiter did not hear its grant";
     }
     EXPECT_TRUE(first_waiter.owns_lock());
     EXPECT_TRUE(second_waiter.owns_lock());
@@ -411,13 +414,10 @@ TEST(GrantToAClientsWaiters, AnAsyncWaiterBesideABlockingOneHearsItsGrant) {
   const MutexOptions options = settling_waiter(variant);
   for (const bool blocking_first : {true, false}) {
     SCOPED_TRACE(blocking_first ? "the blocking waiter's lock is released first" : "the async waiter's lock first");
-    const std::string blocking_key = unique_key();
-    const std::string async_key = unique_key();
-    Client holder_client = test_client();
-    Mutex blocking_holder(holder_client, blocking_key, options);
-    Mutex async_holder(holder_client, async_key, options);
-    ASSERT_TRUE(blocking_holder.try_lock());
-    ASSERT_TRUE(async_holder.try_lock());
+    TwoHeld holders(options);  // first: the blocking waiter's lock, second: the async waiter's
+    ASSERT_TRUE(holders.held());
+    const std::string& blocking_key = holders.first_key;
+    const std::string& async_key = holders.second_key;
     LoopRunner runner;
     AsyncClient client(runner.io().get_executor(), listening_client());
     AsyncMutex async_waiter(client, async_key, options);
@@ -428,14 +428,9 @@ TEST(GrantToAClientsWaiters, AnAsyncWaiterBesideABlockingOneHearsItsGrant) {
     auto blocked = std::async(std::launch::async, [&] { blocking_waiter.lock(); });
     ASSERT_TRUE(runner.run_until([&] { return waiter_settled(variant, blocking_key); }))
         << "the blocking waiter never queued";
-    const auto blocking_hand_over = [&] {
-      blocking_holder.unlock();
-      const bool heard = blocked.wait_for(seconds(30)) == std::future_status::ready;
-      if (heard) blocked.get();
-      return heard;
-    };
+    const auto blocking_hand_over = [&] { return hand_over(holders.first, blocked); };
     const auto async_hand_over = [&] {
-      async_holder.unlock();
+      holders.second.unlock();
       return runner.run_until([&] { return locked.has_value(); });
     };
     if (blocking_first) {

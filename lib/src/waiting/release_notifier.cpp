@@ -247,7 +247,7 @@ std::optional<bool> ReleaseNotifier::wait_reading(const Watch& watch, Clock::tim
   int fd = -1;
   std::uint64_t serial = 0;
   {
-    std::lock_guard io(io_mutex_);
+    const std::lock_guard io(io_mutex_);
     if (!connection_) return std::nullopt;
     fd = connection_->fd();
     serial = connection_serial_;
@@ -272,7 +272,7 @@ std::optional<bool> ReleaseNotifier::wait_reading(const Watch& watch, Clock::tim
     if (ppoll(fds.data(), fds.size(), &timeout, nullptr) < 0) continue;  // EINTR
     if (fds[1].revents != 0) drain(reader_wake_fd_);
     if (fds[0].revents == 0) continue;
-    std::lock_guard io(io_mutex_);
+    const std::lock_guard io(io_mutex_);
     // The connection broke and the thread made another (announcing it, so heard() is true now):
     // the fd is not ours any more.
     if (!connection_ || connection_serial_ != serial) return std::nullopt;
@@ -290,8 +290,8 @@ void ReleaseNotifier::sleep_or_wake(std::chrono::milliseconds duration) noexcept
   drain_wakes();
 }
 
-void ReleaseNotifier::connect_and_resubscribe() {
-  connection_ = endpoint_->connect();
+void ReleaseNotifier::resubscribe_on(std::unique_ptr<Connection> connection) {
+  connection_ = std::move(connection);
   ++connection_serial_;
   connect_failures_ = 0;
   subscribed_.clear();
@@ -469,20 +469,28 @@ void ReleaseNotifier::run() noexcept {
     }
     std::unique_lock io(io_mutex_);
     try {
-      if (!connection_) connect_and_resubscribe();
+      if (!connection_) {
+        // Connecting may take up to the connect timeout: not with io_mutex_ held, which a waiter
+        // that reads takes only for short, non-blocking steps. Nobody else makes a connection.
+        io.unlock();
+        std::unique_ptr<Connection> connection = endpoint_->connect();
+        io.lock();
+        resubscribe_on(std::move(connection));
+      }
       const int poll_ms = reconcile();
       // While a waiter reads the connection, its input is the waiter's (a negative fd: ignored).
       std::array<pollfd, 2> fds{pollfd{borrowed ? -1 : connection_->fd(), POLLIN, 0}, pollfd{wake_fd_, POLLIN, 0}};
       io.unlock();
       if (poll(fds.data(), fds.size(), poll_ms) < 0) continue;  // EINTR
       if (fds[1].revents != 0) drain_wakes();
-      io.lock();
-      // Not when a waiter began reading meanwhile: a message is the reader's to deliver.
-      const bool mine = [&] {
+      if (fds[0].revents == 0) continue;
+      {
+        // A waiter began reading meanwhile: the message is its to deliver.
         std::lock_guard lock(mutex_);
-        return !borrowed_;
-      }();
-      if (fds[0].revents != 0 && mine && connection_) read_and_deliver();
+        if (borrowed_) continue;
+      }
+      io.lock();
+      if (connection_) read_and_deliver();
     } catch (...) {
       if (!io.owns_lock()) io.lock();
       if (connection_) {

@@ -96,9 +96,9 @@ class ReleaseNotifier {
 
     // For an event-driven waiter, which must not sleep: `changed` is called when something it may
     // wait for happened: a release addressed to `me` (the waiter's id; empty: none) or to every
-    // waiter, the subscription answered, the connection lost. It runs on the notifier's thread
-    // with its mutex held, so it must only post to the waiter's loop, which then asks the checks
-    // below. Replaces an earlier one; empty: none. Removed with the Watch.
+    // waiter, the subscription answered, the connection lost. It runs on the thread that read the
+    // news (the notifier's, or a blocking waiter's that reads) with the notifier's mutex held, so
+    // it must only post to the waiter's loop, which then asks the checks below. Replaces an earlier one; empty: none. Removed with the Watch.
     void on_change(std::string_view me, std::function<void()> changed);
     // Without waiting: what wait_until() would wake for now.
     bool heard_now(std::string_view me) const;
@@ -133,7 +133,8 @@ class ReleaseNotifier {
   // thread reconnects. With io_mutex_ held, by the thread or the reading waiter.
   void read_and_deliver();
   void run() noexcept;
-  void connect_and_resubscribe();
+  // Takes `connection` (just made) as the connection, and subscribes again what is wanted.
+  void resubscribe_on(std::unique_ptr<Connection> connection);
   // Sends the subscriptions that are wanted and not yet sent, and the unsubscriptions whose
   // linger has passed; returns how long poll may sleep before the next linger ends (-1: no limit).
   int reconcile();
