@@ -16,10 +16,11 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage =
-    "lockbridge bench [--url URL] [--strategy legacy|token] [--preset faithful|hardened] [--lock-key K] [--check-key "
+    "lockbridge bench [--url URL] [--strategy legacy|token|redisson] [--preset faithful|hardened] [--lock-key K] [--check-key "
     "CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
-    "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--grant-lease MS] [--watchdog] [--fencing] [--retry MS]\n"
+    "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--grant-lease MS] [--fair-wait MS]\n"
+    "                 [--watchdog] [--fencing] [--retry MS]\n"
     "                 [--fault pause|kill|skew|restart|stall] [--skew-ms MS] [--json]\n"
     "lockbridge bench --api async [--clients N] [--keys N] [--duration S] [--hold MS] [--think MS] [lock options] "
     "[--json]\n"
@@ -115,7 +116,8 @@ int renewal_bench(const po::variables_map& vm) {
 int async_bench(const po::variables_map& vm) {
   refuse_all_but(vm,
                  {"api", "keys", "clients", "duration", "hold", "think", "timeout", "lock-key", "strategy", "preset",
-                  "format", "lease", "wait-mode", "starvation-after", "grant-lease", "watchdog", "fencing", "retry", "json"},
+                  "format", "lease", "wait-mode", "starvation-after", "grant-lease", "fair-wait", "watchdog", "fencing", "retry",
+                  "json"},
                  "does not apply to --api async (its clients are coroutines of this process, on one thread)");
   bench::AsyncBenchConfig config;
   config.lock = lock_options_from(vm);

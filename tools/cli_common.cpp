@@ -166,7 +166,10 @@ void add_lock_options(po::options_description& options) {
       "lease", number_value("60000"), "lease in ms (1 ms to 365 days)")(
       "wait-mode", po::value<std::string>()->default_value("notify"),
       "poll (retry policy only) | notify (a release wakes waiters; retry policy as fallback) | fair (notify, "
-      "plus a first-come first-served queue across processes; token strategy)")(
+      "plus a first-come first-served queue across processes; token strategy, or redisson: Redisson's RFairLock)")(
+      "fair-wait", number_value(std::to_string(RedissonOptions{}.fair_wait.count())),
+      "redisson fair mode: the wait (1 ms to 365 days) Redisson's fair-lock deadlines add per waiter; must equal the "
+      "Java peers' fairLockWaitTimeout")(
       "starvation-after", number_value(std::to_string(MutexOptions{}.starvation_after.count())),
       "notify mode: a queued waiter that has waited MS ms (0 to 365 days; 0: at once) starves, and releases grant "
       "it the lock instead of letting newcomers barge (token, legacy hardened)")(
@@ -209,6 +212,11 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   }
   if (options.wait_mode == WaitMode::poll || redisson || (strategy == StrategyKind::legacy && options.faithful())) {
     refuse_given(vm, {"grant-lease"}, "is for waiters a release grants the lock to (notify and fair mode; token, legacy hardened)");
+  }
+  options.redisson.fair_wait =
+      milliseconds_option(vm, "fair-wait", std::chrono::milliseconds(1), kMaxOptionDuration);
+  if (!redisson || options.wait_mode != WaitMode::fair) {
+    refuse_given(vm, {"fair-wait"}, "is Redisson's fair lock's (--strategy redisson --wait-mode fair)");
   }
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {

@@ -165,8 +165,8 @@ class AclLimited : public ::testing::TestWithParam<std::string_view> {
       return;
     }
     MutexOptions options = variant_options(GetParam());
-    if (GetParam() == "token_fair") {
-      options = token_options();
+    if (GetParam() == "token_fair" || GetParam() == "redisson_fair") {
+      if (GetParam() == "token_fair") options = token_options();
       options.wait_mode = WaitMode::fair;
       options.acquire_timeout = std::chrono::milliseconds(0);
     }
@@ -195,7 +195,7 @@ TEST_P(AclLimited, LocksAreTakenExtendedAndReleasedWithoutScriptLoad) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, AclLimited,
                          ::testing::Values("token", "token_fair", "legacy_hardened", "legacy_faithful", "redisson",
-                                           "multi"),
+                                           "redisson_fair", "multi"),
                          kVariantName);
 
 // A release nobody hears (the releaser may not publish, or the waiter may not subscribe): the

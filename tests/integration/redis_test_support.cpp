@@ -193,7 +193,7 @@ MutexOptions variant_options(std::string_view variant) {
     return options;
   }
   return one_attempt_options(variant == "legacy_hardened" ? StrategyKind::legacy
-                             : variant == "redisson"      ? StrategyKind::redisson
+                             : variant.starts_with("redisson") ? StrategyKind::redisson
                                                           : StrategyKind::token);
 }
 

@@ -1,5 +1,11 @@
 #include "redisson_peer.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+
 namespace lockbridge::testing {
 
 std::string redisson_channel(std::string_view key) { return "redisson_lock__channel:{" + std::string(key) + "}"; }
@@ -30,6 +36,104 @@ std::vector<std::string> redisson_unlock_command(std::string_view key, std::stri
           "30000",
           std::string(field),
           std::string(publish)};
+}
+
+std::string redisson_fair_queue(std::string_view key) { return "redisson_lock_queue:{" + std::string(key) + "}"; }
+std::string redisson_fair_deadlines(std::string_view key) {
+  return "redisson_lock_timeout:{" + std::string(key) + "}";
+}
+std::string redisson_fair_channel(std::string_view key, std::string_view field) {
+  return redisson_channel(key) + ":" + std::string(field);
+}
+
+std::string java_now_ms() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+}
+
+// tryLockInnerAsync, EVAL_LONG: KEYS [K, queue, timeouts], ARGV [lease, field, wait, now].
+std::vector<std::string> redisson_fair_lock_command(std::string_view key, std::string_view field,
+                                                    std::string_view wait_ms, std::string_view lease_ms) {
+  return {"EVAL",
+          "while true do local firstThreadId2 = redis.call('lindex', KEYS[2], 0);if firstThreadId2 == false then "
+          "break;end;local timeout = redis.call('zscore', KEYS[3], firstThreadId2);if timeout ~= false and "
+          "tonumber(timeout) <= tonumber(ARGV[4]) then redis.call('zrem', KEYS[3], firstThreadId2);redis.call('lpop', "
+          "KEYS[2]);else break;end;end;if (redis.call('exists', KEYS[1]) == 0) and ((redis.call('exists', KEYS[2]) == "
+          "0) or (redis.call('lindex', KEYS[2], 0) == ARGV[2])) then redis.call('lpop', KEYS[2]);redis.call('zrem', "
+          "KEYS[3], ARGV[2]);local keys = redis.call('zrange', KEYS[3], 0, -1);for i = 1, #keys, 1 do "
+          "redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), keys[i]);end;redis.call('hset', KEYS[1], ARGV[2], "
+          "1);redis.call('pexpire', KEYS[1], ARGV[1]);return nil;end;if redis.call('hexists', KEYS[1], ARGV[2]) == 1 "
+          "then redis.call('hincrby', KEYS[1], ARGV[2],1);redis.call('pexpire', KEYS[1], ARGV[1]);return nil;end;local "
+          "timeout = redis.call('zscore', KEYS[3], ARGV[2]);if timeout ~= false then local ttl = redis.call('pttl', "
+          "KEYS[1]);return math.max(0, ttl); end;local lastThreadId = redis.call('lindex', KEYS[2], -1);local "
+          "ttl;if lastThreadId ~= false and lastThreadId ~= ARGV[2] and redis.call('zscore', KEYS[3], lastThreadId) "
+          "~= false then ttl = tonumber(redis.call('zscore', KEYS[3], lastThreadId)) - tonumber(ARGV[4]);else ttl = "
+          "redis.call('pttl', KEYS[1]);end;local timeout = ttl + tonumber(ARGV[3]) + tonumber(ARGV[4]);if "
+          "redis.call('zadd', KEYS[3], timeout, ARGV[2]) == 1 then redis.call('rpush', KEYS[2], ARGV[2]);end;return ttl;",
+          "3",
+          std::string(key),
+          redisson_fair_queue(key),
+          redisson_fair_deadlines(key),
+          std::string(lease_ms),
+          std::string(field),
+          std::string(wait_ms),
+          java_now_ms()};
+}
+
+namespace {
+// A new unlock request's id, as Redisson draws one per unlock (32 hex digits): a latch key names
+// it, and an unlock that finds its latch returns what the latch says without running again.
+std::string request_id() {
+  static std::atomic<unsigned> next{0};
+  char id[33];
+  std::snprintf(id, sizeof id, "%016llx%016x", static_cast<unsigned long long>(getpid()), next++);
+  return id;
+}
+}  // namespace
+
+// unlockInnerAsync: KEYS [K, queue, timeouts, channel, unlock latch], ARGV ["0", lease, field, now,
+// publish command, latch px]. The latch key is Redisson's own (its client deletes it afterwards).
+std::vector<std::string> redisson_fair_unlock_command(std::string_view key, std::string_view field,
+                                                      std::string_view publish) {
+  return {"EVAL",
+          "local val = redis.call('get', KEYS[5]); if val ~= false then return tonumber(val);end; while true do local "
+          "firstThreadId2 = redis.call('lindex', KEYS[2], 0);if firstThreadId2 == false then break;end; local timeout "
+          "= redis.call('zscore', KEYS[3], firstThreadId2);if timeout ~= false and tonumber(timeout) <= "
+          "tonumber(ARGV[4]) then redis.call('zrem', KEYS[3], firstThreadId2); redis.call('lpop', KEYS[2]); else "
+          "break;end; end;if (redis.call('exists', KEYS[1]) == 0) then local nextThreadId = redis.call('lindex', "
+          "KEYS[2], 0); if nextThreadId ~= false then redis.call(ARGV[5], KEYS[4] .. ':' .. nextThreadId, ARGV[1]); "
+          "end; redis.call('set', KEYS[5], 1, 'px', ARGV[6]); return 1; end;if (redis.call('hexists', KEYS[1], "
+          "ARGV[3]) == 0) then return nil;end; local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); if "
+          "(counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); redis.call('set', KEYS[5], 0, 'px', ARGV[6]); "
+          "return 0; end; redis.call('del', KEYS[1]); redis.call('set', KEYS[5], 1, 'px', ARGV[6]); local nextThreadId "
+          "= redis.call('lindex', KEYS[2], 0); if nextThreadId ~= false then redis.call(ARGV[5], KEYS[4] .. ':' .. "
+          "nextThreadId, ARGV[1]); end; return 1; ",
+          "5",
+          std::string(key),
+          redisson_fair_queue(key),
+          redisson_fair_deadlines(key),
+          redisson_channel(key),
+          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(),
+          "0",
+          "30000",
+          std::string(field),
+          java_now_ms(),
+          std::string(publish),
+          "10000"};
+}
+
+// acquireFailedAsync: KEYS [queue, timeouts], ARGV [field, wait].
+std::vector<std::string> redisson_fair_give_up_command(std::string_view key, std::string_view field,
+                                                       std::string_view wait_ms) {
+  return {"EVAL",
+          "local queue = redis.call('lrange', KEYS[1], 0, -1);local i = 1;while i <= #queue and queue[i] ~= ARGV[1] do "
+          "i = i + 1;end;i = i + 1;while i <= #queue do redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), "
+          "queue[i]);i = i + 1;end;redis.call('zrem', KEYS[2], ARGV[1]);redis.call('lrem', KEYS[1], 0, ARGV[1]);",
+          "2",
+          redisson_fair_queue(key),
+          redisson_fair_deadlines(key),
+          std::string(field),
+          std::string(wait_ms)};
 }
 
 PeerSubscriber::PeerSubscriber(const std::string& unix_path, std::string_view subscribe_command,

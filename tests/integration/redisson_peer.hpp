@@ -28,6 +28,24 @@ std::vector<std::string> redisson_lock_command(std::string_view key, std::string
 std::vector<std::string> redisson_unlock_command(std::string_view key, std::string_view field = kJavaField,
                                                  std::string_view publish = "publish");
 
+// RFairLock (RedissonFairLock.java at redisson-4.7.0), as Java sends it: its scripts verbatim (the
+// Java string literals joined), its names, and the client's clock in milliseconds.
+std::string redisson_fair_queue(std::string_view key);      // redisson_lock_queue:{key}
+std::string redisson_fair_deadlines(std::string_view key);  // redisson_lock_timeout:{key}
+// A waiter's own channel: redisson_lock__channel:{key}:<field>.
+std::string redisson_fair_channel(std::string_view key, std::string_view field);
+std::string java_now_ms();
+// lock() / tryLock(wait): nil = acquired; else the ms to wait (queued when it was not).
+std::vector<std::string> redisson_fair_lock_command(std::string_view key, std::string_view field,
+                                                    std::string_view wait_ms, std::string_view lease_ms = "60000");
+// unlock, with the 3.24+ unlock latch (a new request id each call): nil = not held by `field`, 0 = re-entries remain, 1 = done
+// (the first waiter told on its channel, also when the lock was gone).
+std::vector<std::string> redisson_fair_unlock_command(std::string_view key, std::string_view field,
+                                                      std::string_view publish = "publish");
+// acquireFailed: a waiter that gives up.
+std::vector<std::string> redisson_fair_give_up_command(std::string_view key, std::string_view field,
+                                                       std::string_view wait_ms);
+
 // One subscriber connection: `subscribe` ("SUBSCRIBE" or "SSUBSCRIBE") to `channel`, on a unix
 // socket path or a 127.0.0.1 TCP port. Reads time out after 10 s.
 class PeerSubscriber {

@@ -75,6 +75,13 @@ struct RedissonOptions {
   // one random UUID per process. The thread id is a number per Mutex object: in lockbridge one
   // Mutex, not one thread, is one holder, so two Mutex objects never share a field.
   std::string client_id;
+  // Fair mode (WaitMode::fair) is Redisson's RFairLock: its queue redisson_lock_queue:{key} and
+  // deadline set redisson_lock_timeout:{key}, shared with the Java waiters. fair_wait is the
+  // "thread wait time" its deadline arithmetic adds and subtracts: it must equal the Java peers'
+  // (Config.fairLockWaitTimeout, 5 minutes by default since Redisson 3.13.3; a Java tryLock(waitTime)
+  // uses its own waitTime). A queued waiter that stops asking is passed over once its deadline
+  // (about one fair_wait per waiter ahead of it) has passed.
+  std::chrono::milliseconds fair_wait{300'000};
 };
 
 // After a successful acquire or extend, Redis WAIT until this many replicas have the write, for at

@@ -55,11 +55,12 @@ void MutexOptions::validate() const {
                 "token.fencing and token.fixed_value need the token strategy; Redisson peers draw "
                 "no fence and name holders by field");
   }
-  if (wait_mode == WaitMode::fair && strategy != StrategyKind::token) {
+  if (wait_mode == WaitMode::fair && strategy == StrategyKind::legacy) {
     throw Error(Errc::bad_option,
-                "wait_mode fair needs the token strategy: legacy peers know no queue and would "
-                "take the lock out of turn");
+                "wait_mode fair needs the token or redisson strategy: legacy peers know no queue and "
+                "would take the lock out of turn");
   }
+  require_within("redisson.fair_wait", redisson.fair_wait, milliseconds(1));
   if (replica_ack.replicas < 0 || replica_ack.replicas > 1000) {
     throw Error(Errc::bad_option,
                 "replica_ack.replicas must be between 0 and 1000, got " + std::to_string(replica_ack.replicas));

@@ -6,6 +6,7 @@
 
 #include "lockbridge/error.hpp"
 #include "lockbridge/identity.hpp"
+#include "strategies/scripts.hpp"
 
 namespace lockbridge::detail {
 
@@ -20,6 +21,16 @@ std::string owner_field(const RedissonOptions& options) {
   return (options.client_id.empty() ? process_uuid() : options.client_id) + ":" + std::to_string(next_holder++);
 }
 
+// The fair lock's deadlines are epoch milliseconds by each client's own clock, as Java's
+// System.currentTimeMillis() stamps them: Redis's TIME would disagree with the Java peers' clocks by
+// exactly the skew the protocol already suffers from theirs among themselves.
+std::string client_now_ms() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+}
+
+const char* publish_command(bool sharded) { return sharded ? "SPUBLISH" : "PUBLISH"; }
+
 }  // namespace
 
 // Redisson >= 3.22 (ShardedSubscriptionMode.AUTO, its default) publishes and subscribes with
@@ -29,24 +40,36 @@ RedissonStrategy::RedissonStrategy(const MutexOptions& options, ScriptCache& scr
     : LockStrategy(scripts),
       field_(owner_field(options.redisson)),
       lease_ms_(std::to_string(options.lease.count())),
-      sharded_(on_cluster) {}
+      sharded_(on_cluster),
+      fair_(options.wait_mode == WaitMode::fair),
+      fair_wait_ms_(std::to_string(options.redisson.fair_wait.count())) {}
 
-std::string RedissonStrategy::channel_name(std::string_view key) {
-  constexpr std::string_view kPrefix = "redisson_lock__channel";
-  if (key.find('{') != std::string_view::npos) return std::string(kPrefix) + ":" + std::string(key);
-  return std::string(kPrefix) + ":{" + std::string(key) + "}";
+std::string RedissonStrategy::prefixed(std::string_view prefix, std::string_view key) {
+  if (key.find('{') != std::string_view::npos) return std::string(prefix) + ":" + std::string(key);
+  return std::string(prefix) + ":{" + std::string(key) + "}";
 }
 
+std::string RedissonStrategy::channel_name(std::string_view key) { return prefixed("redisson_lock__channel", key); }
+
 ReleaseChannel RedissonStrategy::release_channel_of(std::string_view key) const {
-  // Its message ("0") names no waiter.
-  return ReleaseChannel{channel_name(key), sharded_, /*payload_names_waiter=*/false};
+  // Its message ("0") names no waiter. A fair lock's waiter listens on a channel of its own.
+  std::string name = channel_name(key);
+  if (fair_) name += ":" + field_;
+  return ReleaseChannel{std::move(name), sharded_, /*payload_names_waiter=*/false};
 }
 
 Task<AcquireAttempt> RedissonStrategy::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
-  const ScriptCall call{&kRedissonLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
+  // A fair lock's waiter queues under its field, whatever id the waiting loop drew for it: the
+  // release tells the first waiter on the channel its field names.
+  const ScriptCall call =
+      fair_ ? ScriptCall{&kRedissonFairLock,
+                         {std::string(key), fair_queue_name(key), fair_deadlines_name(key)},
+                         {std::to_string(request.lease.count()), field_, fair_wait_ms_, client_now_ms(),
+                          request.queued_waiter.empty() ? "" : "1"}}
+            : ScriptCall{&kRedissonLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
   const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
   const ReplyContext context("acquire", key);
-  throw_if_error(*replies.front(), context);  // WRONGTYPE: a string lock at the name
+  throw_if_script_error(*replies.front(), context, call.keys);  // WRONGTYPE: a string lock at the name
   AcquireAttempt attempt;
   if (replies.front()->type == REDIS_REPLY_NIL) {
     attempt.acquired = true;
@@ -57,11 +80,37 @@ Task<AcquireAttempt> RedissonStrategy::try_acquire(Link& link, std::string_view 
   co_return attempt;
 }
 
+Task<void> RedissonStrategy::leave_queue(Link& link, std::string_view key, std::string_view /*queued_waiter*/) {
+  if (!fair_) co_return;
+  // Redisson's acquireFailed: out of the queue, and a wait less for everyone behind.
+  try {
+    const ScriptCall call{&kRedissonFairLeave, {fair_queue_name(key), fair_deadlines_name(key)}, {field_, fair_wait_ms_}};
+    (void)co_await run_scripts(link, scripts_, std::span(&call, 1));
+  } catch (...) {  // best effort: a waiter that never asks again is passed over at its deadline
+  }
+}
+
+Task<ReleaseOutcome> RedissonStrategy::release_fair(Link& link, std::string_view key, std::string_view value) {
+  const ScriptCall call{&kRedissonFairUnlock,
+                        {std::string(key), fair_queue_name(key), fair_deadlines_name(key), channel_name(key)},
+                        {"0", lease_ms_, std::string(value), client_now_ms(), publish_command(sharded_)}};
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
+  const ReplyContext context("release", key);
+  throw_if_script_error(*replies.front(), context, call.keys);
+  // nil: someone else holds it; 2: it was gone (the lease ran out).
+  if (replies.front()->type == REDIS_REPLY_NIL || expect_integer(*replies.front(), context) == 2) {
+    co_return ReleaseOutcome::not_ours;
+  }
+  co_return ReleaseOutcome::released;  // 1 deleted, 0 re-entries remain (not from this Mutex)
+}
+
 Task<ReleaseOutcome> RedissonStrategy::release(Link& link, std::string_view key, std::string_view value,
                                                std::string_view release_channel) {
+  // A fair waiter listens on its own channel, which is not where a release announces.
+  if (fair_) co_return co_await release_fair(link, key, value);
   const ScriptCall call{&kRedissonUnlock,
                         {std::string(key), std::string(release_channel)},
-                        {"0", lease_ms_, std::string(value), sharded_ ? "SPUBLISH" : "PUBLISH"}};
+                        {"0", lease_ms_, std::string(value), publish_command(sharded_)}};
   const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
   const ReplyContext context("release", key);
   throw_if_error(*replies.front(), context);

@@ -3,6 +3,11 @@
 // hash of <client uuid>:<thread id> -> re-entry count with a PEXPIRE on every acquire; a release
 // decrements, deletes at zero and PUBLISHes "0" on redisson_lock__channel:{key} (SPUBLISH on a
 // Redis Cluster, as Redisson >= 3.22 does there).
+//
+// In fair mode it is Redisson's RFairLock (RedissonFairLock.java; docs/design.md §4.4b): waiters
+// queue in redisson_lock_queue:{key} with deadlines in redisson_lock_timeout:{key}, by the same
+// arithmetic as the Java waiters, each listens on its own channel (the lock's + ":" + its field),
+// and a release tells the first waiter alone.
 #pragma once
 
 #include "strategies/strategy.hpp"
@@ -14,6 +19,7 @@ class RedissonStrategy final : public LockStrategy {
   RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
 
   Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) override;
+  Task<void> leave_queue(Link& link, std::string_view key, std::string_view queued_waiter) override;
   Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
                                std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
@@ -26,11 +32,21 @@ class RedissonStrategy final : public LockStrategy {
   // Redisson's channel name: redisson_lock__channel:{key}, or without the braces when the key
   // already has a hash tag ('{').
   static std::string channel_name(std::string_view key);
+  // Redisson's prefixName(prefix, key): prefix:{key}, or prefix:key when the key has a '{' already,
+  // so every name of one lock has its hash slot.
+  static std::string prefixed(std::string_view prefix, std::string_view key);
+  // The fair lock's queue and deadlines.
+  static std::string fair_queue_name(std::string_view key) { return prefixed("redisson_lock_queue", key); }
+  static std::string fair_deadlines_name(std::string_view key) { return prefixed("redisson_lock_timeout", key); }
 
  private:
+  Task<ReleaseOutcome> release_fair(Link& link, std::string_view key, std::string_view value);
+
   const std::string field_;     // <client uuid>:<thread id>, this Mutex's identity in the hash
   const std::string lease_ms_;  // the lease a partial unlock re-arms (Redisson's internalLockLeaseTime)
   const bool sharded_;          // SPUBLISH / SSUBSCRIBE instead of PUBLISH / SUBSCRIBE
+  const bool fair_;             // RFairLock
+  const std::string fair_wait_ms_;  // RedissonOptions::fair_wait
 };
 
 }  // namespace lockbridge::detail

@@ -533,10 +533,140 @@ end
 return 0
 )lua"};
 
+// ---- redisson fair mode: RFairLock (RedissonFairLock.java at redisson-4.7.0; docs/design.md §4.4b) --
+//
+// KEYS[1] the lock (Redisson's hash), KEYS[2] its queue redisson_lock_queue:{K} (a list of fields,
+// first come first served), KEYS[3] the deadlines redisson_lock_timeout:{K} (a sorted set: field ->
+// the epoch ms by which that waiter must have asked again, by the clients' clocks, as Java counts).
+// fair_types() checks the three keys' types before anything is written (nil when fine);
+// evict_stale(now) drops queue heads whose deadline has passed, as every Redisson fair script
+// does first; take_or_reenter(field, lease, wait) takes a free lock for `field` when nobody is
+// queued or it is first (leaving the queue, and taking `wait` off every deadline behind it, as the
+// chain of waits is one shorter), or re-enters its own hold, and says whether it did.
+inline constexpr char kRedissonFairPrelude[] = R"lua(
+local function type_error(found, wants)
+  for i = 1, #wants do
+    if found[i] ~= 'none' and found[i] ~= wants[i] then
+      return redis.error_reply('WRONGTYPE KEYS[' .. i .. '] holds a ' .. found[i] .. ', not a ' .. wants[i])
+    end
+  end
+end
+local function fair_types()
+  local found = {redis.call('TYPE', KEYS[1])['ok'], redis.call('TYPE', KEYS[2])['ok'], redis.call('TYPE', KEYS[3])['ok']}
+  return type_error(found, {'hash', 'list', 'zset'})
+end
+local function evict_stale(now)
+  while true do
+    local head = redis.call('lindex', KEYS[2], 0)
+    if head == false then return end
+    local deadline = redis.call('zscore', KEYS[3], head)
+    if deadline == false or tonumber(deadline) > tonumber(now) then return end
+    redis.call('zrem', KEYS[3], head)
+    redis.call('lpop', KEYS[2])
+  end
+end
+local function take_or_reenter(field, lease, wait)
+  if redis.call('exists', KEYS[1]) == 0
+      and (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == field) then
+    redis.call('lpop', KEYS[2])
+    redis.call('zrem', KEYS[3], field)
+    local behind = redis.call('zrange', KEYS[3], 0, -1)
+    for i = 1, #behind do redis.call('zincrby', KEYS[3], -tonumber(wait), behind[i]) end
+    redis.call('hset', KEYS[1], field, 1)
+    redis.call('pexpire', KEYS[1], lease)
+    return true
+  end
+  if redis.call('hexists', KEYS[1], field) == 1 then
+    redis.call('hincrby', KEYS[1], field, 1)
+    redis.call('pexpire', KEYS[1], lease)
+    return true
+  end
+  return false
+end
+)lua";
+
+// An attempt: tryLockInnerAsync's two forms in one. ARGV: lease ms, field, wait ms (the "thread
+// wait time", RedissonOptions::fair_wait), now (the client's epoch ms), '1' to queue (lock() and
+// tryLock(wait), EVAL_LONG) or '' for a single try that never queues (tryLock(), EVAL_NULL_BOOLEAN).
+// nil = acquired or re-entered. Otherwise the ms to wait: queued before, the lock's PTTL (at
+// least 0); queued now, Redisson's estimate (the last waiter's deadline - now, or the lock's PTTL
+// when nobody is queued with a deadline), and its own deadline is that + wait + now; a single
+// try, the lock's PTTL.
+inline constexpr auto kRedissonFairLockText = joined(kRedissonFairPrelude, R"lua(
+local refused = fair_types()
+if refused then return refused end
+evict_stale(ARGV[4])
+if take_or_reenter(ARGV[2], ARGV[1], ARGV[3]) then return nil end
+if ARGV[5] ~= '1' then return redis.call('pttl', KEYS[1]) end
+if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then return math.max(0, redis.call('pttl', KEYS[1])) end
+local last = redis.call('lindex', KEYS[2], -1)
+local last_deadline = last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last)
+local ttl
+if last_deadline then
+  ttl = tonumber(last_deadline) - tonumber(ARGV[4])
+else
+  ttl = redis.call('pttl', KEYS[1])
+end
+if redis.call('zadd', KEYS[3], ttl + tonumber(ARGV[3]) + tonumber(ARGV[4]), ARGV[2]) == 1 then
+  redis.call('rpush', KEYS[2], ARGV[2])
+end
+return ttl
+)lua");
+inline constexpr Script kRedissonFairLock = script_of("redisson_fair_lock", kRedissonFairLockText);
+
+// unlockInnerAsync. KEYS[4] the lock's channel redisson_lock__channel:{K}; ARGV: the message ("0"),
+// the lease a partial unlock re-arms, field, now (the client's epoch ms), the publish command. The
+// first live waiter is told on its own channel, KEYS[4] .. ':' .. its field, never on KEYS[4]
+// itself. nil = not held by field (someone else holds it); 0 = re-entries remain; 1 = deleted and
+// the first waiter told; 2 = the lock was gone (its lease ran out): the first waiter is told all
+// the same, as Redisson does, since nothing else would. Redisson's unlock latch key (which only
+// makes its own retried unlocks idempotent) is not kept, and the publish is a redis.pcall, so a
+// publish an ACL denies cannot fail an unlock whose deletion has already happened.
+inline constexpr auto kRedissonFairUnlockText = joined(kRedissonFairPrelude, R"lua(
+local refused = fair_types()
+if refused then return refused end
+evict_stale(ARGV[4])
+local function tell_first()
+  local first = redis.call('lindex', KEYS[2], 0)
+  if first ~= false then redis.pcall(ARGV[5], KEYS[4] .. ':' .. first, ARGV[1]) end
+end
+if redis.call('exists', KEYS[1]) == 0 then
+  tell_first()
+  return 2
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+tell_first()
+return 1
+)lua");
+inline constexpr Script kRedissonFairUnlock = script_of("redisson_fair_unlock", kRedissonFairUnlockText);
+
+// acquireFailedAsync: a waiter that gives up leaves the queue, and every waiter behind it has
+// `wait` taken off its deadline (the chain of waits is one shorter). KEYS: the queue, the
+// deadlines; ARGV: field, wait ms. Always nil.
+inline constexpr Script kRedissonFairLeave{"redisson_fair_leave", R"lua(
+local found = {redis.call('TYPE', KEYS[1])['ok'], redis.call('TYPE', KEYS[2])['ok']}
+for i, want in ipairs({'list', 'zset'}) do
+  if found[i] ~= 'none' and found[i] ~= want then
+    return redis.error_reply('WRONGTYPE KEYS[' .. i .. '] holds a ' .. found[i] .. ', not a ' .. want)
+  end
+end
+local queue = redis.call('lrange', KEYS[1], 0, -1)
+local i = 1
+while i <= #queue and queue[i] ~= ARGV[1] do i = i + 1 end
+for behind = i + 1, #queue do redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[behind]) end
+redis.call('zrem', KEYS[2], ARGV[1])
+redis.call('lrem', KEYS[1], 0, ARGV[1])
+)lua"};
+
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 11> kEveryScript{
-    &kTokenAcquire, &kTokenAcquireFair, &kCompareAndDelete,      &kCompareAndHandOff, &kCompareAndPexpire,
-    &kMultiAcquire, &kMultiRelease,     &kLegacyHardenedAcquire, &kRedissonLock,      &kRedissonUnlock,
-    &kRedissonRenew};
+inline constexpr std::array<const Script*, 14> kEveryScript{
+    &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete, &kCompareAndHandOff, &kCompareAndPexpire,
+    &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock, &kRedissonUnlock,
+    &kRedissonRenew,     &kRedissonFairLock,   &kRedissonFairUnlock, &kRedissonFairLeave};
 
 }  // namespace lockbridge::detail

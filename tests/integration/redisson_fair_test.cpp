@@ -1,0 +1,198 @@
+// The redisson strategy in fair mode is Redisson's RFairLock, checked against the fixture's
+// redis-server and a Java peer played by Redisson 4.7.0's own fair-lock scripts (redisson_peer.hpp,
+// from its public source, not from lockbridge's): one queue and one set of deadlines for both
+// sides, served in the order the waiters queued, each woken on its own channel by whichever side
+// released, a waiter that gives up or dies taken out by Redisson's own rules. Assertions are about
+// who holds the lock and what Redis holds, never about how long anything took: the C++ waiters
+// retry only every minute, so a wake-up that did not come fails the test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "redis_test_support.hpp"
+#include "redisson_peer.hpp"
+#include "topology.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kJavaHolder[] = "8b0c2a1e-0000-4000-8000-000000000000:1";
+constexpr char kJavaWaiter[] = "8b0c2a1e-0000-4000-8000-000000000000:2";
+
+// A fair waiter that only a message wakes (a minute between its own attempts).
+MutexOptions fair_options(milliseconds fair_wait = milliseconds(300'000)) {
+  MutexOptions options = token_options();
+  options.strategy = StrategyKind::redisson;
+  options.wait_mode = WaitMode::fair;
+  options.lease = seconds(30);
+  options.redisson.fair_wait = fair_wait;
+  options.local_queue = false;  // these waiters stand for other processes
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  options.acquire_timeout = seconds(50);
+  return options;
+}
+
+std::vector<std::string> queue_of(const std::string& key) {
+  std::vector<std::string> fields;
+  for (const Reply& entry : raw({"LRANGE", redisson_fair_queue(key), "0", "-1"}).elements) fields.push_back(entry.str);
+  return fields;
+}
+
+Reply java_lock(const std::string& key, const std::string& field, const std::string& wait_ms = "300000",
+                const std::string& lease_ms = "60000") {
+  return raw(redisson_fair_lock_command(key, field, wait_ms, lease_ms));
+}
+
+// Whether `waited` (a lock() running elsewhere) returns within a bound.
+bool returns(std::future<void>& waited) {
+  if (waited.wait_for(seconds(30)) != std::future_status::ready) return false;
+  waited.get();
+  return true;
+}
+
+TEST(RedissonFair, WaitersAreServedInQueueOrderAndWokenAcrossBothSides) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(java_lock(key, kJavaHolder).is_nil()) << "the Java holder takes the free lock";
+  Mutex first(test_client(), key, fair_options());
+  auto first_waits = std::async(std::launch::async, [&] { first.lock(); });
+  ASSERT_TRUE(eventually([&] { return queue_of(key).size() == 1; })) << "the first C++ waiter never queued";
+  // A Java waiter: subscribed to its own channel, then queued by its attempt.
+  PeerSubscriber java_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", redisson_fair_channel(key, kJavaWaiter));
+  ASSERT_TRUE(java_waiter.subscribed());
+  ASSERT_FALSE(java_lock(key, kJavaWaiter).is_nil());
+  Mutex third(test_client(), key, fair_options());
+  auto third_waits = std::async(std::launch::async, [&] { third.lock(); });
+  ASSERT_TRUE(eventually([&] { return queue_of(key).size() == 3; })) << "the second C++ waiter never queued";
+  const std::vector<std::string> order = queue_of(key);
+  EXPECT_EQ(order[1], kJavaWaiter);
+  EXPECT_EQ(raw({"ZCARD", redisson_fair_deadlines(key)}).integer, 3);
+
+  // The Java holder's unlock tells the first waiter, on its own channel.
+  EXPECT_EQ(raw(redisson_fair_unlock_command(key, kJavaHolder)).integer, 1);
+  ASSERT_TRUE(returns(first_waits)) << "the Java release did not wake the first waiter";
+  EXPECT_EQ(first.value(), order[0]);
+  EXPECT_EQ(third_waits.wait_for(milliseconds(0)), std::future_status::timeout) << "the last waiter went early";
+
+  // lockbridge's release tells the Java waiter, which then takes the lock with its own script.
+  first.unlock();
+  EXPECT_EQ(java_waiter.next_message(), "0") << "the Java waiter was not told on its channel";
+  ASSERT_TRUE(java_lock(key, kJavaWaiter).is_nil()) << "the Java waiter's turn";
+  EXPECT_EQ(third_waits.wait_for(milliseconds(0)), std::future_status::timeout) << "the last waiter went early";
+
+  EXPECT_EQ(raw(redisson_fair_unlock_command(key, kJavaWaiter)).integer, 1);
+  ASSERT_TRUE(returns(third_waits)) << "the Java release did not wake the last waiter";
+  EXPECT_EQ(third.value(), order[2]);
+  third.unlock();
+  EXPECT_TRUE(queue_of(key).empty());
+  EXPECT_EQ(raw({"EXISTS", redisson_fair_deadlines(key), key}).integer, 0);
+}
+
+// Redisson's arithmetic: each waiter's deadline is the one ahead of it plus the wait; a waiter that
+// gives up takes that wait off every deadline behind it.
+TEST(RedissonFair, AWaiterThatGivesUpLeavesTheQueueAndTheOnesBehindMoveUp) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(java_lock(key, kJavaHolder).is_nil());
+  Mutex waiter(test_client(), key, fair_options());
+  std::stop_source stop;
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return queue_of(key).size() == 1; }));
+  const std::string field = queue_of(key).front();
+  ASSERT_FALSE(java_lock(key, kJavaWaiter).is_nil());
+  const double mine = std::stod(raw({"ZSCORE", redisson_fair_deadlines(key), field}).str);
+  const double behind = std::stod(raw({"ZSCORE", redisson_fair_deadlines(key), kJavaWaiter}).str);
+  EXPECT_EQ(behind - mine, 300'000) << "queued a wait behind the waiter ahead of it";
+
+  stop.request_stop();
+  ASSERT_EQ(waited.wait_for(seconds(10)), std::future_status::ready);
+  EXPECT_FALSE(waited.get());
+  EXPECT_TRUE(eventually([&] { return queue_of(key) == std::vector<std::string>{kJavaWaiter}; }))
+      << "the waiter that gave up is still queued";
+  EXPECT_TRUE(raw({"ZSCORE", redisson_fair_deadlines(key), field}).is_nil());
+  EXPECT_EQ(std::stod(raw({"ZSCORE", redisson_fair_deadlines(key), kJavaWaiter}).str), behind - 300'000);
+}
+
+// A queued waiter that stopped asking (a Java process that died) blocks the queue until its
+// deadline, and the first attempt after it takes it out: the rest move on. A short wait on both
+// sides keeps that deadline near: the lock's lease (300 ms) plus the wait (200 ms).
+TEST(RedissonFair, AQueuedWaiterThatDiedIsPassedOverAtItsDeadline) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(java_lock(key, kJavaHolder, "200", "300").is_nil()) << "a Java holder with a 300 ms lease";
+  ASSERT_FALSE(java_lock(key, kJavaWaiter, "200").is_nil()) << "a Java waiter queues, and dies";
+  MutexOptions options = fair_options(milliseconds(200));
+  options.retry = RetryPolicy::backoff_with_jitter();  // nothing will announce it
+  Mutex waiter(test_client(), key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(returns(waited)) << "the dead waiter kept the queue";
+  EXPECT_TRUE(waiter.owns_lock());
+  EXPECT_TRUE(queue_of(key).empty()) << "the dead waiter is still queued";
+  waiter.unlock();
+}
+
+TEST(RedissonFair, ASingleTryNeverQueues) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(java_lock(key, kJavaHolder).is_nil());
+  Mutex mutex(test_client(), key, fair_options());
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_TRUE(queue_of(key).empty());
+  EXPECT_EQ(raw({"EXISTS", redisson_fair_deadlines(key)}).integer, 0);
+  EXPECT_EQ(raw(redisson_fair_unlock_command(key, kJavaHolder)).integer, 1);
+  EXPECT_TRUE(mutex.try_lock()) << "free, with nobody queued";
+  EXPECT_EQ(raw({"HGET", key, mutex.value()}).str, "1");
+  mutex.unlock();
+}
+
+TEST(RedissonFair, KeysOfAnotherTypeAreAnErrorAndStayAsTheyWere) {
+  const std::string key = unique_key();
+  raw({"SET", redisson_fair_queue(key), "not a list"});
+  Mutex mutex(test_client(), key, fair_options());
+  try {
+    (void)mutex.try_lock();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), Errc::wrong_type) << error.what();
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("'redisson_lock_queue:{"));
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("holds a string, not a list"));
+  }
+  EXPECT_EQ(raw({"GET", redisson_fair_queue(key)}).str, "not a list");
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+// On a Redis Cluster the queue and the deadlines live in the lock's slot, and the releases tell the
+// first waiter by SPUBLISH on its own channel, as Redisson >= 3.22 does there.
+TEST(RedissonFairOnCluster, OneQueueInTheLocksSlotAndWakeUpsBySpublishBothWays) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  ServerProcess& master = *cluster.nodes[cluster.owner_of_slot(cluster.slot_of(key))];
+  ASSERT_EQ(master.command(redisson_fair_lock_command(key, kJavaHolder, "300000")), "(nil)");
+  Mutex waiter(Client(cluster.url()), key, fair_options());
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return master.command({"LLEN", redisson_fair_queue(key)}) == "1"; }));
+  PeerSubscriber java_waiter(master.port(), "SSUBSCRIBE", redisson_fair_channel(key, kJavaWaiter));
+  ASSERT_TRUE(java_waiter.subscribed());
+  ASSERT_NE(master.command(redisson_fair_lock_command(key, kJavaWaiter, "300000")), "(nil)");
+
+  EXPECT_EQ(master.command(redisson_fair_unlock_command(key, kJavaHolder, "spublish")), "1");
+  ASSERT_TRUE(returns(waited)) << "the Java release did not wake the C++ waiter";
+  EXPECT_TRUE(waiter.owns_lock());
+  waiter.unlock();
+  EXPECT_EQ(java_waiter.next_message(), "0") << "the Java waiter was not told on its channel";
+  EXPECT_EQ(master.command(redisson_fair_lock_command(key, kJavaWaiter, "300000")), "(nil)");
+}
+
+TEST(RedissonFair, TheWaitMustBePositive) {
+  MutexOptions options = fair_options(milliseconds(0));
+  EXPECT_THROW(options.validate(), Error);
+  options.redisson.fair_wait = milliseconds(1);
+  EXPECT_NO_THROW(options.validate());
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
