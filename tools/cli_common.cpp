@@ -177,7 +177,7 @@ void add_lock_options(po::options_description& options) {
       "a starving waiter (every waiter in fair mode) is granted the lock by the release for at most MS ms (1 ms "
       "to 365 days) until its hold lasts, so a waiter that died blocks nobody longer (token, legacy hardened)")(
       "watchdog", "renew the lease every lease/3 while held (token, legacy hardened)")(
-      "fencing", "token strategy: draw a fencing token with each acquisition")(
+      "fencing", "draw a fencing token with each acquisition (token; redisson: Redisson's RFencedLock)")(
       "retry", number_value(),
       "attempt every MS ms (0 to 365 days) while waiting, counted as jedis-lock counts them (default: exponential "
       "backoff "
@@ -220,7 +220,9 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   }
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {
-    if (options.strategy != StrategyKind::token) throw Error(Errc::bad_option, "--fencing needs --strategy token");
+    if (options.strategy == StrategyKind::legacy) {
+      throw Error(Errc::bad_option, "--fencing needs --strategy token (or redisson: Redisson's RFencedLock)");
+    }
     options.token.fencing = true;
   }
   options.validate();

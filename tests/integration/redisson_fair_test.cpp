@@ -27,7 +27,8 @@ using std::chrono::seconds;
 constexpr char kJavaHolder[] = "8b0c2a1e-0000-4000-8000-000000000000:1";
 constexpr char kJavaWaiter[] = "8b0c2a1e-0000-4000-8000-000000000000:2";
 
-// A fair waiter that only a message wakes (a minute between its own attempts).
+// A fair waiter that only a message wakes (a minute between its own attempts, and fair mode's
+// heartbeat every 200 s).
 MutexOptions fair_options(milliseconds fair_wait = milliseconds(300'000)) {
   MutexOptions options = token_options();
   options.strategy = StrategyKind::redisson;
@@ -37,6 +38,7 @@ MutexOptions fair_options(milliseconds fair_wait = milliseconds(300'000)) {
   options.local_queue = false;  // these waiters stand for other processes
   options.retry = RetryPolicy::fixed_retries(5, seconds(60));
   options.acquire_timeout = seconds(50);
+  options.fair_waiter_timeout = std::chrono::minutes(10);
   return options;
 }
 
@@ -150,23 +152,60 @@ TEST(RedissonFair, ASingleTryNeverQueues) {
 }
 
 TEST(RedissonFair, KeysOfAnotherTypeAreAnErrorAndStayAsTheyWere) {
-  const std::string key = unique_key();
-  raw({"SET", redisson_fair_queue(key), "not a list"});
-  Mutex mutex(test_client(), key, fair_options());
-  try {
-    (void)mutex.try_lock();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), Errc::wrong_type) << error.what();
-    EXPECT_THAT(error.what(), ::testing::HasSubstr("'redisson_lock_queue:{"));
-    EXPECT_THAT(error.what(), ::testing::HasSubstr("holds a string, not a list"));
+  struct Case {
+    std::string (*name)(std::string_view key);
+    std::string said;
+  };
+  const auto lock_name = [](std::string_view key) { return std::string(key); };
+  for (const Case& bad : {Case{lock_name, "holds a string, not a hash"},
+                          Case{redisson_fair_queue, "holds a string, not a list"},
+                          Case{redisson_fair_deadlines, "holds a string, not a zset"}}) {
+    SCOPED_TRACE(bad.said);
+    const std::string key = unique_key();
+    const std::string where = bad.name(key);
+    raw({"SET", where, "not ours"});
+    Mutex mutex(test_client(), key, fair_options());
+    for (const bool single_try : {true, false}) {
+      try {
+        if (single_try) {
+          (void)mutex.try_lock();
+        } else {
+          (void)mutex.try_lock_for(seconds(1));
+        }
+        ADD_FAILURE() << "no error";
+      } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::wrong_type) << error.what();
+        EXPECT_THAT(error.what(), ::testing::HasSubstr(bad.said));
+      }
+    }
+    EXPECT_EQ(raw({"GET", where}).str, "not ours");
+    EXPECT_EQ(raw({"EXISTS", key, redisson_fair_queue(key), redisson_fair_deadlines(key)}).integer, 1)
+        << "something was written";
   }
-  EXPECT_EQ(raw({"GET", redisson_fair_queue(key)}).str, "not a list");
-  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
-// On a Redis Cluster the queue and the deadlines live in the lock's slot, and the releases tell the
-// first waiter by SPUBLISH on its own channel, as Redisson >= 3.22 does there.
+// A first waiter that gives up while the lock is free (its holder's lease ran out, which nobody
+// announces) tells the next waiter, here a Java one: Redisson's acquireFailed tells nobody, and
+// the next waiter would sleep out the PTTL it last learned.
+TEST(RedissonFair, AFirstWaiterThatGivesUpOnAFreeLockTellsTheNext) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(java_lock(key, kJavaHolder).is_nil());
+  Mutex waiter(test_client(), key, fair_options());
+  std::stop_source stop;
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return queue_of(key).size() == 1; }));
+  PeerSubscriber java_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", redisson_fair_channel(key, kJavaWaiter));
+  ASSERT_TRUE(java_waiter.subscribed());
+  ASSERT_FALSE(java_lock(key, kJavaWaiter).is_nil()) << "the Java waiter queues second";
+  raw({"DEL", key});  // the holder's lease ran out
+  stop.request_stop();
+  ASSERT_EQ(waited.wait_for(seconds(10)), std::future_status::ready);
+  EXPECT_FALSE(waited.get());
+  EXPECT_EQ(java_waiter.next_message(), "0") << "the next waiter was not told";
+  EXPECT_EQ(queue_of(key), std::vector<std::string>{kJavaWaiter});
+  EXPECT_TRUE(java_lock(key, kJavaWaiter).is_nil()) << "its turn";
+}
+
 TEST(RedissonFairOnCluster, OneQueueInTheLocksSlotAndWakeUpsBySpublishBothWays) {
   ClusterTopology cluster(3);
   const std::string key = unique_key();

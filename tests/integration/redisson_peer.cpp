@@ -38,6 +38,21 @@ std::vector<std::string> redisson_unlock_command(std::string_view key, std::stri
           std::string(publish)};
 }
 
+std::vector<std::string> redisson_fenced_lock_command(std::string_view key, std::string_view field,
+                                                      std::string_view lease_ms) {
+  return {"EVAL",
+          "if (redis.call('exists', KEYS[1]) == 0 or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then local token "
+          "= redis.call('incr', KEYS[2]);redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], "
+          "ARGV[1]); return {-1, token}; end; return {redis.call('pttl', KEYS[1]), -1};",
+          "2",
+          std::string(key),
+          redisson_token_counter(key),
+          std::string(lease_ms),
+          std::string(field)};
+}
+
+std::string redisson_token_counter(std::string_view key) { return "redisson_lock_token:{" + std::string(key) + "}"; }
+
 std::string redisson_fair_queue(std::string_view key) { return "redisson_lock_queue:{" + std::string(key) + "}"; }
 std::string redisson_fair_deadlines(std::string_view key) {
   return "redisson_lock_timeout:{" + std::string(key) + "}";

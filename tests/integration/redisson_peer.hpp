@@ -28,6 +28,12 @@ std::vector<std::string> redisson_lock_command(std::string_view key, std::string
 std::vector<std::string> redisson_unlock_command(std::string_view key, std::string_view field = kJavaField,
                                                  std::string_view publish = "publish");
 
+// RFencedLock's lockAndGetToken (RedissonFencedLock.java at redisson-4.7.0): {-1, token} = acquired
+// (re-entries too), {pttl, -1} = held by another.
+std::vector<std::string> redisson_fenced_lock_command(std::string_view key, std::string_view field = kJavaField,
+                                                      std::string_view lease_ms = "60000");
+std::string redisson_token_counter(std::string_view key);  // redisson_lock_token:{key}
+
 // RFairLock (RedissonFairLock.java at redisson-4.7.0), as Java sends it: its scripts verbatim (the
 // Java string literals joined), its names, and the client's clock in milliseconds.
 std::string redisson_fair_queue(std::string_view key);      // redisson_lock_queue:{key}

@@ -175,13 +175,58 @@ TEST(Redisson, TheWatchdogKeepsTheLeaseWithPexpire) {
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
+// With fencing the redisson strategy is Redisson's RFencedLock: every acquisition, on either side
+// and Java's re-entries too, draws the next token from redisson_lock_token:{name}.
+TEST(RedissonFenced, EveryAcquisitionOnEitherSideDrawsTheNextToken) {
+  const std::string key = unique_key();
+  MutexOptions options = redisson_options();
+  options.token.fencing = true;
+  Mutex mutex(test_client(), key, options);
+  ASSERT_TRUE(mutex.try_lock());
+  ASSERT_TRUE(mutex.fence().has_value());
+  const std::uint64_t first = *mutex.fence();
+  EXPECT_EQ(raw({"GET", redisson_token_counter(key)}).str, std::to_string(first));
+  EXPECT_EQ(raw({"HGET", key, mutex.value()}).str, "1") << "RLock's hash";
+  const Reply refused = raw(redisson_fenced_lock_command(key));
+  ASSERT_EQ(refused.elements.size(), 2U);
+  EXPECT_GT(refused.elements[0].integer, 0) << "the Java side is told the holder's ms left";
+  EXPECT_EQ(refused.elements[1].integer, -1);
+  mutex.unlock();
+
+  const Reply java = raw(redisson_fenced_lock_command(key));
+  ASSERT_EQ(java.elements.size(), 2U);
+  EXPECT_EQ(java.elements[0].integer, -1);
+  EXPECT_EQ(java.elements[1].integer, static_cast<long long>(first + 1));
+  const Reply reentry = raw(redisson_fenced_lock_command(key));
+  EXPECT_EQ(reentry.elements[1].integer, static_cast<long long>(first + 2)) << "a Java re-entry draws one too";
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_EQ(raw(redisson_unlock_command(key)).integer, 0);
+  EXPECT_EQ(raw(redisson_unlock_command(key)).integer, 1);
+  ASSERT_TRUE(mutex.try_lock());
+  EXPECT_EQ(mutex.fence(), first + 3);
+  mutex.unlock();
+}
+
+TEST(RedissonFenced, ACounterThatIsNoNumberFailsTheAcquireWithNothingWritten) {
+  const std::string key = unique_key();
+  raw({"SET", redisson_token_counter(key), "not a number"});
+  MutexOptions options = redisson_options();
+  options.token.fencing = true;
+  Mutex mutex(test_client(), key, options);
+  EXPECT_THROW((void)mutex.try_lock(), Error);
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+  EXPECT_EQ(raw({"GET", redisson_token_counter(key)}).str, "not a number");
+}
+
 TEST(Redisson, DefaultsAreRedissons) {
   const MutexOptions options = MutexOptions::redisson_lock();
   EXPECT_EQ(options.strategy, StrategyKind::redisson);
   EXPECT_EQ(options.lease, seconds(30));
   EXPECT_TRUE(options.watchdog.enabled);  // every 10 s
   MutexOptions fenced = options;
-  fenced.token.fencing = true;
+  fenced.token.fencing = true;  // RFencedLock (RedissonFenced.*)
+  EXPECT_NO_THROW(fenced.validate());
+  fenced.wait_mode = WaitMode::fair;  // Redisson has no fenced fair lock
   EXPECT_THROW(fenced.validate(), Error);
   MutexOptions fair = options;
   fair.wait_mode = WaitMode::fair;  // RFairLock (redisson_fair_test.cpp)

@@ -68,7 +68,8 @@ struct ClientOptions {
   std::shared_ptr<Observer> observer{};
   // Told, once, when the Client works round something the server refuses, in words for a log: a
   // release subscription an ACL denies (waiters then poll by their retry policy). Called on a
-  // thread of the library: it must be quick, and what it throws is dropped. Empty: not told.
+  // thread of the library, or on one waiting in lock(): it must be quick, must not use the Client,
+  // and what it throws is dropped. Empty: not told.
   std::function<void(const std::string&)> on_notice{};
 
   // Throws Error{Errc::bad_option} when a value is out of range.

@@ -50,10 +50,13 @@ void MutexOptions::validate() const {
                 "watchdog: the faithful legacy preset cannot renew a lease (jedis-lock 1.0.0 has "
                 "no extend); use the hardened preset or the token strategy");
   }
-  if (strategy == StrategyKind::redisson && (token.fencing || !token.fixed_value.empty())) {
+  if (strategy == StrategyKind::redisson && !token.fixed_value.empty()) {
+    throw Error(Errc::bad_option, "token.fixed_value needs the token strategy; Redisson names holders by field");
+  }
+  if (strategy == StrategyKind::redisson && token.fencing && wait_mode == WaitMode::fair) {
     throw Error(Errc::bad_option,
-                "token.fencing and token.fixed_value need the token strategy; Redisson peers draw "
-                "no fence and name holders by field");
+                "token.fencing with the redisson strategy is Redisson's RFencedLock, which has no fair "
+                "mode: choose fencing or wait_mode fair");
   }
   if (wait_mode == WaitMode::fair && strategy == StrategyKind::legacy) {
     throw Error(Errc::bad_option,

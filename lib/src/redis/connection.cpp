@@ -233,9 +233,14 @@ bool Connection::closed_by_peer() noexcept { return broken_ || transport_.unusab
 
 std::vector<ReplyPtr> Connection::read_available() {
   require_usable();
+  // Until the transport has nothing more: over TLS one read gives one record, and a second record
+  // that arrived with it waits in memory, where poll(2) cannot see it.
   try {
-    const std::string_view bytes = transport_.read_now(wait_deadline(command_timeout_));
-    redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
+    for (;;) {
+      const std::string_view bytes = transport_.read_now(wait_deadline(command_timeout_));
+      if (bytes.empty()) break;
+      redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
+    }
   } catch (const TransportError& error) {
     fail("read", error, false);
   }

@@ -90,8 +90,8 @@ class Connection {
   void set_generation(std::uint64_t generation) noexcept { generation_ = generation; }
 
   // For a connection in subscribe mode, driven by poll(2) on fd(): send() writes a command without
-  // waiting for its reply; read_available() reads what the socket has (call it when poll says
-  // readable) and returns every complete reply and message. Both throw io and break the connection
+  // waiting for its reply; read_available() reads all the socket has (call it when poll says
+  // readable; it never waits) and returns every complete reply and message. Both throw io and break the connection
   // when the server is gone.
   int fd() const noexcept { return transport_.fd(); }
   void send(Args args);

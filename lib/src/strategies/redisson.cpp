@@ -42,6 +42,7 @@ RedissonStrategy::RedissonStrategy(const MutexOptions& options, ScriptCache& scr
       lease_ms_(std::to_string(options.lease.count())),
       sharded_(on_cluster),
       fair_(options.wait_mode == WaitMode::fair),
+      fenced_(options.token.fencing),
       fair_wait_ms_(std::to_string(options.redisson.fair_wait.count())) {}
 
 std::string RedissonStrategy::prefixed(std::string_view prefix, std::string_view key) {
@@ -61,15 +62,17 @@ ReleaseChannel RedissonStrategy::release_channel_of(std::string_view key) const 
 Task<AcquireAttempt> RedissonStrategy::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
   // A fair lock's waiter queues under its field, whatever id the waiting loop drew for it: the
   // release tells the first waiter on the channel its field names.
+  const std::string lease = std::to_string(request.lease.count());
   const ScriptCall call =
-      fair_ ? ScriptCall{&kRedissonFairLock,
+      fair_     ? ScriptCall{&kRedissonFairLock,
                          {std::string(key), fair_queue_name(key), fair_deadlines_name(key)},
-                         {std::to_string(request.lease.count()), field_, fair_wait_ms_, client_now_ms(),
-                          request.queued_waiter.empty() ? "" : "1"}}
-            : ScriptCall{&kRedissonLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
+                         {lease, field_, fair_wait_ms_, client_now_ms(), request.queued_waiter.empty() ? "" : "1"}}
+      : fenced_ ? ScriptCall{&kRedissonFencedLock, {std::string(key), token_name(key)}, {lease, field_}}
+                : ScriptCall{&kRedissonLock, {std::string(key)}, {lease, field_}};
   const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
   const ReplyContext context("acquire", key);
   throw_if_script_error(*replies.front(), context, call.keys);  // WRONGTYPE: a string lock at the name
+  if (fenced_) co_return fenced_attempt(*replies.front(), context);
   AcquireAttempt attempt;
   if (replies.front()->type == REDIS_REPLY_NIL) {
     attempt.acquired = true;
@@ -80,11 +83,28 @@ Task<AcquireAttempt> RedissonStrategy::try_acquire(Link& link, std::string_view 
   co_return attempt;
 }
 
+AcquireAttempt RedissonStrategy::fenced_attempt(const redisReply& reply, const ReplyContext& context) const {
+  if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 2) unexpected_reply(reply, "a two-element array", context);
+  const std::int64_t pttl = expect_integer(*reply.element[0], context);
+  const std::int64_t token = expect_integer(*reply.element[1], context);
+  AcquireAttempt attempt;
+  if (token >= 0) {
+    attempt.acquired = true;
+    attempt.value = field_;
+    attempt.fence = static_cast<std::uint64_t>(token);
+  } else if (pttl >= 0) {
+    attempt.holder_remaining = std::chrono::milliseconds(pttl);
+  }
+  return attempt;
+}
+
 Task<void> RedissonStrategy::leave_queue(Link& link, std::string_view key, std::string_view /*queued_waiter*/) {
   if (!fair_) co_return;
   // Redisson's acquireFailed: out of the queue, and a wait less for everyone behind.
   try {
-    const ScriptCall call{&kRedissonFairLeave, {fair_queue_name(key), fair_deadlines_name(key)}, {field_, fair_wait_ms_}};
+    const ScriptCall call{&kRedissonFairLeave,
+                          {fair_queue_name(key), fair_deadlines_name(key), std::string(key)},
+                          {field_, fair_wait_ms_, channel_name(key), publish_command(sharded_)}};
     (void)co_await run_scripts(link, scripts_, std::span(&call, 1));
   } catch (...) {  // best effort: a waiter that never asks again is passed over at its deadline
   }

@@ -7,7 +7,8 @@
 // In fair mode it is Redisson's RFairLock (RedissonFairLock.java; docs/design.md §4.4b): waiters
 // queue in redisson_lock_queue:{key} with deadlines in redisson_lock_timeout:{key}, by the same
 // arithmetic as the Java waiters, each listens on its own channel (the lock's + ":" + its field),
-// and a release tells the first waiter alone.
+// and a release tells the first waiter alone. With fencing it is Redisson's RFencedLock: every
+// acquisition draws a token from redisson_lock_token:{key} (docs/design.md §4.4c).
 #pragma once
 
 #include "strategies/strategy.hpp"
@@ -38,14 +39,19 @@ class RedissonStrategy final : public LockStrategy {
   // The fair lock's queue and deadlines.
   static std::string fair_queue_name(std::string_view key) { return prefixed("redisson_lock_queue", key); }
   static std::string fair_deadlines_name(std::string_view key) { return prefixed("redisson_lock_timeout", key); }
+  // RFencedLock's token counter.
+  static std::string token_name(std::string_view key) { return prefixed("redisson_lock_token", key); }
 
  private:
   Task<ReleaseOutcome> release_fair(Link& link, std::string_view key, std::string_view value);
+  // kRedissonFencedLock's reply: {-1, token} acquired, {pttl, -1} held by another.
+  AcquireAttempt fenced_attempt(const redisReply& reply, const ReplyContext& context) const;
 
   const std::string field_;     // <client uuid>:<thread id>, this Mutex's identity in the hash
   const std::string lease_ms_;  // the lease a partial unlock re-arms (Redisson's internalLockLeaseTime)
   const bool sharded_;          // SPUBLISH / SSUBSCRIBE instead of PUBLISH / SUBSCRIBE
   const bool fair_;             // RFairLock
+  const bool fenced_;           // RFencedLock
   const std::string fair_wait_ms_;  // RedissonOptions::fair_wait
 };
 

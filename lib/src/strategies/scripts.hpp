@@ -533,6 +533,21 @@ end
 return 0
 )lua"};
 
+// RFencedLock's acquire (RedissonFencedLock.java, tryLockAndGetToken): RLock's, plus an INCR of the
+// token counter redisson_lock_token:{K} on every acquisition, re-entries included. KEYS: the lock,
+// the counter; ARGV: lease ms, field. {-1, token} = acquired; {pttl, -1} = held by another. The
+// counter's INCR comes first and fails on a value that is no integer, so nothing is written then;
+// a string at the lock name fails the HEXISTS before it.
+inline constexpr Script kRedissonFencedLock{"redisson_fenced_lock", R"lua(
+if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+  local token = redis.call('incr', KEYS[2])
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {-1, token}
+end
+return {redis.call('pttl', KEYS[1]), -1}
+)lua"};
+
 // ---- redisson fair mode: RFairLock (RedissonFairLock.java at redisson-4.7.0; docs/design.md §4.4b) --
 //
 // KEYS[1] the lock (Redisson's hash), KEYS[2] its queue redisson_lock_queue:{K} (a list of fields,
@@ -588,17 +603,26 @@ end
 // An attempt: tryLockInnerAsync's two forms in one. ARGV: lease ms, field, wait ms (the "thread
 // wait time", RedissonOptions::fair_wait), now (the client's epoch ms), '1' to queue (lock() and
 // tryLock(wait), EVAL_LONG) or '' for a single try that never queues (tryLock(), EVAL_NULL_BOOLEAN).
-// nil = acquired or re-entered. Otherwise the ms to wait: queued before, the lock's PTTL (at
-// least 0); queued now, Redisson's estimate (the last waiter's deadline - now, or the lock's PTTL
-// when nobody is queued with a deadline), and its own deadline is that + wait + now; a single
-// try, the lock's PTTL.
+// nil = acquired or re-entered. Otherwise the ms to wait: queued before, the lock's PTTL, or with
+// the lock free and another waiter first, the ms until that waiter's deadline (when it is passed
+// over unless it has taken the lock; its release's message comes sooner), -1 when unknown (Java's
+// script answers 0 there, and its waiters ask again at once, over and over); queued now,
+// Redisson's estimate (the last waiter's deadline - now, or the lock's PTTL when nobody is queued
+// with a deadline), and its own deadline is that + wait + now; a single try, the lock's PTTL.
 inline constexpr auto kRedissonFairLockText = joined(kRedissonFairPrelude, R"lua(
 local refused = fair_types()
 if refused then return refused end
 evict_stale(ARGV[4])
 if take_or_reenter(ARGV[2], ARGV[1], ARGV[3]) then return nil end
 if ARGV[5] ~= '1' then return redis.call('pttl', KEYS[1]) end
-if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then return math.max(0, redis.call('pttl', KEYS[1])) end
+if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
+  local pttl = redis.call('pttl', KEYS[1])
+  if pttl >= 0 then return pttl end
+  local first = redis.call('lindex', KEYS[2], 0)
+  local first_deadline = first and redis.call('zscore', KEYS[3], first)
+  if first_deadline then return math.max(1, tonumber(first_deadline) - tonumber(ARGV[4])) end
+  return -1
+end
 local last = redis.call('lindex', KEYS[2], -1)
 local last_deadline = last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last)
 local ttl
@@ -646,8 +670,11 @@ return 1
 inline constexpr Script kRedissonFairUnlock = script_of("redisson_fair_unlock", kRedissonFairUnlockText);
 
 // acquireFailedAsync: a waiter that gives up leaves the queue, and every waiter behind it has
-// `wait` taken off its deadline (the chain of waits is one shorter). KEYS: the queue, the
-// deadlines; ARGV: field, wait ms. Always nil.
+// `wait` taken off its deadline (the chain of waits is one shorter). One addition to Redisson's:
+// a first waiter that leaves a free lock (it may have been told and not have come) tells the next
+// one, on its channel, as a release would; Java waiters take that "0" as any other. KEYS: the
+// queue, the deadlines, the lock; ARGV: field, wait ms, the lock's channel, the publish command.
+// Always nil.
 inline constexpr Script kRedissonFairLeave{"redisson_fair_leave", R"lua(
 local found = {redis.call('TYPE', KEYS[1])['ok'], redis.call('TYPE', KEYS[2])['ok']}
 for i, want in ipairs({'list', 'zset'}) do
@@ -661,12 +688,15 @@ while i <= #queue and queue[i] ~= ARGV[1] do i = i + 1 end
 for behind = i + 1, #queue do redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[behind]) end
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('lrem', KEYS[1], 0, ARGV[1])
+if i == 1 and queue[2] and redis.call('exists', KEYS[3]) == 0 then
+  redis.pcall(ARGV[4], ARGV[3] .. ':' .. queue[2], '0')
+end
 )lua"};
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 14> kEveryScript{
+inline constexpr std::array<const Script*, 15> kEveryScript{
     &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete, &kCompareAndHandOff, &kCompareAndPexpire,
     &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock, &kRedissonUnlock,
-    &kRedissonRenew,     &kRedissonFairLock,   &kRedissonFairUnlock, &kRedissonFairLeave};
+    &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave};
 
 }  // namespace lockbridge::detail

@@ -248,7 +248,7 @@ std::optional<bool> ReleaseNotifier::wait_reading(const Watch& watch, Clock::tim
   std::uint64_t serial = 0;
   {
     const std::lock_guard io(io_mutex_);
-    if (!connection_) return std::nullopt;
+    if (!connection_ || broken_) return std::nullopt;
     fd = connection_->fd();
     serial = connection_serial_;
   }
@@ -275,8 +275,7 @@ std::optional<bool> ReleaseNotifier::wait_reading(const Watch& watch, Clock::tim
     const std::lock_guard io(io_mutex_);
     // The connection broke and the thread made another (announcing it, so heard() is true now):
     // the fd is not ours any more.
-    if (!connection_ || connection_serial_ != serial) return std::nullopt;
-    read_and_deliver();
+    if (!connection_ || broken_ || connection_serial_ != serial || !read_and_deliver()) return std::nullopt;
   }
 }
 
@@ -306,6 +305,7 @@ void ReleaseNotifier::resubscribe_on(std::unique_ptr<Connection> connection) {
 }
 
 void ReleaseNotifier::connection_lost() noexcept {
+  broken_ = false;
   endpoint_->connection_broke(*connection_);
   connection_.reset();
   subscribed_.clear();
@@ -449,12 +449,17 @@ void ReleaseNotifier::deliver(const redisReply& reply) {
   }
 }
 
-void ReleaseNotifier::read_and_deliver() {
+bool ReleaseNotifier::read_and_deliver() {
   try {
     for (const ReplyPtr& reply : connection_->read_available()) deliver(*reply);
+    return true;
   } catch (...) {
-    connection_lost();  // the thread reconnects at once
+    // The thread gives it up (and reconnects at once), not a waiter that reads: the endpoint may
+    // look for a new address then (Sentinel), for as long as that takes, which is no waiter's
+    // deadline's business.
+    broken_ = true;
     wake_thread();
+    return false;
   }
 }
 
@@ -469,6 +474,7 @@ void ReleaseNotifier::run() noexcept {
     }
     std::unique_lock io(io_mutex_);
     try {
+      if (connection_ && broken_) connection_lost();
       if (!connection_) {
         // Connecting may take up to the connect timeout: not with io_mutex_ held, which a waiter
         // that reads takes only for short, non-blocking steps. Nobody else makes a connection.
@@ -490,7 +496,7 @@ void ReleaseNotifier::run() noexcept {
         if (borrowed_) continue;
       }
       io.lock();
-      if (connection_) read_and_deliver();
+      if (connection_ && !broken_) read_and_deliver();
     } catch (...) {
       if (!io.owns_lock()) io.lock();
       if (connection_) {

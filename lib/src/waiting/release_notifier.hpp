@@ -97,8 +97,8 @@ class ReleaseNotifier {
     // For an event-driven waiter, which must not sleep: `changed` is called when something it may
     // wait for happened: a release addressed to `me` (the waiter's id; empty: none) or to every
     // waiter, the subscription answered, the connection lost. It runs on the thread that read the
-    // news (the notifier's, or a blocking waiter's that reads) with the notifier's mutex held, so
-    // it must only post to the waiter's loop, which then asks the checks below. Replaces an earlier one; empty: none. Removed with the Watch.
+    // news (the notifier's, or a blocking waiter's that reads) with the notifier's mutexes held,
+    // so it must only post to the waiter's loop, which then asks the checks below. Replaces an earlier one; empty: none. Removed with the Watch.
     void on_change(std::string_view me, std::function<void()> changed);
     // Without waiting: what wait_until() would wake for now.
     bool heard_now(std::string_view me) const;
@@ -129,9 +129,10 @@ class ReleaseNotifier {
   // began): the caller then waits for the thread's delivery instead.
   std::optional<bool> wait_reading(const Watch& watch, Clock::time_point until, std::string_view me,
                                    const std::stop_token& stop);
-  // Reads what the connection has and delivers it; a broken connection is given up here, and the
-  // thread reconnects. With io_mutex_ held, by the thread or the reading waiter.
-  void read_and_deliver();
+  // Reads what the connection has and delivers it. false when the connection broke: it is marked
+  // broken_, and the thread, woken, gives it up and reconnects. With io_mutex_ held, by the thread
+  // or the reading waiter.
+  bool read_and_deliver();
   void run() noexcept;
   // Takes `connection` (just made) as the connection, and subscribes again what is wanted.
   void resubscribe_on(std::unique_ptr<Connection> connection);
@@ -171,6 +172,7 @@ class ReleaseNotifier {
   // while it reads.
   std::mutex io_mutex_;
   std::uint64_t connection_serial_ = 0;  // one per connection made
+  bool broken_ = false;                  // a read failed: the thread gives the connection up
   std::unique_ptr<Connection> connection_;
   std::set<std::string, std::less<>> subscribed_;  // subscriptions sent on the current connection
   // The (un)subscriptions sent and not answered yet, in order: an error reply names no channel,
