@@ -60,6 +60,27 @@ bool returns(std::future<void>& waited) {
   return true;
 }
 
+// A C++ waiter queued behind a Java holder, in a wait that only its stop request ends.
+struct QueuedBehindJava {
+  explicit QueuedBehindJava(const std::string& key) : waiter(test_client(), key, fair_options()) {
+    held = java_lock(key, kJavaHolder).is_nil();
+    if (held) {
+      waited = std::async(std::launch::async,
+                          [this] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
+    }
+  }
+  // Ends the wait: whether it ended, without the lock.
+  bool gives_up() {
+    stop.request_stop();
+    return waited.wait_for(seconds(10)) == std::future_status::ready && !waited.get();
+  }
+
+  Mutex waiter;
+  std::stop_source stop;
+  std::future<bool> waited;
+  bool held = false;
+};
+
 TEST(RedissonFair, WaitersAreServedInQueueOrderAndWokenAcrossBothSides) {
   const std::string key = unique_key();
   ASSERT_TRUE(java_lock(key, kJavaHolder).is_nil()) << "the Java holder takes the free lock";
@@ -101,10 +122,8 @@ TEST(RedissonFair, WaitersAreServedInQueueOrderAndWokenAcrossBothSides) {
 // gives up takes that wait off every deadline behind it.
 TEST(RedissonFair, AWaiterThatGivesUpLeavesTheQueueAndTheOnesBehindMoveUp) {
   const std::string key = unique_key();
-  ASSERT_TRUE(java_lock(key, kJavaHolder).is_nil());
-  Mutex waiter(test_client(), key, fair_options());
-  std::stop_source stop;
-  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
+  QueuedBehindJava queued(key);
+  ASSERT_TRUE(queued.held);
   ASSERT_TRUE(eventually([&] { return queue_of(key).size() == 1; }));
   const std::string field = queue_of(key).front();
   ASSERT_FALSE(java_lock(key, kJavaWaiter).is_nil());
@@ -112,9 +131,7 @@ TEST(RedissonFair, AWaiterThatGivesUpLeavesTheQueueAndTheOnesBehindMoveUp) {
   const double behind = std::stod(raw({"ZSCORE", redisson_fair_deadlines(key), kJavaWaiter}).str);
   EXPECT_EQ(behind - mine, 300'000) << "queued a wait behind the waiter ahead of it";
 
-  stop.request_stop();
-  ASSERT_EQ(waited.wait_for(seconds(10)), std::future_status::ready);
-  EXPECT_FALSE(waited.get());
+  ASSERT_TRUE(queued.gives_up());
   EXPECT_TRUE(eventually([&] { return queue_of(key) == std::vector<std::string>{kJavaWaiter}; }))
       << "the waiter that gave up is still queued";
   EXPECT_TRUE(raw({"ZSCORE", redisson_fair_deadlines(key), field}).is_nil());
@@ -189,18 +206,14 @@ TEST(RedissonFair, KeysOfAnotherTypeAreAnErrorAndStayAsTheyWere) {
 // the next waiter would sleep out the PTTL it last learned.
 TEST(RedissonFair, AFirstWaiterThatGivesUpOnAFreeLockTellsTheNext) {
   const std::string key = unique_key();
-  ASSERT_TRUE(java_lock(key, kJavaHolder).is_nil());
-  Mutex waiter(test_client(), key, fair_options());
-  std::stop_source stop;
-  auto waited = std::async(std::launch::async, [&] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
+  QueuedBehindJava queued(key);
+  ASSERT_TRUE(queued.held);
   ASSERT_TRUE(eventually([&] { return queue_of(key).size() == 1; }));
   PeerSubscriber java_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", redisson_fair_channel(key, kJavaWaiter));
   ASSERT_TRUE(java_waiter.subscribed());
   ASSERT_FALSE(java_lock(key, kJavaWaiter).is_nil()) << "the Java waiter queues second";
   raw({"DEL", key});  // the holder's lease ran out
-  stop.request_stop();
-  ASSERT_EQ(waited.wait_for(seconds(10)), std::future_status::ready);
-  EXPECT_FALSE(waited.get());
+  ASSERT_TRUE(queued.gives_up());
   EXPECT_EQ(java_waiter.next_message(), "0") << "the next waiter was not told";
   EXPECT_EQ(queue_of(key), std::vector<std::string>{kJavaWaiter});
   EXPECT_TRUE(java_lock(key, kJavaWaiter).is_nil()) << "its turn";
