@@ -24,10 +24,7 @@ std::string owner_field(const RedissonOptions& options) {
 // The fair lock's deadlines are epoch milliseconds by each client's own clock, as Java's
 // System.currentTimeMillis() stamps them: Redis's TIME would disagree with the Java peers' clocks by
 // exactly the skew the protocol already suffers from theirs among themselves.
-std::string client_now_ms() {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
-}
+std::string client_now_ms() { return std::to_string(wall_clock_ms()); }
 
 const char* publish_command(bool sharded) { return sharded ? "SPUBLISH" : "PUBLISH"; }
 
