@@ -550,6 +550,19 @@ return {redis.call('pttl', KEYS[1]), -1}
 
 // ---- redisson fair mode: RFairLock (RedissonFairLock.java at redisson-4.7.0; docs/design.md §4.4b) --
 //
+// type_error(found, wants): the WRONGTYPE error reply for the first KEYS[i] whose type found[i] is
+// neither 'none' nor wants[i], or nil. Shared by the fair lock's scripts, whose keys sit at
+// different places.
+inline constexpr char kTypeErrorPrelude[] = R"lua(
+local function type_error(found, wants)
+  for i = 1, #wants do
+    if found[i] ~= 'none' and found[i] ~= wants[i] then
+      return redis.error_reply('WRONGTYPE KEYS[' .. i .. '] holds a ' .. found[i] .. ', not a ' .. wants[i])
+    end
+  end
+end
+)lua";
+
 // KEYS[1] the lock (Redisson's hash), KEYS[2] its queue redisson_lock_queue:{K} (a list of fields,
 // first come first served), KEYS[3] the deadlines redisson_lock_timeout:{K} (a sorted set: field ->
 // the epoch ms by which that waiter must have asked again, by the clients' clocks, as Java counts).
@@ -558,14 +571,8 @@ return {redis.call('pttl', KEYS[1]), -1}
 // does first; take_or_reenter(field, lease, wait) takes a free lock for `field` when nobody is
 // queued or it is first (leaving the queue, and taking `wait` off every deadline behind it, as the
 // chain of waits is one shorter), or re-enters its own hold, and says whether it did.
+// Needs type_error() (kTypeErrorPrelude).
 inline constexpr char kRedissonFairPrelude[] = R"lua(
-local function type_error(found, wants)
-  for i = 1, #wants do
-    if found[i] ~= 'none' and found[i] ~= wants[i] then
-      return redis.error_reply('WRONGTYPE KEYS[' .. i .. '] holds a ' .. found[i] .. ', not a ' .. wants[i])
-    end
-  end
-end
 local function fair_types()
   local found = {redis.call('TYPE', KEYS[1])['ok'], redis.call('TYPE', KEYS[2])['ok'], redis.call('TYPE', KEYS[3])['ok']}
   return type_error(found, {'hash', 'list', 'zset'})
@@ -609,7 +616,7 @@ end
 // script answers 0 there, and its waiters ask again at once, over and over); queued now,
 // Redisson's estimate (the last waiter's deadline - now, or the lock's PTTL when nobody is queued
 // with a deadline), and its own deadline is that + wait + now; a single try, the lock's PTTL.
-inline constexpr auto kRedissonFairLockText = joined(kRedissonFairPrelude, R"lua(
+inline constexpr auto kRedissonFairLockText = joined(kTypeErrorPrelude, kRedissonFairPrelude, R"lua(
 local refused = fair_types()
 if refused then return refused end
 evict_stale(ARGV[4])
@@ -646,7 +653,7 @@ inline constexpr Script kRedissonFairLock = script_of("redisson_fair_lock", kRed
 // the same, as Redisson does, since nothing else would. Redisson's unlock latch key (which only
 // makes its own retried unlocks idempotent) is not kept, and the publish is a redis.pcall, so a
 // publish an ACL denies cannot fail an unlock whose deletion has already happened.
-inline constexpr auto kRedissonFairUnlockText = joined(kRedissonFairPrelude, R"lua(
+inline constexpr auto kRedissonFairUnlockText = joined(kTypeErrorPrelude, kRedissonFairPrelude, R"lua(
 local refused = fair_types()
 if refused then return refused end
 evict_stale(ARGV[4])
@@ -675,13 +682,9 @@ inline constexpr Script kRedissonFairUnlock = script_of("redisson_fair_unlock", 
 // one, on its channel, as a release would; Java waiters take that "0" as any other. KEYS: the
 // queue, the deadlines, the lock; ARGV: field, wait ms, the lock's channel, the publish command.
 // Always nil.
-inline constexpr Script kRedissonFairLeave{"redisson_fair_leave", R"lua(
-local found = {redis.call('TYPE', KEYS[1])['ok'], redis.call('TYPE', KEYS[2])['ok']}
-for i, want in ipairs({'list', 'zset'}) do
-  if found[i] ~= 'none' and found[i] ~= want then
-    return redis.error_reply('WRONGTYPE KEYS[' .. i .. '] holds a ' .. found[i] .. ', not a ' .. want)
-  end
-end
+inline constexpr auto kRedissonFairLeaveText = joined(kTypeErrorPrelude, R"lua(
+local refused = type_error({redis.call('TYPE', KEYS[1])['ok'], redis.call('TYPE', KEYS[2])['ok']}, {'list', 'zset'})
+if refused then return refused end
 local queue = redis.call('lrange', KEYS[1], 0, -1)
 local i = 1
 while i <= #queue and queue[i] ~= ARGV[1] do i = i + 1 end
@@ -691,7 +694,8 @@ redis.call('lrem', KEYS[1], 0, ARGV[1])
 if i == 1 and queue[2] and redis.call('exists', KEYS[3]) == 0 then
   redis.pcall(ARGV[4], ARGV[3] .. ':' .. queue[2], '0')
 end
-)lua"};
+)lua");
+inline constexpr Script kRedissonFairLeave = script_of("redisson_fair_leave", kRedissonFairLeaveText);
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
 inline constexpr std::array<const Script*, 15> kEveryScript{
