@@ -1,6 +1,9 @@
 // lock_contender URL KEY CHECK_KEY STRATEGY PRESET ACQUISITIONS [LEASE_MS [STOP_KEY]]
 // One process of the cross-process mutual-exclusion test: ACQUISITIONS times, lock KEY, INCR
-// CHECK_KEY (must return 1: anything else means two holders at once), DECR it, unlock. With
+// CHECK_KEY (must return 1: anything else means two holders at once), DECR it, unlock. STRATEGY
+// rwlock is a SharedMutex (Redisson's read/write lock), PRESET read or write its side: a writer
+// checks as above and that CHECK_KEY:readers is 0; a reader INCRs CHECK_KEY:readers and checks
+// that CHECK_KEY is 0 (no writer beside it). With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
 // something else does). LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
@@ -12,7 +15,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 7 || argc > 9) {
-    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson faithful|hardened|none ACQUISITIONS "
+    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock faithful|hardened|none|read|write "
+                 "ACQUISITIONS "
                  "[LEASE_MS [STOP_KEY]]\n";
     return 2;
   }
@@ -22,9 +26,9 @@ int main(int argc, char** argv) {
     const std::string check_key = argv[3];
     lockbridge::MutexOptions options;
     const std::string strategy = argv[4];
-    options.strategy = strategy == "legacy"     ? lockbridge::StrategyKind::legacy
-                       : strategy == "redisson" ? lockbridge::StrategyKind::redisson
-                                                : lockbridge::StrategyKind::token;
+    options.strategy = strategy == "legacy"                                ? lockbridge::StrategyKind::legacy
+                       : strategy == "redisson" || strategy == "rwlock" ? lockbridge::StrategyKind::redisson
+                                                                           : lockbridge::StrategyKind::token;
     options.legacy.preset =
         std::string(argv[5]) == "faithful" ? lockbridge::LegacyPreset::faithful : lockbridge::LegacyPreset::hardened;
     options.lease = std::chrono::milliseconds(argc > 7 ? std::strtol(argv[7], nullptr, 10) : 60000);
@@ -34,17 +38,40 @@ int main(int argc, char** argv) {
         lockbridge::RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(2));
     const long acquisitions = std::strtol(argv[6], nullptr, 10);
 
-    lockbridge::Mutex mutex(client, key, options);
     long violations = 0;
     long errors = 0;
     long done = 0;
-    for (; done < acquisitions; ++done) {
-      if (!stop_key.empty() && client.command({"EXISTS", stop_key}).integer == 1) break;
-      mutex.lock();
-      if (client.command({"INCR", check_key}).integer != 1) ++violations;
-      client.command({"DECR", check_key});
-      mutex.unlock();
-      if (mutex.last_error()) ++errors;
+    const auto count = [&](const std::string& mine, const std::string& others, bool alone) {
+      const long long held = client.command({"INCR", mine}).integer;
+      const std::string beside = others.empty() ? "" : client.command({"GET", others}).str;
+      if ((alone && held != 1) || (!beside.empty() && beside != "0")) ++violations;
+      client.command({"DECR", mine});
+    };
+    const auto stop_now = [&] { return !stop_key.empty() && client.command({"EXISTS", stop_key}).integer == 1; };
+    const std::string readers_key = check_key + ":readers";
+    if (strategy == "rwlock") {
+      lockbridge::SharedMutex rw(client, key, options);
+      const bool reader = std::string(argv[5]) == "read";
+      for (; done < acquisitions && !stop_now(); ++done) {
+        if (reader) {
+          rw.lock_shared();
+          count(readers_key, check_key, false);
+          rw.unlock_shared();
+        } else {
+          rw.lock();
+          count(check_key, readers_key, true);
+          rw.unlock();
+        }
+        if (rw.last_error()) ++errors;
+      }
+    } else {
+      lockbridge::Mutex mutex(client, key, options);
+      for (; done < acquisitions && !stop_now(); ++done) {
+        mutex.lock();
+        count(check_key, "", true);
+        mutex.unlock();
+        if (mutex.last_error()) ++errors;
+      }
     }
     std::cout << "acquisitions=" << done << " violations=" << violations << " errors=" << errors << std::endl;
     return 0;

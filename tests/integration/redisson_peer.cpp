@@ -151,6 +151,53 @@ std::vector<std::string> redisson_fair_give_up_command(std::string_view key, std
           std::string(wait_ms)};
 }
 
+// ---- RReadWriteLock (RedissonReadLock.java, RedissonWriteLock.java, ReadLockTask.java at
+// redisson-4.7.0), the scripts verbatim ----
+
+std::string redisson_rwlock_channel(std::string_view key) { return "redisson_rwlock:{" + std::string(key) + "}"; }
+std::string redisson_reader_timeout(std::string_view key, std::string_view field, int hold) {
+  return "{" + std::string(key) + "}:" + std::string(field) + ":rwlock_timeout:" + std::to_string(hold);
+}
+
+// KEYS [K, timeoutPrefix], ARGV [lease, field, field + ":write"].
+std::vector<std::string> redisson_read_lock_command(std::string_view key, std::string_view field,
+                                                    std::string_view lease_ms) {
+  return {"EVAL", R"lua(local mode = redis.call('hget', KEYS[1], 'mode'); if (mode == false) then redis.call('hset', KEYS[1], 'mode', 'read'); redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('set', KEYS[2] .. ':1', 1); redis.call('pexpire', KEYS[2] .. ':1', ARGV[1]); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (mode == 'read') or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then local ind = redis.call('hincrby', KEYS[1], ARGV[2], 1); local key = KEYS[2] .. ':' .. ind;redis.call('set', key, 1); redis.call('pexpire', key, ARGV[1]); local remainTime = redis.call('pttl', KEYS[1]); redis.call('pexpire', KEYS[1], math.max(remainTime, ARGV[1])); return nil; end;return redis.call('pttl', KEYS[1]);)lua", "2", std::string(key),
+          "{" + std::string(key) + "}:" + std::string(field) + ":rwlock_timeout", std::string(lease_ms),
+          std::string(field), std::string(field) + ":write"};
+}
+
+// KEYS [K, channel, timeoutPrefix, keyPrefix, latch], ARGV ["0", field, publish, latch px].
+std::vector<std::string> redisson_read_unlock_command(std::string_view key, std::string_view field,
+                                                      std::string_view publish) {
+  return {"EVAL", R"lua(local val = redis.call('get', KEYS[5]); if val ~= false then return tonumber(val);end; local mode = redis.call('hget', KEYS[1], 'mode'); if (mode == false) then redis.call(ARGV[3], KEYS[2], ARGV[1]); redis.call('set', KEYS[5], 1, 'px', ARGV[4]); return nil; end; local lockExists = redis.call('hexists', KEYS[1], ARGV[2]); if (lockExists == 0) then return nil;end; local counter = redis.call('hincrby', KEYS[1], ARGV[2], -1); if (counter == 0) then redis.call('hdel', KEYS[1], ARGV[2]); end;redis.call('del', KEYS[3] .. ':' .. (counter+1)); if (redis.call('hlen', KEYS[1]) > 1) then local maxRemainTime = -3; local keys = redis.call('hkeys', KEYS[1]); for n, key in ipairs(keys) do counter = tonumber(redis.call('hget', KEYS[1], key)); if type(counter) == 'number' then for i=counter, 1, -1 do local remainTime = redis.call('pttl', KEYS[4] .. ':' .. key .. ':rwlock_timeout:' .. i); maxRemainTime = math.max(remainTime, maxRemainTime);end; end; end; if maxRemainTime > 0 then redis.call('pexpire', KEYS[1], maxRemainTime); redis.call('set', KEYS[5], 0, 'px', ARGV[4]); return 0; end;if mode == 'write' then redis.call('set', KEYS[5], 0, 'px', ARGV[4]); return 0;end; end; redis.call('del', KEYS[1]); redis.call(ARGV[3], KEYS[2], ARGV[1]); redis.call('set', KEYS[5], 1, 'px', ARGV[4]); return 1; )lua", "5", std::string(key), redisson_rwlock_channel(key),
+          "{" + std::string(key) + "}:" + std::string(field) + ":rwlock_timeout", "{" + std::string(key) + "}",
+          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(), "0", std::string(field),
+          std::string(publish), "10000"};
+}
+
+// KEYS [K], ARGV [lease, field + ":write"].
+std::vector<std::string> redisson_write_lock_command(std::string_view key, std::string_view field,
+                                                     std::string_view lease_ms) {
+  return {"EVAL", R"lua(local mode = redis.call('hget', KEYS[1], 'mode'); if (mode == false) then redis.call('hset', KEYS[1], 'mode', 'write'); redis.call('hset', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (mode == 'write') then if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); local currentExpire = redis.call('pttl', KEYS[1]); redis.call('pexpire', KEYS[1], currentExpire + ARGV[1]); return nil; end; end;return redis.call('pttl', KEYS[1]);)lua", "1", std::string(key), std::string(lease_ms),
+          std::string(field) + ":write"};
+}
+
+// KEYS [K, channel, latch], ARGV ["1", internalLockLeaseTime, field + ":write", publish, latch px].
+std::vector<std::string> redisson_write_unlock_command(std::string_view key, std::string_view field,
+                                                       std::string_view publish) {
+  return {"EVAL", R"lua(local val = redis.call('get', KEYS[3]); if val ~= false then return tonumber(val);end; local mode = redis.call('hget', KEYS[1], 'mode'); if (mode == false) then redis.call(ARGV[4], KEYS[2], ARGV[1]); redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return nil; end;if (mode == 'write') then local lockExists = redis.call('hexists', KEYS[1], ARGV[3]); if (lockExists == 0) then return nil;else local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); redis.call('set', KEYS[3], 0, 'px', ARGV[5]); return 0; else redis.call('hdel', KEYS[1], ARGV[3]); if (redis.call('hlen', KEYS[1]) == 1) then redis.call('del', KEYS[1]); redis.call(ARGV[4], KEYS[2], ARGV[1]); else redis.call('hset', KEYS[1], 'mode', 'read'); end; redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1; end; end; end; return nil;)lua", "3", std::string(key), redisson_rwlock_channel(key),
+          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(), "1", "30000",
+          std::string(field) + ":write", std::string(publish), "10000"};
+}
+
+// ReadLockTask for one lock: KEYS [K, keyPrefix], ARGV [lease, 1, field].
+std::vector<std::string> redisson_read_renew_command(std::string_view key, std::string_view field,
+                                                     std::string_view lease_ms) {
+  return {"EVAL", R"lua(local result = {} local argIdx = 2 for i = 1, #KEYS, 2 do local anyAlive = false; local lockNamesCount = tonumber(ARGV[argIdx]); argIdx = argIdx + 1; for k = 1, lockNamesCount do local counter = redis.call('hget', KEYS[i], ARGV[argIdx]); if (counter ~= false) then anyAlive = true; for c=counter, 1, -1 do redis.call('pexpire', KEYS[i+1] .. ':' .. ARGV[argIdx] .. ':rwlock_timeout:' .. c, ARGV[1]); end; end; argIdx = argIdx + 1; end; if (anyAlive) then redis.call('pexpire', KEYS[i], ARGV[1]); table.insert(result, 1); else table.insert(result, 0); end; end; return result;)lua", "2", std::string(key), "{" + std::string(key) + "}",
+          std::string(lease_ms), "1", std::string(field)};
+}
+
 PeerSubscriber::PeerSubscriber(const std::string& unix_path, std::string_view subscribe_command,
                                const std::string& channel)
     : context_(redisConnectUnix(unix_path.c_str())) {

@@ -52,6 +52,24 @@ std::vector<std::string> redisson_fair_unlock_command(std::string_view key, std:
 std::vector<std::string> redisson_fair_give_up_command(std::string_view key, std::string_view field,
                                                        std::string_view wait_ms);
 
+// RReadWriteLock (redisson-4.7.0), its scripts verbatim. `field` is the holder's <uuid>:<thread
+// id>; the write side's is field + ":write". Locks: nil = acquired, else the lock's PTTL. Unlocks
+// (with the 3.24+ unlock latch, a new request id each call): nil = not held, 0 = others still
+// hold, 1 = released. Read renewal (ReadLockTask, one lock): {1} renewed, {0} not held.
+std::string redisson_rwlock_channel(std::string_view key);  // redisson_rwlock:{key}
+// {key}:<field>:rwlock_timeout:<hold>, a reader hold's own timeout key.
+std::string redisson_reader_timeout(std::string_view key, std::string_view field, int hold = 1);
+std::vector<std::string> redisson_read_lock_command(std::string_view key, std::string_view field = kJavaField,
+                                                    std::string_view lease_ms = "60000");
+std::vector<std::string> redisson_read_unlock_command(std::string_view key, std::string_view field = kJavaField,
+                                                      std::string_view publish = "publish");
+std::vector<std::string> redisson_write_lock_command(std::string_view key, std::string_view field = kJavaField,
+                                                     std::string_view lease_ms = "60000");
+std::vector<std::string> redisson_write_unlock_command(std::string_view key, std::string_view field = kJavaField,
+                                                       std::string_view publish = "publish");
+std::vector<std::string> redisson_read_renew_command(std::string_view key, std::string_view field = kJavaField,
+                                                     std::string_view lease_ms = "30000");
+
 // One subscriber connection: `subscribe` ("SUBSCRIBE" or "SSUBSCRIBE") to `channel`, on a unix
 // socket path or a 127.0.0.1 TCP port. Reads time out after 10 s.
 class PeerSubscriber {

@@ -8,6 +8,7 @@
 #include "lockbridge/lock_keys.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "lockbridge/mutex.hpp"
+#include "lockbridge/shared_mutex.hpp"
 #include "lockbridge/observer.hpp"
 #include "lockbridge/stripes.hpp"
 #include "lockbridge/url.hpp"

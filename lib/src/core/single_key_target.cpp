@@ -9,10 +9,15 @@ namespace lockbridge::detail {
 
 SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options,
                                  std::shared_ptr<Routes> routes)
+    : SingleKeyTarget(state, std::move(key), options,
+                      make_strategy(options, state->scripts, state->cluster != nullptr), std::move(routes)) {}
+
+SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options,
+                                 std::shared_ptr<LockStrategy> strategy, std::shared_ptr<Routes> routes)
     : state_(std::move(state)),
       key_(std::move(key)),
       replica_ack_(options.replica_ack),
-      strategy_(make_strategy(options, state_->scripts, state_->cluster != nullptr)),
+      strategy_(std::move(strategy)),
       channel_(strategy_->release_channel_of(key_)),
       routes_(routes ? std::move(routes) : std::make_shared<BlockingRoutes>(*state_)) {
   // A key with a brace but no hash tag ("x}y"; for redisson also "x{y") has no companion name in

@@ -19,6 +19,9 @@ class SingleKeyTarget final : public LockTarget {
   // how its operations reach the key's server; null: the blocking front's (BlockingRoutes).
   SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options,
                   std::shared_ptr<Routes> routes = nullptr);
+  // The same, with a strategy that `options` cannot name (a side of a read/write lock).
+  SingleKeyTarget(std::shared_ptr<ClientState> state, std::string key, const MutexOptions& options,
+                  std::shared_ptr<LockStrategy> strategy, std::shared_ptr<Routes> routes = nullptr);
 
   std::string describe(std::string_view operation) const override;
   const std::string& key() const noexcept override { return key_; }

@@ -12,15 +12,6 @@ namespace lockbridge::detail {
 
 namespace {
 
-// Redisson names an owner <client uuid>:<java thread id>. Here the uuid is the process's (or the
-// one given in RedissonOptions) and the "thread id" is a number per Mutex object, since in
-// lockbridge one Mutex object, not one thread, is one holder (docs/design.md 4.7). A forked child
-// has its own uuid (process_uuid()): the counter it inherited would repeat its parent's fields.
-std::string owner_field(const RedissonOptions& options) {
-  static std::atomic<std::uint64_t> next_holder{1};
-  return (options.client_id.empty() ? process_uuid() : options.client_id) + ":" + std::to_string(next_holder++);
-}
-
 // The fair lock's deadlines are epoch milliseconds by each client's own clock, as Java's
 // System.currentTimeMillis() stamps them: Redis's TIME would disagree with the Java peers' clocks by
 // exactly the skew the protocol already suffers from theirs among themselves.
@@ -30,12 +21,21 @@ const char* publish_command(bool sharded) { return sharded ? "SPUBLISH" : "PUBLI
 
 }  // namespace
 
+// Redisson names an owner <client uuid>:<java thread id>. Here the uuid is the process's (or the
+// one given in RedissonOptions) and the "thread id" is a number per lock object, since in
+// lockbridge one Mutex object, not one thread, is one holder (docs/design.md 4.7). A forked child
+// has its own uuid (process_uuid()): the counter it inherited would repeat its parent's fields.
+std::string redisson_owner_field(const RedissonOptions& options) {
+  static std::atomic<std::uint64_t> next_holder{1};
+  return (options.client_id.empty() ? process_uuid() : options.client_id) + ":" + std::to_string(next_holder++);
+}
+
 // Redisson >= 3.22 (ShardedSubscriptionMode.AUTO, its default) publishes and subscribes with
 // SPUBLISH / SSUBSCRIBE on a Redis 7 cluster, and with PUBLISH / SUBSCRIBE on one server; the two
 // kinds never hear each other, so lockbridge does the same on each topology.
 RedissonStrategy::RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster)
     : LockStrategy(scripts),
-      field_(owner_field(options.redisson)),
+      field_(redisson_owner_field(options.redisson)),
       lease_ms_(std::to_string(options.lease.count())),
       sharded_(on_cluster),
       fair_(options.wait_mode == WaitMode::fair),

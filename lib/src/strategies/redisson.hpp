@@ -15,6 +15,9 @@
 
 namespace lockbridge::detail {
 
+// A new holder's field: <client uuid>:<a number drawn once per lock object>.
+std::string redisson_owner_field(const RedissonOptions& options);
+
 class RedissonStrategy final : public LockStrategy {
  public:
   RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);

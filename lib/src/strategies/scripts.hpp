@@ -697,10 +697,153 @@ end
 )lua");
 inline constexpr Script kRedissonFairLeave = script_of("redisson_fair_leave", kRedissonFairLeaveText);
 
+// ---- redisson read/write lock: RReadWriteLock (RedissonReadLock.java, RedissonWriteLock.java at
+// redisson-4.7.0; docs/design.md §4.4d) ------------------------------------------------------------
+//
+// The lock K is a hash: 'mode' = 'read' or 'write', reader fields <uuid>:<n> -> count, the writer's
+// field <uuid>:<n>:write -> count. Each reader hold i has a key {K}:<field>:rwlock_timeout:<i> (a
+// string "1" with the reader's lease), by which unlocks tell live readers from dead ones. The
+// scripts are Redisson's with three changes no Java peer can see: the unlock latch is not kept
+// (it only makes Redisson's own retried unlocks idempotent), the publish is a redis.pcall (an ACL
+// that denies it cannot fail an unlock already done), and an acquire refuses a hash without a
+// 'mode' (another object's, such as an RLock held at the same name) instead of writing into it.
+//
+// not_rwlock(mode): the error reply for a hash at KEYS[1] that has no 'mode', or nil.
+inline constexpr char kRwPrelude[] = R"lua(
+local function not_rwlock(mode)
+  if mode == false and redis.call('exists', KEYS[1]) == 1 then
+    return redis.error_reply('WRONGTYPE KEYS[1] is a hash without a mode field: not a read/write lock')
+  end
+end
+)lua";
+
+// Read acquire. KEYS: the lock, the timeout prefix {K}:<field>:rwlock_timeout; ARGV: lease ms,
+// field, the same holder's writer field (a writer may also read: a downgrade). nil = acquired;
+// otherwise the lock's PTTL.
+inline constexpr auto kRedissonReadLockText = joined(kRwPrelude, R"lua(
+local mode = redis.call('hget', KEYS[1], 'mode')
+local refused = not_rwlock(mode)
+if refused then return refused end
+if mode == false then
+  redis.call('hset', KEYS[1], 'mode', 'read')
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('set', KEYS[2] .. ':1', 1)
+  redis.call('pexpire', KEYS[2] .. ':1', ARGV[1])
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if (mode == 'read') or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
+  local ind = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  local key = KEYS[2] .. ':' .. ind
+  redis.call('set', key, 1)
+  redis.call('pexpire', key, ARGV[1])
+  redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), ARGV[1]))
+  return nil
+end
+return redis.call('pttl', KEYS[1])
+)lua");
+inline constexpr Script kRedissonReadLock = script_of("redisson_read_lock", kRedissonReadLockText);
+
+// Read unlock. KEYS: the lock, its channel redisson_rwlock:{K}, the timeout prefix, the key
+// prefix ({K}); ARGV: the message ("0"), field, the publish command. nil = not held by field;
+// 0 = others still hold (the lock's TTL is the longest live reader's), 1 = deleted and announced:
+// no live reader is left (readers whose timeout keys are gone count as dead), as Redisson decides.
+inline constexpr Script kRedissonReadUnlock{"redisson_read_unlock", R"lua(
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false then
+  redis.pcall(ARGV[3], KEYS[2], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return nil end
+local counter = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if counter == 0 then redis.call('hdel', KEYS[1], ARGV[2]) end
+redis.call('del', KEYS[3] .. ':' .. (counter + 1))
+if redis.call('hlen', KEYS[1]) > 1 then
+  local max_remaining = -3
+  for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
+    local count = tonumber(redis.call('hget', KEYS[1], field))
+    if type(count) == 'number' then
+      for i = count, 1, -1 do
+        max_remaining = math.max(redis.call('pttl', KEYS[4] .. ':' .. field .. ':rwlock_timeout:' .. i), max_remaining)
+      end
+    end
+  end
+  if max_remaining > 0 then
+    redis.call('pexpire', KEYS[1], max_remaining)
+    return 0
+  end
+  if mode == 'write' then return 0 end
+end
+redis.call('del', KEYS[1])
+redis.pcall(ARGV[3], KEYS[2], ARGV[1])
+return 1
+)lua"};
+
+// A reader's renewal (ReadLockTask at 3.44+, for one lock): its own timeout keys and the lock,
+// never another reader's keys. KEYS: the lock, the key prefix; ARGV: lease ms, field. 1 = renewed,
+// 0 = no longer held by field. One change: the lock's TTL is never shortened (Redisson sets it to
+// the lease, which cuts a longer-leased reader's hash short when leases differ).
+inline constexpr Script kRedissonReadRenew{"redisson_read_renew", R"lua(
+local counter = redis.call('hget', KEYS[1], ARGV[2])
+if counter == false then return 0 end
+for c = tonumber(counter), 1, -1 do
+  redis.call('pexpire', KEYS[2] .. ':' .. ARGV[2] .. ':rwlock_timeout:' .. c, ARGV[1])
+end
+redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), ARGV[1]))
+return 1
+)lua"};
+
+// Write acquire. KEYS[1] the lock; ARGV: lease ms, the writer field. nil = acquired (or
+// re-entered: the TTL grows by the lease, as Redisson's does); otherwise the lock's PTTL.
+inline constexpr auto kRedissonWriteLockText = joined(kRwPrelude, R"lua(
+local mode = redis.call('hget', KEYS[1], 'mode')
+local refused = not_rwlock(mode)
+if refused then return refused end
+if mode == false then
+  redis.call('hset', KEYS[1], 'mode', 'write')
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], redis.call('pttl', KEYS[1]) + ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])
+)lua");
+inline constexpr Script kRedissonWriteLock = script_of("redisson_write_lock", kRedissonWriteLockText);
+
+// Write unlock. KEYS: the lock, its channel; ARGV: the message ("1": every waiter of every peer
+// wakes), the lease a partial unlock re-arms, the writer field, the publish command. nil = not
+// held by field; 0 = re-entries remain; 1 = released: deleted and announced, or, when the same
+// holder still reads (a downgrade), left in read mode without a message, as Redisson does.
+inline constexpr Script kRedissonWriteUnlock{"redisson_write_unlock", R"lua(
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false then
+  redis.pcall(ARGV[4], KEYS[2], ARGV[1])
+  return nil
+end
+if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('hdel', KEYS[1], ARGV[3])
+if redis.call('hlen', KEYS[1]) == 1 then
+  redis.call('del', KEYS[1])
+  redis.pcall(ARGV[4], KEYS[2], ARGV[1])
+else
+  redis.call('hset', KEYS[1], 'mode', 'read')
+end
+return 1
+)lua"};
+
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 15> kEveryScript{
-    &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete, &kCompareAndHandOff, &kCompareAndPexpire,
-    &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock, &kRedissonUnlock,
-    &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave};
+inline constexpr std::array<const Script*, 20> kEveryScript{
+    &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete,  &kCompareAndHandOff,  &kCompareAndPexpire,
+    &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock,   &kRedissonUnlock,
+    &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave,
+    &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock};
 
 }  // namespace lockbridge::detail

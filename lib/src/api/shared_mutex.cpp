@@ -1,0 +1,120 @@
+#include "lockbridge/shared_mutex.hpp"
+
+#include <memory>
+#include <utility>
+
+#include "core/lock_core.hpp"
+#include "core/single_key_target.hpp"
+#include "redis/client_state.hpp"
+#include "strategies/redisson.hpp"
+#include "strategies/redisson_rwlock.hpp"
+
+namespace lockbridge {
+
+namespace {
+
+// What Redisson's read/write lock can be: refused here, before any I/O, rather than half-done.
+void require_rwlock_options(const MutexOptions& options, const detail::ClientState& state) {
+  if (options.strategy != StrategyKind::redisson) {
+    throw Error(Errc::bad_option,
+                "SharedMutex has Redisson's RReadWriteLock layout: options.strategy must be redisson "
+                "(MutexOptions::redisson_lock())");
+  }
+  if (options.wait_mode == WaitMode::fair) {
+    throw Error(Errc::bad_option, "SharedMutex: Redisson's read/write lock has no fair mode (wait_mode fair)");
+  }
+  if (options.token.fencing) {
+    throw Error(Errc::bad_option, "SharedMutex: Redisson's read/write lock draws no fencing token (token.fencing)");
+  }
+  if (state.redlock()) throw Error(Errc::bad_option, "SharedMutex does not run on a Redlock Client");
+}
+
+std::unique_ptr<detail::LockCore> side(const std::shared_ptr<detail::ClientState>& state, const std::string& key,
+                                       const MutexOptions& options, std::shared_ptr<detail::LockStrategy> strategy) {
+  auto target = std::make_unique<detail::SingleKeyTarget>(state, key, options, std::move(strategy));
+  return std::make_unique<detail::LockCore>(state, std::move(target), options, "SharedMutex");
+}
+
+}  // namespace
+
+SharedMutex::SharedMutex(Client client, std::string key, MutexOptions options) {
+  options.validate();
+  if (key.empty()) throw Error(Errc::bad_option, "lock key must not be empty");
+  const std::shared_ptr<detail::ClientState>& state = client.state();
+  require_rwlock_options(options, *state);
+  // A process-local line would make this process's readers take turns.
+  options.local_queue = false;
+  const bool on_cluster = state->cluster != nullptr;
+  // One holder, one field for both sides: the writer's is the reader's + ":write", which is how
+  // Redisson lets a writer read (a downgrade).
+  const std::string field = detail::redisson_owner_field(options.redisson);
+  writer_ = side(state, key, options,
+                 std::make_shared<detail::RedissonWriteSide>(options, state->scripts, on_cluster, field));
+  reader_ = side(state, key, options,
+                 std::make_shared<detail::RedissonReadSide>(options, state->scripts, on_cluster, field));
+}
+
+SharedMutex::~SharedMutex() {
+  // The read side last: a downgraded writer's unlock leaves its reads in place.
+  writer_.reset();
+  reader_.reset();
+}
+SharedMutex::SharedMutex(SharedMutex&&) noexcept = default;
+SharedMutex& SharedMutex::operator=(SharedMutex&& other) noexcept {
+  writer_ = std::move(other.writer_);
+  reader_ = std::move(other.reader_);
+  last_error_ = other.last_error_;
+  return *this;
+}
+
+void SharedMutex::lock() { writer_->lock(); }
+bool SharedMutex::try_lock() { return writer_->try_once(); }
+void SharedMutex::lock_shared() { reader_->lock(); }
+bool SharedMutex::try_lock_shared() { return reader_->try_once(); }
+
+bool SharedMutex::try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline,
+                                        std::stop_token stop) {
+  return (shared ? reader_ : writer_)->acquire_until(deadline, std::move(stop));
+}
+
+void SharedMutex::unlock() noexcept {
+  if (!writer_) return;
+  writer_->release();
+  last_error_ = writer_->last_error();
+}
+
+void SharedMutex::unlock_shared() noexcept {
+  if (!reader_) return;
+  reader_->release();
+  last_error_ = reader_->last_error();
+}
+
+bool SharedMutex::owns_lock() const noexcept { return writer_ && writer_->holds(); }
+bool SharedMutex::owns_shared() const noexcept { return reader_ && reader_->holds(); }
+std::chrono::milliseconds SharedMutex::valid_for() const noexcept {
+  return writer_ ? writer_->valid_for() : std::chrono::milliseconds::zero();
+}
+std::chrono::milliseconds SharedMutex::valid_for_shared() const noexcept {
+  return reader_ ? reader_->valid_for() : std::chrono::milliseconds::zero();
+}
+
+void SharedMutex::on_lease_lost(std::function<void(const Error&)> handler) {
+  writer_->on_lease_lost(handler);
+  reader_->on_lease_lost(std::move(handler));
+}
+void SharedMutex::on_release_error(std::function<void(const Error&)> handler) {
+  writer_->on_release_error(handler);
+  reader_->on_release_error(std::move(handler));
+}
+std::error_code SharedMutex::last_error() const noexcept { return last_error_; }
+
+LockInfo SharedMutex::inspect() const {
+  LockInfo info = reader_->inspect();
+  if (!info.held_by_me && writer_->holds()) info.held_by_me = writer_->inspect().held_by_me;
+  return info;
+}
+
+const std::string& SharedMutex::key() const noexcept { return writer_->target().key(); }
+const MutexOptions& SharedMutex::options() const noexcept { return writer_->options(); }
+
+}  // namespace lockbridge
