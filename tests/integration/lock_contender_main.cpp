@@ -3,7 +3,9 @@
 // CHECK_KEY (must return 1: anything else means two holders at once), DECR it, unlock. STRATEGY
 // rwlock is a SharedMutex (Redisson's read/write lock), PRESET read or write its side: a writer
 // checks as above and that CHECK_KEY:readers is 0; a reader INCRs CHECK_KEY:readers and checks
-// that CHECK_KEY is 0 (no writer beside it). With
+// that CHECK_KEY is 0 (no writer beside it). STRATEGY semaphore is a Semaphore at KEY whose PRESET
+// is its number of permits (set once, by whoever comes first): each holder INCRs CHECK_KEY, which
+// must not exceed that number. With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
 // something else does). LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
@@ -15,7 +17,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 7 || argc > 9) {
-    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock faithful|hardened|none|read|write "
+    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock|semaphore "
+                 "faithful|hardened|none|read|write|PERMITS "
                  "ACQUISITIONS "
                  "[LEASE_MS [STOP_KEY]]\n";
     return 2;
@@ -49,7 +52,17 @@ int main(int argc, char** argv) {
     };
     const auto stop_now = [&] { return !stop_key.empty() && client.command({"EXISTS", stop_key}).integer == 1; };
     const std::string readers_key = check_key + ":readers";
-    if (strategy == "rwlock") {
+    if (strategy == "semaphore") {
+      lockbridge::Semaphore permits(client, key, {.acquire_timeout = std::chrono::seconds(120)});
+      const long long most = std::strtoll(argv[5], nullptr, 10);
+      (void)permits.try_set_permits(most);
+      for (; done < acquisitions && !stop_now(); ++done) {
+        permits.acquire();
+        if (client.command({"INCR", check_key}).integer > most) ++violations;
+        client.command({"DECR", check_key});
+        permits.release();
+      }
+    } else if (strategy == "rwlock") {
       lockbridge::SharedMutex rw(client, key, options);
       const bool reader = std::string(argv[5]) == "read";
       for (; done < acquisitions && !stop_now(); ++done) {

@@ -198,6 +198,43 @@ std::vector<std::string> redisson_read_renew_command(std::string_view key, std::
           std::string(lease_ms), "1", std::string(field)};
 }
 
+// ---- RSemaphore and RCountDownLatch (RedissonSemaphore.java, RedissonCountDownLatch.java at
+// redisson-4.7.0), the scripts verbatim ----
+
+std::string redisson_semaphore_channel(std::string_view key) { return "redisson_sc:{" + std::string(key) + "}"; }
+std::string redisson_latch_channel(std::string_view key) {
+  return "redisson_countdownlatch__channel__{" + std::string(key) + "}";
+}
+
+// tryAcquire(n): KEYS [K], ARGV [n]. 1 = taken, 0 = not.
+std::vector<std::string> redisson_semaphore_acquire_command(std::string_view key, int permits) {
+  return {"EVAL", R"lua(local value = redis.call('get', KEYS[1]); if (value ~= false and tonumber(value) >= tonumber(ARGV[1])) then local val = redis.call('decrby', KEYS[1], ARGV[1]); return 1; end; return 0;)lua", "1", std::string(key), std::to_string(permits)};
+}
+
+// release(n): KEYS [K, channel], ARGV [n, publish].
+std::vector<std::string> redisson_semaphore_release_command(std::string_view key, int permits, std::string_view publish) {
+  return {"EVAL", R"lua(local value = redis.call('incrby', KEYS[1], ARGV[1]); redis.call(ARGV[2], KEYS[2], value); )lua", "2", std::string(key), redisson_semaphore_channel(key),
+          std::to_string(permits), std::string(publish)};
+}
+
+// trySetPermits(n): KEYS [K, channel], ARGV [n, publish]. 1 = set.
+std::vector<std::string> redisson_semaphore_try_set_command(std::string_view key, int permits, std::string_view publish) {
+  return {"EVAL", R"lua(local value = redis.call('get', KEYS[1]); if (value == false) then redis.call('set', KEYS[1], ARGV[1]); redis.call(ARGV[2], KEYS[2], ARGV[1]); return 1;end;return 0;)lua", "2", std::string(key), redisson_semaphore_channel(key),
+          std::to_string(permits), std::string(publish)};
+}
+
+// countDown: KEYS [K, channel], ARGV ["0", publish].
+std::vector<std::string> redisson_latch_count_down_command(std::string_view key, std::string_view publish) {
+  return {"EVAL", R"lua(local v = redis.call('decr', KEYS[1]);if v <= 0 then redis.call('del', KEYS[1]) end;if v == 0 then redis.call(ARGV[2], KEYS[2], ARGV[1]) end;)lua", "2", std::string(key), redisson_latch_channel(key), "0",
+          std::string(publish)};
+}
+
+// trySetCount(n): KEYS [K, channel], ARGV ["1", n, publish]. 1 = set.
+std::vector<std::string> redisson_latch_try_set_count_command(std::string_view key, int count, std::string_view publish) {
+  return {"EVAL", R"lua(if redis.call('exists', KEYS[1]) == 0 then redis.call('set', KEYS[1], ARGV[2]); redis.call(ARGV[3], KEYS[2], ARGV[1]); return 1 else return 0 end)lua", "2", std::string(key), redisson_latch_channel(key), "1",
+          std::to_string(count), std::string(publish)};
+}
+
 PeerSubscriber::PeerSubscriber(const std::string& unix_path, std::string_view subscribe_command,
                                const std::string& channel)
     : context_(redisConnectUnix(unix_path.c_str())) {

@@ -70,6 +70,19 @@ std::vector<std::string> redisson_write_unlock_command(std::string_view key, std
 std::vector<std::string> redisson_read_renew_command(std::string_view key, std::string_view field = kJavaField,
                                                      std::string_view lease_ms = "30000");
 
+// RSemaphore and RCountDownLatch (redisson-4.7.0), their scripts verbatim; integer replies as
+// Redisson's (1 = done, 0 = not; a count-down and a release reply nil).
+std::string redisson_semaphore_channel(std::string_view key);  // redisson_sc:{key}
+std::string redisson_latch_channel(std::string_view key);      // redisson_countdownlatch__channel__{key}
+std::vector<std::string> redisson_semaphore_acquire_command(std::string_view key, int permits = 1);
+std::vector<std::string> redisson_semaphore_release_command(std::string_view key, int permits = 1,
+                                                            std::string_view publish = "publish");
+std::vector<std::string> redisson_semaphore_try_set_command(std::string_view key, int permits,
+                                                            std::string_view publish = "publish");
+std::vector<std::string> redisson_latch_count_down_command(std::string_view key, std::string_view publish = "publish");
+std::vector<std::string> redisson_latch_try_set_count_command(std::string_view key, int count,
+                                                              std::string_view publish = "publish");
+
 // One subscriber connection: `subscribe` ("SUBSCRIBE" or "SSUBSCRIBE") to `channel`, on a unix
 // socket path or a 127.0.0.1 TCP port. Reads time out after 10 s.
 class PeerSubscriber {

@@ -839,11 +839,101 @@ end
 return 1
 )lua"};
 
+// ---- redisson counters: RCountDownLatch and RSemaphore (RedissonCountDownLatch.java,
+// RedissonSemaphore.java at redisson-4.7.0; docs/design.md §4.4e) --------------------------------
+//
+// The state is a string holding an integer at K; its announcements go to a channel passed as KEYS[2],
+// as Redisson passes it. Changes from Redisson's text, none visible to a Java peer: a value that is
+// no integer is refused before anything is written (Redisson's Lua would fail halfway or compare
+// garbage), and publishes are redis.pcall (an ACL that denies them cannot fail a change already
+// made).
+//
+// not_integer(value): the error reply for a value at KEYS[1] that is no integer, or nil.
+inline constexpr char kCounterPrelude[] = R"lua(
+local function not_integer(value)
+  if value ~= false and not string.match(value, '^%-?%d+$') then
+    return redis.error_reply('ERR KEYS[1] is not an integer')
+  end
+end
+)lua";
+
+// countDown. KEYS: the latch, its channel redisson_countdownlatch__channel__{K}; ARGV: the message
+// ("0"), the publish command. The count left: 0 opened it (deleted and announced), below 0 it was
+// open already (deleted, as Redisson does, silently).
+inline constexpr auto kRedissonLatchCountDownText = joined(kCounterPrelude, R"lua(
+local refused = not_integer(redis.call('get', KEYS[1]))
+if refused then return refused end
+local v = redis.call('decr', KEYS[1])
+if v <= 0 then redis.call('del', KEYS[1]) end
+if v == 0 then redis.pcall(ARGV[2], KEYS[2], ARGV[1]) end
+return v
+)lua");
+inline constexpr Script kRedissonLatchCountDown = script_of("redisson_latch_count_down", kRedissonLatchCountDownText);
+
+// trySetCount. KEYS: the latch, its channel; ARGV: the message ("1": closed), the count, the publish
+// command. 1 = set (the latch was open), 0 = a count was there already.
+inline constexpr Script kRedissonLatchTrySetCount{"redisson_latch_try_set_count", R"lua(
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('set', KEYS[1], ARGV[2])
+  redis.pcall(ARGV[3], KEYS[2], ARGV[1])
+  return 1
+end
+return 0
+)lua"};
+
+// tryAcquire(n). KEYS[1] the permits; ARGV: n. 1 = taken, 0 = fewer available (or none set).
+inline constexpr auto kRedissonSemaphoreAcquireText = joined(kCounterPrelude, R"lua(
+local value = redis.call('get', KEYS[1])
+local refused = not_integer(value)
+if refused then return refused end
+if value ~= false and tonumber(value) >= tonumber(ARGV[1]) then
+  redis.call('decrby', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+)lua");
+inline constexpr Script kRedissonSemaphoreAcquire = script_of("redisson_semaphore_acquire", kRedissonSemaphoreAcquireText);
+
+// release(n) (n > 0) and addPermits(n) (any n): the permits after the change, announced as the
+// message. KEYS: the permits, the channel redisson_sc:{K}; ARGV: n, the publish command.
+inline constexpr auto kRedissonSemaphoreAddText = joined(kCounterPrelude, R"lua(
+local refused = not_integer(redis.call('get', KEYS[1]))
+if refused then return refused end
+local value = redis.call('incrby', KEYS[1], ARGV[1])
+redis.pcall(ARGV[2], KEYS[2], value)
+return value
+)lua");
+inline constexpr Script kRedissonSemaphoreAdd = script_of("redisson_semaphore_add", kRedissonSemaphoreAddText);
+
+// trySetPermits(n). KEYS: the permits, the channel; ARGV: n, the publish command. 1 = set (none
+// were), 0 = permits were set already.
+inline constexpr Script kRedissonSemaphoreTrySet{"redisson_semaphore_try_set", R"lua(
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('set', KEYS[1], ARGV[1])
+  redis.pcall(ARGV[2], KEYS[2], ARGV[1])
+  return 1
+end
+return 0
+)lua"};
+
+// drainPermits. KEYS[1] the permits. What was available, now 0 (nothing set: 0, and still nothing).
+inline constexpr auto kRedissonSemaphoreDrainText = joined(kCounterPrelude, R"lua(
+local value = redis.call('get', KEYS[1])
+local refused = not_integer(value)
+if refused then return refused end
+if value == false then return 0 end
+redis.call('set', KEYS[1], 0)
+return tonumber(value)
+)lua");
+inline constexpr Script kRedissonSemaphoreDrain = script_of("redisson_semaphore_drain", kRedissonSemaphoreDrainText);
+
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 20> kEveryScript{
+inline constexpr std::array<const Script*, 26> kEveryScript{
     &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete,  &kCompareAndHandOff,  &kCompareAndPexpire,
     &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock,   &kRedissonUnlock,
     &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave,
-    &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock};
+    &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock,
+    &kRedissonLatchCountDown, &kRedissonLatchTrySetCount, &kRedissonSemaphoreAcquire, &kRedissonSemaphoreAdd,
+    &kRedissonSemaphoreTrySet, &kRedissonSemaphoreDrain};
 
 }  // namespace lockbridge::detail

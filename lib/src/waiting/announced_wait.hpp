@@ -1,0 +1,25 @@
+// Waiting for a state in Redis that announcements bring forward, rather than for a lock: a latch's
+// count reaching zero, a semaphore's permits coming back. The lock's waiting loop (wait_loop.hpp)
+// knows holders, leases, queues and grants; these waits know none of it: try, and when that fails,
+// try again on every announcement on the object's channel and at least every `recheck` (a message
+// may never come: a Java peer's TTL ran out, an operator set the key by hand), until the deadline
+// or a stop request.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <stop_token>
+
+#include "redis/client_state.hpp"
+#include "waiting/release_channel.hpp"
+
+namespace lockbridge::detail {
+
+// `attempt` runs at once, and again after each announcement or `recheck`; true ends the wait
+// (true). false when `deadline` passes or `stop` is requested first. Subscribes only once the first
+// attempt has failed. Throws what `attempt` throws.
+bool wait_announced(ClientState& state, const ReleaseChannel& channel, std::chrono::steady_clock::time_point deadline,
+                    const std::stop_token& stop, std::chrono::milliseconds recheck,
+                    const std::function<bool()>& attempt);
+
+}  // namespace lockbridge::detail
