@@ -5,19 +5,21 @@
 // checks as above and that CHECK_KEY:readers is 0; a reader INCRs CHECK_KEY:readers and checks
 // that CHECK_KEY is 0 (no writer beside it). STRATEGY semaphore is a Semaphore at KEY whose PRESET
 // is its number of permits (set once, by whoever comes first): each holder INCRs CHECK_KEY, which
-// must not exceed that number. With
+// must not exceed that number. STRATEGY leased takes one permit of a LeasedSemaphore at KEY for
+// PRESET ms, prints its id, and sleeps two minutes (to be killed). With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
 // something else does). LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include "lockbridge/lockbridge.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 7 || argc > 9) {
-    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock|semaphore "
+    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock|semaphore|leased "
                  "faithful|hardened|none|read|write|PERMITS "
                  "ACQUISITIONS "
                  "[LEASE_MS [STOP_KEY]]\n";
@@ -52,6 +54,12 @@ int main(int argc, char** argv) {
     };
     const auto stop_now = [&] { return !stop_key.empty() && client.command({"EXISTS", stop_key}).integer == 1; };
     const std::string readers_key = check_key + ":readers";
+    if (strategy == "leased") {
+      lockbridge::LeasedSemaphore permits(client, key);
+      std::cout << permits.acquire(std::chrono::milliseconds(std::strtoll(argv[5], nullptr, 10))) << std::endl;
+      std::this_thread::sleep_for(std::chrono::minutes(2));
+      return 0;
+    }
     if (strategy == "semaphore") {
       lockbridge::Semaphore permits(client, key, {.acquire_timeout = std::chrono::seconds(120)});
       const long long most = std::strtoll(argv[5], nullptr, 10);

@@ -432,8 +432,9 @@ void expect_incomplete_summary(const CliRun& run, int exit_code, const std::stri
 }
 
 // The shell prints its pid and then runs the CLI in its place (exec), so that pid is the CLI's.
-BackgroundCli::BackgroundCli(const std::string& args, bool with_url) : stderr_file_(stderr_path().string()) {
-  process_ = start_process("echo $$; exec " + std::string(LOCKBRIDGE_CLI) + " " + args +
+BackgroundCli::BackgroundCli(const std::string& args, bool with_url, const std::string& program)
+    : stderr_file_(stderr_path().string()) {
+  process_ = start_process("echo $$; exec " + program + " " + args +
                            (with_url ? cli_server_args() : std::string()) + " 2>'" + stderr_file_ + "'");
   const auto pid_line = next_line();
   if (!pid_line) throw std::runtime_error("the CLI did not start: " + args);

@@ -217,8 +217,9 @@ void expect_incomplete_summary(const CliRun& run, int exit_code, const std::stri
 // signal it. Every wait is bounded: a CLI still running when the test gives up is killed.
 class BackgroundCli {
  public:
-  // with_url appends --url (and --cacert) for the fixture's server.
-  explicit BackgroundCli(const std::string& args, bool with_url = true);
+  // with_url appends --url (and --cacert) for the fixture's server. `program`: another of the
+  // suite's programs instead of the CLI (lock_contender), given `args` alone.
+  explicit BackgroundCli(const std::string& args, bool with_url = true, const std::string& program = LOCKBRIDGE_CLI);
   ~BackgroundCli();  // SIGKILLs a CLI still running
   BackgroundCli(const BackgroundCli&) = delete;
   BackgroundCli& operator=(const BackgroundCli&) = delete;

@@ -235,6 +235,26 @@ std::vector<std::string> redisson_latch_try_set_count_command(std::string_view k
           std::to_string(count), std::string(publish)};
 }
 
+// ---- RPermitExpirableSemaphore (RedissonPermitExpirableSemaphore.java at redisson-4.7.0), the
+// scripts verbatim; permit ids as 16 raw bytes (3.17.0+) ----
+
+std::string redisson_permit_leases(std::string_view key) { return "{" + std::string(key) + "}:timeout"; }
+
+// tryAcquire(1, lease): KEYS [K, timeout, channel], ARGV [1, timeoutDate, now, nonExpirable, publish, id].
+std::vector<std::string> redisson_expirable_acquire_command(std::string_view key, std::string_view raw_id,
+                                                           std::int64_t lease_ms) {
+  const std::int64_t now = std::stoll(java_now_ms());
+  return {"EVAL", R"lua(local expiredIds = redis.call('zrangebyscore', KEYS[2], 0, ARGV[3], 'limit', 0, ARGV[1]); if #expiredIds > 0 then redis.call('zrem', KEYS[2], unpack(expiredIds)); local value = redis.call('incrby', KEYS[1], #expiredIds); if tonumber(value) > 0 then redis.call(ARGV[5], KEYS[3], value); end;end; local value = redis.call('get', KEYS[1]); if (value ~= false and tonumber(value) >= tonumber(ARGV[1])) then redis.call('decrby', KEYS[1], ARGV[1]); for i = 6, #ARGV, 1 do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]); end; local ttl = redis.call('pttl', KEYS[1]); if ttl > 0 then redis.call('pexpire', KEYS[2], ttl); end; return 'OK'; end; local v = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES'); if v[1] ~= nil and v[2] ~= ARGV[4] then return ':' .. tostring(v[2]); end return nil;)lua", "3", std::string(key), redisson_permit_leases(key),
+          redisson_semaphore_channel(key), "1", std::to_string(now + lease_ms), std::to_string(now),
+          "922337203685477", "publish", std::string(raw_id)};
+}
+
+// tryRelease(id): KEYS [K, channel, timeout], ARGV [id, 1, now, publish].
+std::vector<std::string> redisson_expirable_release_command(std::string_view key, std::string_view raw_id) {
+  return {"EVAL", R"lua(local expire = redis.call('zscore', KEYS[3], ARGV[1]);local removed = redis.call('zrem', KEYS[3], ARGV[1]);if tonumber(removed) ~= 1 then return 0;end;local value = redis.call('incrby', KEYS[1], ARGV[2]); redis.call(ARGV[4], KEYS[2], value); if tonumber(expire) <= tonumber(ARGV[3]) then return 0;end;return 1;)lua", "3", std::string(key), redisson_semaphore_channel(key),
+          redisson_permit_leases(key), std::string(raw_id), "1", java_now_ms(), "publish"};
+}
+
 PeerSubscriber::PeerSubscriber(const std::string& unix_path, std::string_view subscribe_command,
                                const std::string& channel)
     : context_(redisConnectUnix(unix_path.c_str())) {

@@ -6,6 +6,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,13 @@ std::vector<std::string> redisson_semaphore_try_set_command(std::string_view key
 std::vector<std::string> redisson_latch_count_down_command(std::string_view key, std::string_view publish = "publish");
 std::vector<std::string> redisson_latch_try_set_count_command(std::string_view key, int count,
                                                               std::string_view publish = "publish");
+
+// RPermitExpirableSemaphore (redisson-4.7.0), its scripts verbatim, permit ids as 16 raw bytes.
+// Acquire: "OK", ":<the first lease end>" or nil; release: 1 = given back within its lease.
+std::string redisson_permit_leases(std::string_view key);  // {key}:timeout
+std::vector<std::string> redisson_expirable_acquire_command(std::string_view key, std::string_view raw_id,
+                                                           std::int64_t lease_ms);
+std::vector<std::string> redisson_expirable_release_command(std::string_view key, std::string_view raw_id);
 
 // One subscriber connection: `subscribe` ("SUBSCRIBE" or "SSUBSCRIBE") to `channel`, on a unix
 // socket path or a 127.0.0.1 TCP port. Reads time out after 10 s.

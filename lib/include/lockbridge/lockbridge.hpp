@@ -5,6 +5,7 @@
 #include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/latch.hpp"
+#include "lockbridge/leased_semaphore.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "lockbridge/lock_keys.hpp"
 #include "lockbridge/multi_mutex.hpp"

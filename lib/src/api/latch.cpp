@@ -48,7 +48,7 @@ bool Latch::wait(std::stop_token stop) const {
 
 bool Latch::wait_until_steady(std::chrono::steady_clock::time_point deadline, std::stop_token stop) const {
   return detail::wait_announced(target_->state(), target_->channel, deadline, stop, options_.recheck,
-                                [this] { return count() <= 0; });
+                                [this] { return detail::TryOutcome::finished(count() <= 0); });
 }
 
 }  // namespace lockbridge

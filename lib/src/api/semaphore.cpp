@@ -76,7 +76,7 @@ bool Semaphore::acquire_until_steady(std::chrono::steady_clock::time_point deadl
                                      std::stop_token stop) {
   require_permits(permits, 1, "acquire");
   return detail::wait_announced(target_->state(), target_->channel, deadline, stop, options_.recheck,
-                                [&] { return try_acquire(permits); });
+                                [&] { return detail::TryOutcome::finished(try_acquire(permits)); });
 }
 
 void Semaphore::release(std::int64_t permits) {

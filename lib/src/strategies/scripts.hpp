@@ -927,13 +927,110 @@ return tonumber(value)
 )lua");
 inline constexpr Script kRedissonSemaphoreDrain = script_of("redisson_semaphore_drain", kRedissonSemaphoreDrainText);
 
+// ---- redisson permit-expirable semaphore: RPermitExpirableSemaphore
+// (RedissonPermitExpirableSemaphore.java at redisson-4.7.0; docs/design.md §4.4f) ----------------
+//
+// KEYS, in every script here: the permits available (a string, as RSemaphore's), the leases
+// {K}:timeout (a sorted set: permit id -> the epoch ms its lease ends, by the client's clock, or
+// 922337203685477 for a permit without one), the channel redisson_sc:{K}. Redisson orders them
+// differently per script; these are lockbridge's own scripts, equal in effect. Every one first
+// gives back the permits whose lease has ended (reclaim), announcing the new count, as Redisson's
+// do: nobody announces a lease's end when it happens.
+//
+// leased_error(): the error reply for keys of the wrong type or a count that is no integer, or nil.
+// reclaim(now, most, publish): gives back up to `most` (-1: all) permits whose lease ended by `now`.
+// Needs type_error() (kTypeErrorPrelude) and not_integer() (kCounterPrelude).
+inline constexpr char kLeasedPrelude[] = R"lua(
+local function leased_error()
+  local refused = type_error({redis.call('TYPE', KEYS[1])['ok'], redis.call('TYPE', KEYS[2])['ok']}, {'string', 'zset'})
+  if refused then return refused end
+  return not_integer(redis.call('get', KEYS[1]))
+end
+local function reclaim(now, most, publish)
+  local expired = redis.call('zrangebyscore', KEYS[2], 0, now, 'limit', 0, most)
+  if #expired > 0 then
+    redis.call('zrem', KEYS[2], unpack(expired))
+    local value = redis.call('incrby', KEYS[1], #expired)
+    if value > 0 then redis.pcall(publish, KEYS[3], value) end
+  end
+end
+)lua";
+
+// tryAcquire(n, lease). ARGV: n, the leases' end (epoch ms), now, the no-lease score, the publish
+// command, then n permit ids. {1} = taken; {0, the earliest lease end} when a permit's lease will
+// end (Java sleeps until then), {0, -1} when none will.
+inline constexpr auto kLeasedAcquireText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
+local refused = leased_error()
+if refused then return refused end
+reclaim(ARGV[3], ARGV[1], ARGV[5])
+local value = redis.call('get', KEYS[1])
+if value ~= false and tonumber(value) >= tonumber(ARGV[1]) then
+  redis.call('decrby', KEYS[1], ARGV[1])
+  for i = 6, #ARGV do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]) end
+  local ttl = redis.call('pttl', KEYS[1])
+  if ttl > 0 then redis.call('pexpire', KEYS[2], ttl) end
+  return {1}
+end
+local first = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
+if first[1] ~= nil and first[2] ~= ARGV[4] then return {0, tonumber(first[2])} end
+return {0, -1}
+)lua");
+inline constexpr Script kLeasedAcquire = script_of("leased_semaphore_acquire", kLeasedAcquireText);
+
+// tryRelease(id). ARGV: the id, now, the publish command. 1 = given back within its lease; 0 =
+// unknown id, or its lease had ended (then it is given back all the same, as Redisson does).
+inline constexpr auto kLeasedReleaseText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
+local refused = leased_error()
+if refused then return refused end
+local ends = redis.call('zscore', KEYS[2], ARGV[1])
+if redis.call('zrem', KEYS[2], ARGV[1]) ~= 1 then return 0 end
+redis.pcall(ARGV[3], KEYS[3], redis.call('incrby', KEYS[1], 1))
+if tonumber(ends) <= tonumber(ARGV[2]) then return 0 end
+return 1
+)lua");
+inline constexpr Script kLeasedRelease = script_of("leased_semaphore_release", kLeasedReleaseText);
+
+// updateLeaseTime(id, lease). ARGV: the id, the lease's new end, now, the publish command. 1 =
+// updated; 0 = the id holds no permit (never, released, or its lease ended).
+inline constexpr auto kLeasedRenewText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
+local refused = leased_error()
+if refused then return refused end
+reclaim(ARGV[3], -1, ARGV[4])
+if redis.call('zscore', KEYS[2], ARGV[1]) == false then return 0 end
+redis.call('zadd', KEYS[2], ARGV[2], ARGV[1])
+return 1
+)lua");
+inline constexpr Script kLeasedRenew = script_of("leased_semaphore_renew", kLeasedRenewText);
+
+// availablePermits. ARGV: now, the publish command. The permits available.
+inline constexpr auto kLeasedAvailableText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
+local refused = leased_error()
+if refused then return refused end
+reclaim(ARGV[1], -1, ARGV[2])
+return tonumber(redis.call('get', KEYS[1]) or 0)
+)lua");
+inline constexpr Script kLeasedAvailable = script_of("leased_semaphore_available", kLeasedAvailableText);
+
+// addPermits(n). ARGV: n, the publish command. The permits available after; n itself is
+// announced when positive, as Redisson's permit-expirable semaphore does (its RSemaphore announces
+// the new count).
+inline constexpr auto kLeasedAddText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
+local refused = leased_error()
+if refused then return refused end
+local value = redis.call('incrby', KEYS[1], ARGV[1])
+if tonumber(ARGV[1]) > 0 then redis.pcall(ARGV[2], KEYS[3], ARGV[1]) end
+return value
+)lua");
+inline constexpr Script kLeasedAdd = script_of("leased_semaphore_add", kLeasedAddText);
+
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 26> kEveryScript{
+inline constexpr std::array<const Script*, 31> kEveryScript{
     &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete,  &kCompareAndHandOff,  &kCompareAndPexpire,
     &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock,   &kRedissonUnlock,
     &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave,
     &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock,
     &kRedissonLatchCountDown, &kRedissonLatchTrySetCount, &kRedissonSemaphoreAcquire, &kRedissonSemaphoreAdd,
-    &kRedissonSemaphoreTrySet, &kRedissonSemaphoreDrain};
+    &kRedissonSemaphoreTrySet, &kRedissonSemaphoreDrain, &kLeasedAcquire, &kLeasedRelease, &kLeasedRenew,
+    &kLeasedAvailable,   &kLeasedAdd};
 
 }  // namespace lockbridge::detail

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <stop_token>
 
 #include "redis/client_state.hpp"
@@ -15,11 +16,25 @@
 
 namespace lockbridge::detail {
 
-// `attempt` runs at once, and again after each announcement or `recheck`; true ends the wait
-// (true). false when `deadline` passes or `stop` is requested first. Subscribes only once the first
-// attempt has failed. Throws what `attempt` throws.
+// What one try found.
+struct TryOutcome {
+  bool done = false;
+  // Not done: when a try may succeed with nothing announced (a permit's lease ends then), if sooner
+  // than `recheck`.
+  std::optional<std::chrono::milliseconds> retry_in;
+
+  static TryOutcome finished(bool done) {
+    TryOutcome outcome;
+    outcome.done = done;
+    return outcome;
+  }
+};
+
+// `attempt` runs at once, and again after each announcement, `recheck` or its own retry_in; done
+// ends the wait (true). false when `deadline` passes or `stop` is requested first. Subscribes only
+// once the first attempt has failed. Throws what `attempt` throws.
 bool wait_announced(ClientState& state, const ReleaseChannel& channel, std::chrono::steady_clock::time_point deadline,
                     const std::stop_token& stop, std::chrono::milliseconds recheck,
-                    const std::function<bool()>& attempt);
+                    const std::function<TryOutcome()>& attempt);
 
 }  // namespace lockbridge::detail

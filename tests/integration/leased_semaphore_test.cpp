@@ -1,0 +1,157 @@
+// LeasedSemaphore is Redisson's RPermitExpirableSemaphore, checked against the fixture's
+// redis-server and a Java peer played by Redisson 4.7.0's own scripts (redisson_peer.hpp): one
+// pool of permits and one set of leases for both sides, ids kept as the Java version keeps them,
+// and a permit whose holder was killed back at its lease's end, with nobody announcing it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "lockbridge/leased_semaphore.hpp"
+#include "redis_test_support.hpp"
+#include "redisson_peer.hpp"
+#include "topology.hpp"
+
+namespace lockbridge::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr LeasedSemaphoreOptions kMessageOnly{.acquire_timeout = seconds(50), .recheck = std::chrono::minutes(1)};
+const std::string kJavaPermit("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\xff", 16);
+
+// The id as Redisson >= 3.17.0 keeps it: 16 raw bytes.
+std::string raw_bytes(const std::string& hex) {
+  std::string bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return bytes;
+}
+
+TEST(LeasedSemaphore, PermitsAndLeasesAreKeptAsJavaKeepsThem) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key);
+  ASSERT_TRUE(permits.try_set_permits(2));
+  const auto before = wall_ms();
+  const std::optional<std::string> ours = permits.try_acquire(seconds(60));
+  ASSERT_TRUE(ours);
+  ASSERT_EQ(ours->size(), 32u);
+  const Reply score = raw({"ZSCORE", redisson_permit_leases(key), raw_bytes(*ours)});
+  ASSERT_FALSE(score.is_nil()) << "our permit is not in the leases under its raw id";
+  EXPECT_GE(std::stoll(score.str), before + 60000);
+  EXPECT_LE(std::stoll(score.str), wall_ms() + 60000);
+
+  EXPECT_EQ(raw(redisson_expirable_acquire_command(key, kJavaPermit, 60000)).str, "OK");
+  EXPECT_FALSE(permits.try_acquire(seconds(60))) << "two permits, two holders";
+  EXPECT_EQ(permits.available(), 0);
+  EXPECT_EQ(raw(redisson_expirable_release_command(key, kJavaPermit)).integer, 1);
+  EXPECT_TRUE(permits.release(*ours));
+  EXPECT_FALSE(permits.release(*ours)) << "a permit is given back once";
+  EXPECT_EQ(permits.available(), 2);
+  EXPECT_EQ(raw({"ZCARD", redisson_permit_leases(key)}).integer, 0);
+}
+
+TEST(LeasedSemaphore, OlderJavaVersionsIdsAreKeptAsHex) {
+  const std::string key = unique_key();
+  LeasedSemaphoreOptions options;
+  options.ids = PermitIds::hex;
+  LeasedSemaphore permits(test_client(), key, options);
+  ASSERT_TRUE(permits.try_set_permits(1));
+  const std::optional<std::string> ours = permits.try_acquire(seconds(60));
+  ASSERT_TRUE(ours);
+  EXPECT_FALSE(raw({"ZSCORE", redisson_permit_leases(key), *ours}).is_nil());
+  EXPECT_TRUE(permits.release(*ours));
+}
+
+TEST(LeasedSemaphore, AHolderKilledWithSigkillGivesItsPermitBackAtItsLease) {
+  const std::string key = unique_key();
+  LeasedSemaphore waiter(test_client(), key, kMessageOnly);
+  ASSERT_TRUE(waiter.try_set_permits(1));
+  BackgroundCli doomed("'" + unix_url() + "' '" + key + "' unused leased 1500 1", false, LOCKBRIDGE_CONTENDER);
+  const std::optional<std::string> its_permit = doomed.next_line();
+  ASSERT_TRUE(its_permit) << doomed.errors();
+  EXPECT_FALSE(waiter.try_acquire(seconds(60))) << "the holder has the only permit";
+  ASSERT_EQ(::kill(doomed.pid(), SIGKILL), 0);
+  (void)doomed.finish();
+  // Nobody announces the lease's end: the waiter (re-reading once a minute) comes back at it.
+  const std::optional<std::string> ours = waiter.try_acquire_for(seconds(30), seconds(60));
+  ASSERT_TRUE(ours) << "the dead holder's permit did not come back at its lease";
+  EXPECT_EQ(raw({"ZSCORE", redisson_permit_leases(key), raw_bytes(*its_permit)}).kind, Reply::Kind::nil);
+  EXPECT_TRUE(waiter.release(*ours));
+}
+
+TEST(LeasedSemaphore, ReleasesWakeWaitersBothWaysAndLeasesCanBeUpdated) {
+  const std::string key = unique_key();
+  LeasedSemaphore waiter(test_client(), key, kMessageOnly);
+  ASSERT_TRUE(waiter.try_set_permits(1));
+  ASSERT_EQ(raw(redisson_expirable_acquire_command(key, kJavaPermit, 600000)).str, "OK");
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_acquire_for(seconds(50), seconds(60)); });
+  ASSERT_TRUE(eventually([&] {
+    const Reply counted = raw({"PUBSUB", "NUMSUB", redisson_semaphore_channel(key)});
+    return counted.elements.size() == 2 && counted.elements[1].integer == 1;
+  }));
+  EXPECT_EQ(raw(redisson_expirable_release_command(key, kJavaPermit)).integer, 1);
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  const std::optional<std::string> ours = waited.get();
+  ASSERT_TRUE(ours) << "Java's release did not wake the C++ waiter";
+
+  EXPECT_TRUE(waiter.update_lease(*ours, std::chrono::minutes(10)));
+  EXPECT_GT(std::stoll(raw({"ZSCORE", redisson_permit_leases(key), raw_bytes(*ours)}).str), wall_ms() + 300000);
+  PeerSubscriber java_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", redisson_semaphore_channel(key));
+  ASSERT_TRUE(java_waiter.subscribed());
+  EXPECT_TRUE(waiter.release(*ours));
+  EXPECT_EQ(java_waiter.next_message(), "1");
+  EXPECT_FALSE(waiter.update_lease(*ours, seconds(1))) << "a released permit has no lease";
+}
+
+TEST(LeasedSemaphore, AReleaseAfterTheLeaseEndedSaysSoAndThePermitIsBack) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key);
+  ASSERT_TRUE(permits.try_set_permits(1));
+  const std::optional<std::string> ours = permits.try_acquire(milliseconds(1));
+  ASSERT_TRUE(ours);
+  const auto ends = std::stoll(raw({"ZSCORE", redisson_permit_leases(key), raw_bytes(*ours)}).str);
+  ASSERT_TRUE(eventually([&] { return wall_ms() > ends; }));
+  EXPECT_FALSE(permits.release(*ours));
+  EXPECT_EQ(permits.available(), 1);
+}
+
+TEST(LeasedSemaphore, BadInputIsRefusedAndKeysOfOtherTypesLeftAlone) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key, {.acquire_timeout = milliseconds(0), .recheck = seconds(5)});
+  EXPECT_EQ(expect_error([&] { (void)permits.release("not-an-id"); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)permits.try_acquire(milliseconds(0)); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)permits.acquire(seconds(1)); }).errc(), Errc::timeout);
+  raw({"SET", key, "1"});
+  raw({"SET", redisson_permit_leases(key), "not-a-zset"});
+  EXPECT_EQ(expect_error([&] { (void)permits.try_acquire(seconds(1)); }).errc(), Errc::wrong_type);
+  EXPECT_EQ(raw({"GET", key}).str, "1");
+  EXPECT_EQ(raw({"GET", redisson_permit_leases(key)}).str, "not-a-zset");
+  raw({"DEL", redisson_permit_leases(key)});
+  raw({"SET", key, "one"});
+  EXPECT_EQ(expect_error([&] { (void)permits.available(); }).errc(), Errc::bad_value);
+  EXPECT_EQ(raw({"GET", key}).str, "one");
+}
+
+TEST(LeasedSemaphoreOnCluster, PermitsLeasesAndTheirChannelShareTheKeysSlot) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  ServerProcess& master = *cluster.nodes[cluster.owner_of_slot(cluster.slot_of(key))];
+  LeasedSemaphore permits(Client(cluster.url()), key);
+  ASSERT_TRUE(permits.try_set_permits(1));
+  PeerSubscriber java_waiter(master.port(), "SSUBSCRIBE", redisson_semaphore_channel(key));
+  ASSERT_TRUE(java_waiter.subscribed());
+  const std::optional<std::string> ours = permits.try_acquire(seconds(60));
+  ASSERT_TRUE(ours);
+  EXPECT_EQ(master.command({"ZCARD", redisson_permit_leases(key)}), "1");
+  EXPECT_TRUE(permits.release(*ours));
+  EXPECT_EQ(java_waiter.next_message(), "1");
+}
+
+}  // namespace
+}  // namespace lockbridge::testing
