@@ -18,11 +18,12 @@ namespace {
 
 constexpr std::string_view kUsage =
     "lockbridge audit [--url URL] [--match PATTERN] [--type-hint "
-    "none|legacy-ms|legacy-seconds|legacy-uuid-ms|token|redisson]\n"
+    "none|legacy-ms|legacy-seconds|legacy-uuid-ms|token|redisson|semaphore|latch]\n"
     "                 [--batch N] [--far-future MS] [--json] [--details FILE] [--fail-on "
     "stale,no-ttl,bad-value,eviction,...]\n\n"
     "Walks the keys matching PATTERN with SCAN and classifies each: legacy_ms, legacy_seconds,\n"
-    "legacy_uuid_ms, legacy_forever, token, redisson, python_redis_lock or other; flags stale, no_ttl,\n"
+    "legacy_uuid_ms, legacy_forever, token, redisson, redisson_rwlock, redisson_fair_queue,\n"
+    "redisson_semaphore, redisson_latch, python_redis_lock or other; flags stale, no_ttl,\n"
     "far_future, bad_value, wrong_type. Says whether each server's maxmemory-policy may evict lock\n"
     "keys (--fail-on eviction: it may, or INFO cannot tell). Changes nothing. Progress goes to stderr.\n"
     "Exit status: 0 nothing named by --fail-on found, 4 something was, 2 bad usage, 3 Redis error,\n"

@@ -21,9 +21,11 @@ void put_holder(nlohmann::ordered_json& out, const audit::KeySample& sample, con
         out["holder"] = nullptr;
       }
       return;
-    case audit::LockClass::redisson: {
+    case audit::LockClass::redisson:
+    case audit::LockClass::redisson_rwlock: {
       nlohmann::ordered_json holders = nlohmann::ordered_json::array();
       for (const auto& [field, count] : sample.fields) {
+        if (field == "mode" && sample.mode) continue;
         nlohmann::ordered_json holder;
         put_key(holder, field, "client_thread");
         // Redisson writes its re-entry count as an integer: a number, as every count is here.
@@ -34,7 +36,24 @@ void put_holder(nlohmann::ordered_json& out, const audit::KeySample& sample, con
         }
         holders.push_back(std::move(holder));
       }
-      out["holder"] = std::move(holders);
+      out["holder"] = sample.type == "hash" ? std::move(holders) : nlohmann::ordered_json(nullptr);
+      // A read/write lock: who holds it how (a writer's field ends in ":write").
+      if (sample.mode) put_key(out, *sample.mode, "mode");
+      return;
+    }
+    case audit::LockClass::redisson_fair_queue:
+      out["holder"] = nullptr;
+      out["waiters"] = sample.size >= 0 ? nlohmann::ordered_json(sample.size) : nlohmann::ordered_json(nullptr);
+      return;
+    case audit::LockClass::redisson_semaphore:
+    case audit::LockClass::redisson_latch: {
+      out["holder"] = nullptr;
+      // The permits available, the latch's count; a permit-expirable semaphore's leases: how many are held.
+      const char* name = found.lock_class == audit::LockClass::redisson_latch ? "count"
+                         : sample.type == "zset"                              ? "permits_held"
+                                                                             : "permits";
+      const auto number = sample.type == "zset" ? std::optional<std::int64_t>(sample.size) : whole_number(sample.value);
+      out[name] = number ? nlohmann::ordered_json(*number) : nlohmann::ordered_json(nullptr);
       return;
     }
     default:

@@ -26,9 +26,10 @@ TEST(Audit, CountsEveryClassAndFlagOfAMixedKeyspaceExactly) {
   ASSERT_EQ(run.lines.size(), 1U) << run;
   const nlohmann::json& summary = run.lines[0];
   EXPECT_EQ(summary["total"], space.keys.size()) << summary.dump();
-  const nlohmann::json expected_classes = {{"legacy_ms", 5},         {"legacy_seconds", 1}, {"legacy_uuid_ms", 2},
-                                           {"legacy_forever", 1},    {"token", 2},          {"redisson", 1},
-                                           {"python_redis_lock", 2}, {"other", 2}};
+  const nlohmann::json expected_classes = {
+      {"legacy_ms", 5},           {"legacy_seconds", 1},     {"legacy_uuid_ms", 2},      {"legacy_forever", 1},
+      {"token", 2},               {"redisson", 1},           {"redisson_rwlock", 0},     {"redisson_fair_queue", 0},
+      {"redisson_semaphore", 0},  {"redisson_latch", 0},     {"python_redis_lock", 2},   {"other", 2}};
   EXPECT_EQ(summary["by_class"], expected_classes) << summary.dump();
   const nlohmann::json expected_flags = {
       {"stale", 2}, {"no_ttl", 3}, {"far_future", 1}, {"bad_value", 1}, {"wrong_type", 0}};

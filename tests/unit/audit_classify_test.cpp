@@ -133,6 +133,56 @@ TEST(AuditClassify, ARedissonHintOnAHashWithoutSampledFieldsFlagsNoBadValue) {
   EXPECT_TRUE(of(hash, redisson).has(Flag::bad_value)) << "fields that were read and are not Redisson's";
 }
 
+TEST(AuditClassify, RedissonsOtherObjectsByTheirLayoutAndNames) {
+  const std::string reader = std::string(kUuid) + ":7";
+  KeySample rw;
+  rw.key = "config";
+  rw.type = "hash";
+  rw.pttl_ms = 30000;
+  rw.mode = "read";
+  rw.fields = {{"mode", "read"}, {reader, "1"}};
+  EXPECT_EQ(of(rw).lock_class, LockClass::redisson_rwlock);
+  EXPECT_EQ(of(rw).flags, 0U);
+  // The 'mode' field not among the sampled ones: a writer's field says it all the same.
+  rw.mode.reset();
+  rw.fields = {{reader + ":write", "1"}};
+  EXPECT_EQ(of(rw).lock_class, LockClass::redisson_rwlock);
+  rw.mode = "upgrade";
+  EXPECT_TRUE(of(rw).has(Flag::bad_value));
+
+  EXPECT_EQ(of(string_key("{config}:" + reader + ":rwlock_timeout:1", "1", 30000)).lock_class,
+            LockClass::redisson_rwlock);
+  EXPECT_TRUE(of(string_key("{config}:" + reader + ":rwlock_timeout:1", "1")).has(Flag::no_ttl));
+
+  KeySample queue;
+  queue.key = "redisson_lock_queue:{orders}";
+  queue.type = "list";
+  queue.size = 2;
+  EXPECT_EQ(of(queue).lock_class, LockClass::redisson_fair_queue);
+  queue.key = "redisson_lock_timeout:{orders}";
+  EXPECT_TRUE(of(queue).has(Flag::wrong_type)) << "the deadlines are a sorted set";
+  queue.type = "zset";
+  EXPECT_EQ(of(queue).flags, 0U);
+
+  KeySample leases;
+  leases.key = "{workers}:timeout";
+  leases.type = "zset";
+  EXPECT_EQ(of(leases).lock_class, LockClass::redisson_semaphore);
+
+  // A semaphore's permits and a latch's count are integers: only a hint names them.
+  EXPECT_EQ(of(string_key("uploads", "4")).lock_class, LockClass::other);
+  ClassifyOptions semaphore;
+  semaphore.hint = audit::TypeHint::semaphore;
+  EXPECT_EQ(audit::classify(string_key("uploads", "4"), kNow, semaphore).lock_class, LockClass::redisson_semaphore);
+  EXPECT_EQ(audit::classify(string_key("uploads", "-1"), kNow, semaphore).flags, 0U);
+  EXPECT_TRUE(audit::classify(string_key("uploads", "four"), kNow, semaphore).has(Flag::bad_value));
+  ClassifyOptions latch;
+  latch.hint = audit::TypeHint::latch;
+  KeySample hash_latch = rw;
+  EXPECT_TRUE(audit::classify(hash_latch, kNow, latch).has(Flag::wrong_type));
+  EXPECT_EQ(audit::classify(string_key("ready", "3"), kNow, latch).lock_class, LockClass::redisson_latch);
+}
+
 TEST(AuditClassify, FlagAndHintNames) {
   EXPECT_EQ(audit::flag_from_string("no-ttl"), Flag::no_ttl);
   EXPECT_EQ(audit::flag_from_string("bad_value"), Flag::bad_value);

@@ -94,23 +94,56 @@ Classification classify_string(const KeySample& sample, std::int64_t now_ms, con
   return result;  // other
 }
 
-// Redisson: every field <uuid>:<thread id>, every value a positive count.
+// Redisson's owner field <uuid>:<thread id>, and its read/write lock's writer field, the same + ":write".
+bool is_owner_field(std::string_view name) {
+  return name.size() > 37 && is_uuid(name.substr(0, 36)) && name[36] == ':' && all_of(name.substr(37), is_digit);
+}
+bool is_writer_field(std::string_view name) { return name.ends_with(":write") && is_owner_field(name.substr(0, name.size() - 6)); }
+
+// Redisson: every field <uuid>:<thread id>, every value a positive count. A hash with a 'mode'
+// field, or a writer's field, is its read/write lock (readers and the writer).
 Classification classify_hash(const KeySample& sample) {
   Classification result;
-  if (sample.fields.empty()) return result;
+  const bool rwlock = sample.mode.has_value() ||
+                      std::any_of(sample.fields.begin(), sample.fields.end(),
+                                  [](const auto& field) { return is_writer_field(field.first); });
+  if (sample.fields.empty() && !rwlock) return result;
   bool all_fields = true;
   bool all_counts = true;
   for (const auto& [field, count] : sample.fields) {
-    const std::string_view name = field;
-    all_fields = all_fields && name.size() > 37 && is_uuid(name.substr(0, 36)) && name[36] == ':' &&
-                 all_of(name.substr(37), is_digit);
+    if (rwlock && field == "mode") continue;
+    all_fields = all_fields && (is_owner_field(field) || (rwlock && is_writer_field(field)));
     all_counts = all_counts && all_of(count, is_digit) && count != "0";
   }
-  if (!all_fields) return result;
-  result.lock_class = LockClass::redisson;
-  if (!all_counts) add(result, Flag::bad_value);
+  if (!all_fields && !rwlock) return result;
+  result.lock_class = rwlock ? LockClass::redisson_rwlock : LockClass::redisson;
+  if (!all_fields || !all_counts || (rwlock && sample.mode && *sample.mode != "read" && *sample.mode != "write")) {
+    add(result, Flag::bad_value);
+  }
   if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
   return result;
+}
+
+// Keys Redisson's objects name after another: a fair lock's queue and deadlines, a read/write
+// lock's reader timeout keys ({K}:<uuid>:<n>:rwlock_timeout:<i>), a permit-expirable semaphore's
+// leases ({K}:timeout). nullopt for any other name.
+std::optional<Classification> classify_by_name(const KeySample& sample) {
+  const std::string_view key = sample.key;
+  const auto with_type = [&](LockClass lock_class, std::string_view type) {
+    Classification result;
+    result.lock_class = lock_class;
+    if (sample.type != type) add(result, Flag::wrong_type);
+    return result;
+  };
+  if (key.starts_with("redisson_lock_queue:")) return with_type(LockClass::redisson_fair_queue, "list");
+  if (key.starts_with("redisson_lock_timeout:")) return with_type(LockClass::redisson_fair_queue, "zset");
+  if (const auto at = key.rfind(":rwlock_timeout:"); at != std::string_view::npos && all_of(key.substr(at + 16), is_digit)) {
+    Classification result = with_type(LockClass::redisson_rwlock, "string");
+    if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
+    return result;
+  }
+  if (key.ends_with("}:timeout") && sample.type == "zset") return with_type(LockClass::redisson_semaphore, "zset");
+  return std::nullopt;
 }
 
 LockClass hinted_class(TypeHint hint) {
@@ -125,6 +158,10 @@ LockClass hinted_class(TypeHint hint) {
       return LockClass::token;
     case TypeHint::redisson:
       return LockClass::redisson;
+    case TypeHint::semaphore:
+      return LockClass::redisson_semaphore;
+    case TypeHint::latch:
+      return LockClass::redisson_latch;
     case TypeHint::none:
       break;
   }
@@ -165,6 +202,12 @@ Classification classify_hinted(const KeySample& sample, std::int64_t now_ms, con
     if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
     return result;
   }
+  if (options.hint == TypeHint::semaphore || options.hint == TypeHint::latch) {
+    const std::string_view value = sample.value;
+    const bool integer = !sample.truncated && all_of(value.starts_with('-') ? value.substr(1) : value, is_digit);
+    if (!integer) add(result, Flag::bad_value);
+    return result;
+  }
   if (auto legacy =
           sample.truncated ? std::nullopt : as_legacy(sample.value, now_ms, options, hinted_format(options.hint))) {
     if (legacy->lock_class == LockClass::legacy_forever && sample.pttl_ms == -1) add(*legacy, Flag::no_ttl);
@@ -178,6 +221,7 @@ Classification classify_hinted(const KeySample& sample, std::int64_t now_ms, con
 
 Classification classify(const KeySample& sample, std::int64_t server_now_ms, const ClassifyOptions& options) {
   if (sample.type == "none") return {};  // deleted between SCAN and the read
+  if (auto named = classify_by_name(sample)) return *named;
   if (options.hint != TypeHint::none) return classify_hinted(sample, server_now_ms, options);
   if (sample.type == "string") return classify_string(sample, server_now_ms, options);
   if (sample.type == "hash") return classify_hash(sample);

@@ -24,6 +24,10 @@ enum class LockClass {
   legacy_forever,     // redis-py's 2^31+1 seconds: held until deleted
   token,              // an opaque random string with a TTL (lockbridge token, SET NX PX locks)
   redisson,           // a hash of <uuid>:<thread id> -> reentrant count
+  redisson_rwlock,    // RReadWriteLock: such a hash with a 'mode' field, or a reader's rwlock_timeout key
+  redisson_fair_queue,  // RFairLock's redisson_lock_queue:{K} list and redisson_lock_timeout:{K} zset
+  redisson_semaphore,   // RSemaphore's permits (with --type-hint semaphore), RPermitExpirableSemaphore's {K}:timeout
+  redisson_latch,       // RCountDownLatch's count (with --type-hint latch)
   python_redis_lock,  // lock:<name> (24 base64 chars) and its lock-signal:<name> list
   other,              // not a lock: counted, never touched
 };
@@ -36,13 +40,17 @@ enum class Flag : unsigned {
 };
 
 // Each class and flag with its name (JSON, --fail-on), in the order reports list them.
-inline constexpr NameTable<LockClass, 8> kLockClassNames{
-    std::array<std::pair<LockClass, std::string_view>, 8>{{{LockClass::legacy_ms, "legacy_ms"},
+inline constexpr NameTable<LockClass, 12> kLockClassNames{
+    std::array<std::pair<LockClass, std::string_view>, 12>{{{LockClass::legacy_ms, "legacy_ms"},
                                                            {LockClass::legacy_seconds, "legacy_seconds"},
                                                            {LockClass::legacy_uuid_ms, "legacy_uuid_ms"},
                                                            {LockClass::legacy_forever, "legacy_forever"},
                                                            {LockClass::token, "token"},
                                                            {LockClass::redisson, "redisson"},
+                                                           {LockClass::redisson_rwlock, "redisson_rwlock"},
+                                                           {LockClass::redisson_fair_queue, "redisson_fair_queue"},
+                                                           {LockClass::redisson_semaphore, "redisson_semaphore"},
+                                                           {LockClass::redisson_latch, "redisson_latch"},
                                                            {LockClass::python_redis_lock, "python_redis_lock"},
                                                            {LockClass::other, "other"}}}};
 inline constexpr NameTable<Flag, 5> kFlagNames{
@@ -57,16 +65,26 @@ constexpr std::string_view to_string(Flag flag) noexcept { return kFlagNames.nam
 // Its name, or the same with '-' for '_' ("no-ttl", as --fail-on takes it).
 std::optional<Flag> flag_from_string(std::string_view name) noexcept;
 
+// Redisson's objects other than RLock, which convert never touches (as RLock).
+constexpr bool is_redisson_family(LockClass value) noexcept {
+  return value == LockClass::redisson || value == LockClass::redisson_rwlock ||
+         value == LockClass::redisson_fair_queue || value == LockClass::redisson_semaphore ||
+         value == LockClass::redisson_latch;
+}
+
 // --type-hint: the keys matched are locks of this kind, so a value that does not parse is
-// bad_value (not `other`) and a key of another type is wrong_type.
-enum class TypeHint { none, legacy_ms, legacy_seconds, legacy_uuid_ms, token, redisson };
-inline constexpr NameTable<TypeHint, 6> kTypeHintNames{
-    std::array<std::pair<TypeHint, std::string_view>, 6>{{{TypeHint::none, "none"},
+// bad_value (not `other`) and a key of another type is wrong_type. A semaphore's permits and a
+// latch's count are plain integers, which only a hint tells from any counter.
+enum class TypeHint { none, legacy_ms, legacy_seconds, legacy_uuid_ms, token, redisson, semaphore, latch };
+inline constexpr NameTable<TypeHint, 8> kTypeHintNames{
+    std::array<std::pair<TypeHint, std::string_view>, 8>{{{TypeHint::none, "none"},
                                                           {TypeHint::legacy_ms, "legacy-ms"},
                                                           {TypeHint::legacy_seconds, "legacy-seconds"},
                                                           {TypeHint::legacy_uuid_ms, "legacy-uuid-ms"},
                                                           {TypeHint::token, "token"},
-                                                          {TypeHint::redisson, "redisson"}}}};
+                                                          {TypeHint::redisson, "redisson"},
+                                                          {TypeHint::semaphore, "semaphore"},
+                                                          {TypeHint::latch, "latch"}}}};
 
 // One key as read: its Redis type ("string", "hash", "list", ..., "none" if it vanished), PTTL
 // (-1 no TTL, -2 gone), for strings the value (at most kValueSample bytes; `truncated` when
@@ -83,6 +101,10 @@ struct KeySample {
   // A hash's sampled fields and values. Never empty for a hash that exists, so empty here means
   // they could not be sampled (read_keys in scanner.hpp): nothing is known of its values.
   std::vector<std::pair<std::string, std::string>> fields;
+  // A hash's 'mode' field (Redisson's read/write lock: "read" or "write"), when it has one.
+  std::optional<std::string> mode;
+  // A list's or sorted set's length (a fair lock's queue), read for those alone; -1 otherwise.
+  std::int64_t size = -1;
 };
 
 struct Classification {

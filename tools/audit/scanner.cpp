@@ -21,9 +21,10 @@ void keep_value(KeySample& sample, std::string value) {
 // Plain commands, pipelined, no Lua: a script's per-call overhead costs more than the commands.
 // Round trip 1: TIME, then GETRANGE (first 257 bytes: one more than kept, to know it was longer)
 // and PTTL of every key. Nearly every lock is a string; GETRANGE answers WRONGTYPE for the others,
-// which round trip 2 reads with TYPE and HRANDFIELD (4 random fields with their values: enough to
-// recognise Redisson's <uuid>:<thread> fields; Redis 6.2 or later). A missing key reads as '' with
-// PTTL -2.
+// which round trip 2 reads with TYPE, HRANDFIELD (4 random fields with their values: enough to
+// recognise Redisson's <uuid>:<thread> fields; Redis 6.2 or later) and HGET of 'mode' (Redisson's
+// read/write lock); round trip 3, only when there are lists or sorted sets, reads their length (a
+// fair lock's waiters). A missing key reads as '' with PTTL -2.
 std::vector<KeySample> read_keys(const Client& client, const std::vector<std::string>& keys,
                                  std::int64_t& server_now_ms, bool expire_time) {
   const std::size_t per_key = expire_time ? 3 : 2;
@@ -71,15 +72,18 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
   for (const std::size_t i : not_strings) {
     commands.push_back({"TYPE", keys[i]});
     commands.push_back({"HRANDFIELD", keys[i], "4", "WITHVALUES"});
+    commands.push_back({"HGET", keys[i], "mode"});
   }
   replies = client.pipeline(commands);
+  std::vector<std::size_t> collections;  // lists and sorted sets, whose length round trip 3 reads
   for (std::size_t j = 0; j < not_strings.size(); ++j) {
     const std::string& key = keys[not_strings[j]];
     KeySample& sample = samples[not_strings[j]];
-    sample.type = string_reply(replies[2 * j], {"TYPE", key});
-    // HRANDFIELD answers WRONGTYPE for every other type: only a hash's answer means anything.
+    sample.type = string_reply(replies[3 * j], {"TYPE", key});
+    if (sample.type == "list" || sample.type == "zset") collections.push_back(not_strings[j]);
+    // HRANDFIELD and HGET answer WRONGTYPE for every other type: only a hash's answers mean anything.
     if (sample.type != "hash") continue;
-    const Reply& sampled = replies[2 * j + 1];
+    const Reply& sampled = replies[3 * j + 1];
     // Classified by its type alone, without fields: a hash that another client replaced between
     // TYPE and HRANDFIELD (WRONGTYPE: a normal race on a live Redis), and any hash on a Redis
     // older than 6.2, which has no HRANDFIELD. Other errors (an ACL's NOPERM) are Redis's to report.
@@ -90,6 +94,16 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
       sample.fields.emplace_back(string_reply(fields[k], {"HRANDFIELD", key}),
                                  string_reply(fields[k + 1], {"HRANDFIELD", key}));
     }
+    const Reply& mode = replies[3 * j + 2];
+    if (mode.kind == Reply::Kind::string) sample.mode = mode.str;
+  }
+  if (collections.empty()) return samples;
+  commands.clear();
+  for (const std::size_t i : collections) commands.push_back({samples[i].type == "list" ? "LLEN" : "ZCARD", keys[i]});
+  replies = client.pipeline(commands);
+  for (std::size_t j = 0; j < collections.size(); ++j) {
+    // WRONGTYPE: retyped since TYPE, a normal race; the length stays unknown.
+    if (replies[j].kind == Reply::Kind::integer) samples[collections[j]].size = replies[j].integer;
   }
   return samples;
 }

@@ -64,7 +64,7 @@ Plan to_legacy(const audit::KeySample& sample, const audit::Classification& foun
 Plan plan_key(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
               const FreshIdentities& fresh) {
   if (found.lock_class == LockClass::other) return skipped(Reason::not_a_lock);
-  if (found.lock_class == LockClass::redisson || found.lock_class == LockClass::python_redis_lock) {
+  if (audit::is_redisson_family(found.lock_class) || found.lock_class == LockClass::python_redis_lock) {
     return skipped(Reason::foreign);
   }
   if (found.has(Flag::wrong_type) || sample.type != "string") return skipped(Reason::wrong_type);

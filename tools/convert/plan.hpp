@@ -35,7 +35,7 @@ enum class Reason {
   far_future,      // an expiry suspiciously far ahead (unit mix-up?): fix by hand
   bad_value,       // not a valid lock of its class
   wrong_type,      // not a string
-  foreign,         // redisson, python_redis_lock: never converted
+  foreign,         // Redisson's objects (redisson, redisson_*), python_redis_lock: never converted
   not_a_lock,      // class `other`: counted, never touched
 };
 inline constexpr Reason kEveryReason[] = {Reason::already_target, Reason::changed,    Reason::stale,

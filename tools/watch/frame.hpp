@@ -26,7 +26,12 @@ struct KeyView {
   std::int64_t starving = 0;     // queued waiters whose starving time has passed (never more than queued)
   std::optional<std::int64_t> fence;
 
-  std::int64_t waiters() const { return std::max(subscribers, queued); }
+  // A Redisson fair lock's queue counts its own waiters (its length); lockbridge's locks count
+  // those subscribed or queued in their companion keys.
+  std::int64_t waiters() const {
+    if (found.lock_class == audit::LockClass::redisson_fair_queue) return std::max<std::int64_t>(0, sample.size);
+    return std::max(subscribers, queued);
+  }
 };
 
 // The preset a legacy key was written by ("hardened" sets a safety TTL, jedis-lock never does);
