@@ -13,6 +13,7 @@
 #include <shared_mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "lockbridge/shared_mutex.hpp"
@@ -62,7 +63,7 @@ TEST(RedissonRwLock, ReadersOfBothSidesHoldTogetherAndKeepWritersOut) {
     EXPECT_TRUE(info.held_by_me);
     EXPECT_EQ(raw({"HLEN", key}).integer, 4) << "mode and three readers";
     EXPECT_EQ(raw({"EXISTS", redisson_reader_timeout(key, kJavaReader)}).integer, 1);
-    EXPECT_FALSE(second.try_lock()) << "a reader's own write side must wait for the readers";
+    EXPECT_EQ(expect_error([&] { (void)second.try_lock(); }).errc(), Errc::bad_option) << "a reader cannot upgrade";
     EXPECT_FALSE(raw(redisson_write_lock_command(key, kJavaWriter)).is_nil()) << "a Java writer got in";
     SharedMutex writer(test_client(), key, rw_options());
     EXPECT_FALSE(writer.try_lock());
@@ -172,19 +173,82 @@ TEST(RedissonRwLock, TheWatchdogRenewsItsOwnReaderKeysAndNoOneElses) {
   const std::string key = unique_key();
   MutexOptions options = rw_options();
   options.lease = milliseconds(1500);  // renewed every 500 ms
-  SharedMutex reader(test_client(), key, options);
+  const Client client = test_client();
+  SharedMutex reader(client, key, options);
   ASSERT_TRUE(reader.try_lock_shared());
-  // A Java reader whose JVM died: its timeout key runs out, unrenewed.
-  ASSERT_TRUE(raw(redisson_read_lock_command(key, kJavaReader, "300")).is_nil());
-  std::this_thread::sleep_for(milliseconds(3000));  // two of our leases: alive only if renewed
+  // A Java reader with a ten-minute lease: a renewal of every reader's keys would cut its key
+  // down to our 1.5 s.
+  ASSERT_TRUE(raw(redisson_read_lock_command(key, kJavaReader, "600000")).is_nil());
+  std::string our_field;
+  for (const Reply& field : raw({"HKEYS", key}).elements) {
+    if (field.str != "mode" && field.str != kJavaReader) our_field = field.str;
+  }
+  const std::string ours = redisson_reader_timeout(key, our_field);
+  ASSERT_EQ(raw({"EXISTS", ours}).integer, 1);
+  // Our key evicted (as maxmemory may): the renewal writes it again, while our field stands.
+  raw({"DEL", ours});
+  const auto renewed = client.stats().renewals;
+  ASSERT_TRUE(eventually([&] { return client.stats().renewals >= renewed + 2; }));
   EXPECT_TRUE(reader.owns_shared());
-  EXPECT_EQ(raw({"EXISTS", key}).integer, 1);
-  EXPECT_EQ(raw({"EXISTS", redisson_reader_timeout(key, kJavaReader)}).integer, 0) << "the dead reader's was renewed";
-  EXPECT_EQ(field_value(key, kJavaReader), "1") << "its field stays until an unlock scans";
-  // Our unlock finds no live reader left: the lock goes, the dead reader's field with it.
+  EXPECT_GT(raw({"PTTL", ours}).integer, 0) << "our timeout key was not renewed";
+  EXPECT_LE(raw({"PTTL", ours}).integer, 1500);
+  EXPECT_GT(raw({"PTTL", redisson_reader_timeout(key, kJavaReader)}).integer, 300000)
+      << "the Java reader's timeout key was renewed by us";
+  EXPECT_GT(raw({"PTTL", key}).integer, 300000) << "our renewal cut the lock's TTL below the Java reader's";
+  // The Java reader leaves; ours is the last: the lock goes.
+  EXPECT_EQ(raw(redisson_read_unlock_command(key, kJavaReader)).integer, 0);
   reader.unlock_shared();
   EXPECT_FALSE(reader.last_error());
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(RedissonRwLock, ADeadReadersFieldStaysUntilAnUnlockFindsNoLiveReader) {
+  const std::string key = unique_key();
+  SharedMutex reader(test_client(), key, rw_options());
+  ASSERT_TRUE(reader.try_lock_shared());
+  // A Java reader whose JVM died: its timeout key gone, its field left behind.
+  ASSERT_TRUE(raw(redisson_read_lock_command(key, kJavaReader)).is_nil());
+  raw({"DEL", redisson_reader_timeout(key, kJavaReader)});
+  reader.unlock_shared();
+  EXPECT_FALSE(reader.last_error());
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << "a dead reader kept the lock";
+}
+
+TEST(RedissonRwLock, AReaderCannotUpgradeAndUnlockingTheSideNotHeldIsRefused) {
+  const std::string key = unique_key();
+  SharedMutex holder(test_client(), key, rw_options());
+  ASSERT_TRUE(holder.try_lock_shared());
+  EXPECT_EQ(expect_error([&] { holder.lock(); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)holder.try_lock_for(seconds(30)); }).errc(), Errc::bad_option);
+  holder.unlock();  // the write side is not held
+  EXPECT_EQ(holder.last_error(), make_error_code(Errc::bad_option));
+  EXPECT_TRUE(holder.owns_shared()) << "unlock() released the read side";
+  holder.unlock_shared();
+  EXPECT_FALSE(holder.last_error());
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
+TEST(RedissonRwLock, AWriterThatReadsAndReachesMaxHoldKeepsTheLockWhileItReads) {
+  const std::string key = unique_key();
+  MutexOptions options = rw_options();
+  options.lease = milliseconds(900);
+  options.watchdog.max_hold = milliseconds(1000);
+  SharedMutex holder(test_client(), key, options);
+  holder.lock();
+  ASSERT_TRUE(holder.try_lock_shared());
+  // Watched closely from the write side's last renewal on: while the read side says it reads
+  // (its own max_hold has not come), the lock must be there.
+  int looks = 0;
+  int missing = 0;
+  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+  while (holder.owns_shared() && std::chrono::steady_clock::now() < give_up && looks < 2000) {
+    if (!holder.owns_lock()) ++looks;
+    if (raw({"EXISTS", key}).integer == 0 && holder.owns_shared()) ++missing;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_FALSE(holder.owns_lock()) << "the write side outlived its max_hold";
+  EXPECT_GT(looks, 0);
+  EXPECT_EQ(missing, 0) << "the write side's last renewal cut the read hold short";
 }
 
 TEST(RedissonRwLock, RefusesKeysOfOtherTypesAndOtherLocksHashesUnchanged) {
@@ -217,12 +281,14 @@ TEST(RedissonRwLock, OptionsItsLayoutCannotMeanAreRefused) {
 }
 
 // A Java peer's thread: locks one side with Redisson's scripts, polling every millisecond, and
-// checks exclusion as lock_contender does, until `stop` exists. Returns its violations.
-long java_side(const std::string& key, const std::string& check_key, bool reader, const std::string& field) {
+// checks exclusion as lock_contender does, until `stop` exists. Returns its violations and
+// acquisitions.
+std::pair<long, long> java_side(const std::string& key, const std::string& check_key, bool reader, const std::string& field) {
   const std::string stop = check_key + ":stop";
   const std::string mine = reader ? check_key + ":readers" : check_key;
   const std::string others = reader ? check_key : check_key + ":readers";
   long violations = 0;
+  long acquisitions = 0;
   while (raw({"EXISTS", stop}).integer == 0) {
     const Reply locked = raw(reader ? redisson_read_lock_command(key, field) : redisson_write_lock_command(key, field));
     if (!locked.is_nil()) {
@@ -232,10 +298,11 @@ long java_side(const std::string& key, const std::string& check_key, bool reader
     const std::int64_t held = raw({"INCR", mine}).integer;
     const std::string beside = raw({"GET", others}).str;
     if ((!reader && held != 1) || (!beside.empty() && beside != "0")) ++violations;
+    ++acquisitions;
     raw({"DECR", mine});
     raw(reader ? redisson_read_unlock_command(key, field) : redisson_write_unlock_command(key, field));
   }
-  return violations;
+  return {violations, acquisitions};
 }
 
 TEST(RedissonRwLock, AMixedFleetOfProcessesAndJavaPeersNeverPutsAWriterBesideAnyone) {
@@ -253,8 +320,12 @@ TEST(RedissonRwLock, AMixedFleetOfProcessesAndJavaPeersNeverPutsAWriterBesideAny
   EXPECT_EQ(totals.acquisitions, 400);
   EXPECT_EQ(totals.violations, 0);
   EXPECT_EQ(totals.errors, 0);
-  EXPECT_EQ(java_reader.get(), 0);
-  EXPECT_EQ(java_writer.get(), 0);
+  const auto [reader_violations, reader_acquisitions] = java_reader.get();
+  const auto [writer_violations, writer_acquisitions] = java_writer.get();
+  EXPECT_EQ(reader_violations, 0);
+  EXPECT_EQ(writer_violations, 0);
+  EXPECT_GT(reader_acquisitions, 0) << "the Java reader never got in: the fleet was not mixed";
+  EXPECT_GT(writer_acquisitions, 0) << "the Java writer never got in: the fleet was not mixed";
 }
 
 TEST(RedissonRwLockOnCluster, AllKeysInTheLocksSlotAndWakeUpsBySpublish) {

@@ -54,7 +54,9 @@ class SharedMutex {
   SharedMutex& operator=(const SharedMutex&) = delete;
 
   // ---- exclusive (the write side) ----
-  // As Mutex's: waits up to acquire_timeout, then throws Error{timeout}.
+  // As Mutex's: waits up to acquire_timeout, then throws Error{timeout}. Each acquiring call
+  // throws Error{bad_option} at once while this object holds the read side: a reader cannot
+  // upgrade (it would wait for itself).
   void lock();
   [[nodiscard]] bool try_lock();
   template <class Rep, class Period>
@@ -66,6 +68,8 @@ class SharedMutex {
                                     std::stop_token stop = {}) {
     return try_lock_until_steady(false, deadline_at(deadline), std::move(stop));
   }
+  // Releases the write side (the read side stays, if held: a downgrade). Called while only the
+  // read side is held, it releases nothing and last_error() says bad_option.
   void unlock() noexcept;
 
   // ---- shared (the read side) ----
@@ -80,6 +84,7 @@ class SharedMutex {
                                            std::stop_token stop = {}) {
     return try_lock_until_steady(true, deadline_at(deadline), std::move(stop));
   }
+  // Releases the read side; the same rule the other way round.
   void unlock_shared() noexcept;
 
   // Whether this object holds the write side, the read side (each: acquired, not released, not

@@ -67,26 +67,48 @@ SharedMutex& SharedMutex::operator=(SharedMutex&& other) noexcept {
   return *this;
 }
 
-void SharedMutex::lock() { writer_->lock(); }
-bool SharedMutex::try_lock() { return writer_->try_once(); }
+namespace {
+// A reader that asks for the write side would wait for itself: refused at once.
+void refuse_upgrade(const detail::LockCore& reader) {
+  if (reader.holds()) {
+    throw Error(Errc::bad_option, "SharedMutex: this object reads; a reader cannot upgrade (unlock_shared() first)");
+  }
+}
+}  // namespace
+
+void SharedMutex::lock() {
+  refuse_upgrade(*reader_);
+  writer_->lock();
+}
+bool SharedMutex::try_lock() {
+  refuse_upgrade(*reader_);
+  return writer_->try_once();
+}
 void SharedMutex::lock_shared() { reader_->lock(); }
 bool SharedMutex::try_lock_shared() { return reader_->try_once(); }
 
 bool SharedMutex::try_lock_until_steady(bool shared, std::chrono::steady_clock::time_point deadline,
                                         std::stop_token stop) {
+  if (!shared) refuse_upgrade(*reader_);
   return (shared ? reader_ : writer_)->acquire_until(deadline, std::move(stop));
 }
 
+namespace {
+// Releases `side`. An unlock of the side not held while the other is (unlock() of a reader) is a
+// caller's mistake that would otherwise leave the other hold in place unnoticed: bad_option.
+std::error_code release_side(detail::LockCore& side, const detail::LockCore& other) noexcept {
+  if (!side.holds() && other.holds()) return make_error_code(Errc::bad_option);
+  side.release();
+  return side.last_error();
+}
+}  // namespace
+
 void SharedMutex::unlock() noexcept {
-  if (!writer_) return;
-  writer_->release();
-  last_error_ = writer_->last_error();
+  if (writer_) last_error_ = release_side(*writer_, *reader_);
 }
 
 void SharedMutex::unlock_shared() noexcept {
-  if (!reader_) return;
-  reader_->release();
-  last_error_ = reader_->last_error();
+  if (reader_) last_error_ = release_side(*reader_, *writer_);
 }
 
 bool SharedMutex::owns_lock() const noexcept { return writer_ && writer_->holds(); }

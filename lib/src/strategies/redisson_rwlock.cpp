@@ -123,7 +123,8 @@ ScriptCall RedissonReadSide::extend_call(std::string_view key, std::string_view 
 
 RedissonWriteSide::RedissonWriteSide(const MutexOptions& options, ScriptCache& scripts, bool on_cluster,
                                      std::string_view reader_field)
-    : RedissonRwSide(scripts, RedissonReadSide::writer_field(reader_field), options, on_cluster) {}
+    : RedissonRwSide(scripts, RedissonReadSide::writer_field(reader_field), options, on_cluster),
+      reader_field_(reader_field) {}
 
 Task<AcquireAttempt> RedissonWriteSide::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
   const ScriptCall call{&kRedissonWriteLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
@@ -143,8 +144,7 @@ Task<ReleaseOutcome> RedissonWriteSide::release(Link& link, std::string_view key
 
 ScriptCall RedissonWriteSide::extend_call(std::string_view key, std::string_view value,
                                           std::chrono::milliseconds lease) const {
-  // RLock's renewal: the writer field is a field like any other.
-  return ScriptCall{&kRedissonRenew, {std::string(key)}, {std::to_string(lease.count()), std::string(value)}};
+  return ScriptCall{&kRedissonWriteRenew, {std::string(key)}, {std::to_string(lease.count()), std::string(value), reader_field_}};
 }
 
 }  // namespace lockbridge::detail

@@ -71,6 +71,9 @@ class RedissonWriteSide final : public RedissonRwSide {
   Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
                                std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
+
+ private:
+  const std::string reader_field_;  // its renewal never cuts this holder's own read hold short
 };
 
 }  // namespace lockbridge::detail

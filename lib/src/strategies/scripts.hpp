@@ -703,10 +703,11 @@ inline constexpr Script kRedissonFairLeave = script_of("redisson_fair_leave", kR
 // The lock K is a hash: 'mode' = 'read' or 'write', reader fields <uuid>:<n> -> count, the writer's
 // field <uuid>:<n>:write -> count. Each reader hold i has a key {K}:<field>:rwlock_timeout:<i> (a
 // string "1" with the reader's lease), by which unlocks tell live readers from dead ones. The
-// scripts are Redisson's with three changes no Java peer can see: the unlock latch is not kept
-// (it only makes Redisson's own retried unlocks idempotent), the publish is a redis.pcall (an ACL
-// that denies it cannot fail an unlock already done), and an acquire refuses a hash without a
-// 'mode' (another object's, such as an RLock held at the same name) instead of writing into it.
+// scripts are Redisson's with these changes: the unlock latch is not kept (it only makes
+// Redisson's own retried unlocks idempotent), the publish is a redis.pcall (an ACL that denies it
+// cannot fail an unlock already done), an acquire refuses a hash without a 'mode' (another
+// object's, such as an RLock held at the same name) instead of writing into it, and the renewals
+// never cut the lock's TTL below what a holder's other hold needs (below).
 //
 // not_rwlock(mode): the error reply for a hash at KEYS[1] that has no 'mode', or nil.
 inline constexpr char kRwPrelude[] = R"lua(
@@ -781,15 +782,31 @@ return 1
 
 // A reader's renewal (ReadLockTask at 3.44+, for one lock): its own timeout keys and the lock,
 // never another reader's keys. KEYS: the lock, the key prefix; ARGV: lease ms, field. 1 = renewed,
-// 0 = no longer held by field. One change: the lock's TTL is never shortened (Redisson sets it to
-// the lease, which cuts a longer-leased reader's hash short when leases differ).
+// 0 = no longer held by field. Two changes: the lock's TTL is never shortened (Redisson sets it to
+// the lease, which cuts a longer-leased reader's hash short when leases differ), and a timeout key
+// that is gone while the field is still there (evicted) is written again rather than left to make
+// the next unlock count a live reader as dead. That is safe: while the field is in the hash, no
+// writer can have entered.
 inline constexpr Script kRedissonReadRenew{"redisson_read_renew", R"lua(
 local counter = redis.call('hget', KEYS[1], ARGV[2])
 if counter == false then return 0 end
 for c = tonumber(counter), 1, -1 do
-  redis.call('pexpire', KEYS[2] .. ':' .. ARGV[2] .. ':rwlock_timeout:' .. c, ARGV[1])
+  redis.call('set', KEYS[2] .. ':' .. ARGV[2] .. ':rwlock_timeout:' .. c, 1, 'px', ARGV[1])
 end
 redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), ARGV[1]))
+return 1
+)lua"};
+
+// A writer's renewal: RLock's, except that while the same holder also reads (a downgrade in
+// progress) the lock's TTL is never shortened, as a reader's renewal never shortens it: the
+// watchdog's last renewal before MutexOptions::watchdog.max_hold asks for less than the lease, and
+// would cut the holder's own read hold short. KEYS[1] the lock; ARGV: lease ms, the writer field,
+// the holder's reader field. 1 = renewed, 0 = no longer held by the writer field.
+inline constexpr Script kRedissonWriteRenew{"redisson_write_renew", R"lua(
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return 0 end
+local lease = tonumber(ARGV[1])
+if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then lease = math.max(redis.call('pttl', KEYS[1]), lease) end
+redis.call('pexpire', KEYS[1], lease)
 return 1
 )lua"};
 
@@ -1024,13 +1041,13 @@ return value
 inline constexpr Script kLeasedAdd = script_of("leased_semaphore_add", kLeasedAddText);
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 31> kEveryScript{
+inline constexpr std::array<const Script*, 32> kEveryScript{
     &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete,  &kCompareAndHandOff,  &kCompareAndPexpire,
     &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock,   &kRedissonUnlock,
     &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave,
     &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock,
     &kRedissonLatchCountDown, &kRedissonLatchTrySetCount, &kRedissonSemaphoreAcquire, &kRedissonSemaphoreAdd,
     &kRedissonSemaphoreTrySet, &kRedissonSemaphoreDrain, &kLeasedAcquire, &kLeasedRelease, &kLeasedRenew,
-    &kLeasedAvailable,   &kLeasedAdd};
+    &kLeasedAvailable,   &kLeasedAdd,          &kRedissonWriteRenew};
 
 }  // namespace lockbridge::detail
