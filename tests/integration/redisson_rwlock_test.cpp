@@ -233,8 +233,11 @@ TEST(RedissonRwLock, AWriterThatReadsAndReachesMaxHoldKeepsTheLockWhileItReads) 
   MutexOptions options = rw_options();
   options.lease = milliseconds(900);
   options.watchdog.max_hold = milliseconds(1000);
-  SharedMutex holder(test_client(), key, options);
+  const Client client = test_client();
+  SharedMutex holder(client, key, options);
   holder.lock();
+  // The read side taken a renewal later: its own max_hold ends a good while after the write side's.
+  ASSERT_TRUE(eventually([&] { return client.stats().renewals >= 1; }));
   ASSERT_TRUE(holder.try_lock_shared());
   // Watched closely from the write side's last renewal on: while the read side says it reads
   // (its own max_hold has not come), the lock must be there.
