@@ -20,14 +20,16 @@ constexpr std::string_view kUsage =
     "CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
     "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--grant-lease MS] [--fair-wait MS]\n"
-    "                 [--watchdog] [--fencing] [--retry MS]\n"
+    "                 [--watchdog] [--fencing] [--retry MS] [--read-share PCT]\n"
     "                 [--fault pause|kill|skew|restart|stall] [--skew-ms MS] [--json]\n"
     "lockbridge bench --api async [--clients N] [--keys N] [--duration S] [--hold MS] [--think MS] [lock options] "
     "[--json]\n"
     "lockbridge bench --renewals N [--lease MS] [--duration S] [--url URL] [--json]\n"
     "lockbridge bench --soak MINUTES [--seed N] [--url URL] [--json]\n\n"
     "Each client loops: acquire K, INCR CK (must return 1, else a violation), hold, DECR CK, release,\n"
-    "think. Clients in other languages may join a run on the same K and CK.\n"
+    "think. Clients in other languages may join a run on the same K and CK. With --read-share a\n"
+    "redisson client reads (SharedMutex) in PCT% of its acquisitions: readers INCR CK (must stay\n"
+    "below 1000000), writers INCRBY CK 1000000 (must return exactly that).\n"
     "--api async: the clients (1 to 100000) are coroutines on one thread of this process, each with an\n"
     "AsyncMutex on one pipelined connection, over --keys keys; exclusion is checked in the process. It\n"
     "also reports the memory per client and the server's commands per client per second.\n"
@@ -67,6 +69,7 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
   }
   config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxOptionDuration);
+  if (vm.count("read-share")) config.read_share = static_cast<int>(count_option(vm, "read-share", 0, 100));
   if (vm.count("fault")) {
     config.fault = choice_option(bench::kFaultNames, "fault", vm["fault"].as<std::string>());
     // A fault needs someone to suffer it and someone to show the effect, a holder to catch, and a
@@ -184,6 +187,9 @@ int run_bench(int argc, char** argv) {
       "ops", number_value(), "stop after this many acquisitions instead (1 to 10^12)")(
       "hold", number_value("0"), "ms to hold the lock (0 to 365 days)")(
       "think", number_value("0"), "ms to pause after each release (0 to 365 days)")(
+      "read-share", number_value(),
+      "with --strategy redisson: lock a SharedMutex (Redisson's read/write lock), reading in this percentage "
+      "(0 to 100) of the acquisitions")(
       "timeout", number_value("10000"), "ms one acquire waits before it counts as a timeout (0 to 365 days)")(
       "fault", po::value<std::string>(), "pause | kill | skew | restart | stall (see README.md)")(
       "skew-ms", number_value("5000"), "--fault skew: how far client 0's clock runs ahead (1 ms to 365 days)")(

@@ -9,6 +9,7 @@
 #include "bench/runner.hpp"
 #include "cli_common.hpp"
 #include "key_text.hpp"
+#include "lockbridge/shared_mutex.hpp"
 #include "output_file.hpp"
 #include "subcommands.hpp"
 
@@ -42,6 +43,7 @@ struct Column {
   std::string_view peer;  // the peer it matches on the wire, if any
   MutexOptions options;
   bench::Front front = bench::Front::blocking;
+  std::optional<int> read_share = std::nullopt;  // a SharedMutex reading in this percentage of acquisitions
 };
 
 struct Workload {
@@ -65,7 +67,9 @@ const std::vector<Workload>& workloads() {
 // jedis-lock does (poll every 100 ms); token is shown both waiting as the peers do (poll every
 // 100 ms, every thread on its own) and with lockbridge's defaults (release notifications, backoff,
 // local queue), as is legacy hardened, and in fair mode (a first-come first-served queue in Redis);
-// redisson is Redisson's RLock layout with its 30 s lease, waking on Redisson's release channel.
+// redisson is Redisson's RLock layout with its 30 s lease, waking on Redisson's release channel;
+// then its fair lock (RFairLock), and its read/write lock (SharedMutex) with 90% of the
+// acquisitions reading.
 // The last column is token again through the async front (AsyncMutex, each client's io_context run
 // by its own thread): what the event-driven engine costs against the blocking one, in the same
 // fleet.
@@ -98,6 +102,12 @@ std::vector<Column> strategies(std::optional<WaitMode> wait_mode, bool watchdog)
                                  {"token", {}, token}};
   if (!wait_mode) all.push_back({"token, fair", {}, token_fair});
   all.push_back({"redisson", "Redisson RLock", redisson});
+  if (!wait_mode) {
+    MutexOptions redisson_fair = redisson;
+    redisson_fair.wait_mode = WaitMode::fair;
+    all.push_back({"redisson, fair", "Redisson RFairLock", redisson_fair});
+    all.push_back({"redisson rw, 90% reads", "Redisson RReadWriteLock", redisson, bench::Front::blocking, 90});
+  }
   all.push_back({"token, async front", {}, token, bench::Front::async});
   for (auto& strategy : all) {
     strategy.options.acquire_timeout = std::chrono::seconds(10);
@@ -114,7 +124,11 @@ std::vector<Column> runnable_on(const RedisServer& server, std::vector<Column> c
   std::vector<Column> runnable;
   for (Column& column : columns) {
     try {
-      const Mutex probe(client, "lockbridge:compare:probe", column.options);
+      if (column.read_share) {
+        const SharedMutex probe(client, "lockbridge:compare:probe", column.options);
+      } else {
+        const Mutex probe(client, "lockbridge:compare:probe", column.options);
+      }
       runnable.push_back(std::move(column));
     } catch (const Error& error) {
       if (error.errc() != Errc::bad_option) throw;
@@ -226,6 +240,7 @@ int run_compare(int argc, char** argv) {
       bench::BenchConfig config;
       config.lock = strategy.options;
       config.front = strategy.front;
+      config.read_share = strategy.read_share;
       config.clients = workload.clients;
       config.hold = std::chrono::milliseconds(workload.hold_ms);
       config.think = std::chrono::milliseconds(workload.think_ms);

@@ -82,6 +82,36 @@ TEST(Bench, JsonHasEveryFieldOfTheContract) {
   }
 }
 
+// --read-share: Redisson's read/write lock, readers and writers in one run of processes, checked
+// by the weighted check key (a writer must be alone, a reader beside no writer).
+TEST(Bench, AReadShareRunsTheReadWriteLockWithoutOverlapAndIsRefusedElsewhere) {
+  const std::string key = unique_key();
+  const CliRun run = run_cli("bench --strategy redisson --read-share 70 --clients 4 --procs --hold 1 --ops 400 "
+                             "--lock-key '" + key + "' --json");
+  ASSERT_EQ(run.exit_code, 0) << run;
+  const nlohmann::json result = only_json_object(run);
+  EXPECT_EQ(result["read_share_pct"], 70);
+  EXPECT_EQ(result["acquisitions"], 400);
+  EXPECT_EQ(result["violations"], 0);
+  EXPECT_EQ(result["errors"], 0);
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << "the lock was left behind";
+  EXPECT_EQ(raw({"EXISTS", key + ":check"}).integer, 0) << "the check key was left behind";
+  // A writer inside beside the readers (one that ignores the protocol, at a writer's weight) is
+  // what every reader's check must see.
+  BackgroundCli readers("bench --strategy redisson --read-share 100 --clients 2 --duration 3 --lock-key '" + key +
+                        "' --json");
+  ASSERT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 1; })) << readers.errors();
+  raw({"INCRBY", key + ":check", "1000000"});
+  const CliRun overlapped = readers.finish(std::chrono::seconds(30));
+  ASSERT_FALSE(overlapped.lines.empty()) << overlapped;
+  EXPECT_GT(overlapped.lines.back()["violations"].get<long long>(), 0) << overlapped;
+  raw({"DEL", key + ":check"});
+  EXPECT_EQ(run_cli("bench --strategy token --read-share 50 --ops 10").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --strategy redisson --wait-mode fair --read-share 50 --ops 10").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --strategy redisson --read-share 101 --ops 10").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --api async --strategy redisson --read-share 50").exit_code, 2);
+}
+
 TEST(Bench, AWaitTheRunsEndCutsOffCountsAsAWaitOfItsLength) {
   // The key is held by someone outside the run for all of it: the one client waits from the
   // start to the end and never acquires. That wait is the run's worst, not absent.
@@ -466,7 +496,7 @@ TEST(Compare, WritesTheTableTheJsonAndTheChartOrSaysWhyNot) {
   }
   std::ifstream in(json);
   const nlohmann::json all = nlohmann::json::parse(in);
-  ASSERT_EQ(all["results"].size(), 28U);  // 6 strategies and waiting modes, and the async front, x 4 workloads
+  ASSERT_EQ(all["results"].size(), 36U);  // 8 strategies and waiting modes, and the async front, x 4 workloads
   int async_front = 0;
   for (const auto& result : all["results"]) async_front += result["front"] == "async" ? 1 : 0;
   EXPECT_EQ(async_front, 4);

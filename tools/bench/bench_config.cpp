@@ -24,6 +24,14 @@ void BenchConfig::validate() const {
                 "--fault pause, kill and stall need --hold > 0, so that a holder can be caught holding");
   }
   if (!key.empty() && key == check_key) throw Error(Errc::bad_option, "--check-key must differ from --lock-key");
+  if (read_share) {
+    if (lock.strategy != StrategyKind::redisson || lock.wait_mode == WaitMode::fair || lock.token.fencing) {
+      throw Error(Errc::bad_option,
+                  "--read-share runs Redisson's read/write lock: it needs --strategy redisson, without fair mode "
+                  "or fencing");
+    }
+    if (front == Front::async) throw Error(Errc::bad_option, "--read-share runs on the blocking front only");
+  }
   // pause and stall cut a holder off for twice the lease, kill waits for its lease to end: the
   // run is kept going until then, so a lease too long for --duration would make it run that long.
   const auto effect = fault == Fault::pause || fault == Fault::stall ? 2 * lock.lease

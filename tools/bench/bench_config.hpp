@@ -52,6 +52,9 @@ struct BenchConfig {
   std::chrono::milliseconds skew{5000};  // --fault skew: client 0's clock runs this far ahead
   int rtt_pings = 1000;                  // PINGs for rtt_us (at least 1000)
   bool progress = true;                  // a progress line on stderr for runs longer than 2 s
+  // --read-share: the lock is a SharedMutex (Redisson's read/write lock) and this percentage of
+  // the acquisitions take its read side; nullopt: a Mutex.
+  std::optional<int> read_share;
 
   // Throws Error{bad_option} naming the bad setting: settings that rule each other out (each one's
   // own range is checked where it is read: the command line's helpers, cli_common.hpp).

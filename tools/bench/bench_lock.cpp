@@ -6,10 +6,12 @@
 #include <asio/post.hpp>
 
 #include <cstdint>
+#include <random>
 #include <optional>
 #include <utility>
 
 #include "lockbridge/asio.hpp"
+#include "lockbridge/shared_mutex.hpp"
 
 namespace lockbridge::tools::bench {
 namespace {
@@ -28,6 +30,33 @@ class BlockingBenchLock final : public BenchLock {
 
  private:
   Mutex mutex_;
+};
+
+// Each acquisition draws its side: the read side with probability read_share percent.
+class ReadWriteBenchLock final : public BenchLock {
+ public:
+  ReadWriteBenchLock(const Client& client, const std::string& key, const MutexOptions& options, int read_share)
+      : rw_(client, key, options), read_share_(read_share), draw_(std::random_device{}()) {}
+  bool try_lock() override {
+    reading_ = draws_read();
+    return reading_ ? rw_.try_lock_shared() : rw_.try_lock();
+  }
+  bool try_lock_for(std::chrono::nanoseconds wait, std::stop_token stop) override {
+    reading_ = draws_read();
+    return reading_ ? rw_.try_lock_shared_for(wait, std::move(stop)) : rw_.try_lock_for(wait, std::move(stop));
+  }
+  void unlock() override { reading_ ? rw_.unlock_shared() : rw_.unlock(); }
+  std::error_code last_error() const override { return rw_.last_error(); }
+  std::optional<std::uint64_t> fence() const override { return std::nullopt; }
+  bool shared_layout() const override { return true; }
+  bool reading() const override { return reading_; }
+
+ private:
+  bool draws_read() { return static_cast<int>(draw_() % 100) < read_share_; }
+  SharedMutex rw_;
+  const int read_share_;
+  std::minstd_rand draw_;
+  bool reading_ = false;
 };
 
 class AsyncBenchLock final : public BenchLock {
@@ -103,7 +132,8 @@ class AsyncBenchLock final : public BenchLock {
 }  // namespace
 
 std::unique_ptr<BenchLock> make_bench_lock(Front front, const Client& client, const std::string& key,
-                                           const MutexOptions& options) {
+                                           const MutexOptions& options, std::optional<int> read_share) {
+  if (read_share) return std::make_unique<ReadWriteBenchLock>(client, key, options, *read_share);
   if (front == Front::async) return std::make_unique<AsyncBenchLock>(client, key, options);
   return std::make_unique<BlockingBenchLock>(client, key, options);
 }

@@ -28,9 +28,14 @@ class BenchLock {
   virtual void unlock() = 0;
   virtual std::error_code last_error() const = 0;
   virtual std::optional<std::uint64_t> fence() const = 0;
+  // A read/write lock (--read-share): whether the current (or last) acquisition took the read
+  // side. Readers may hold together, so the check key counts them apart (worker.cpp).
+  virtual bool shared_layout() const { return false; }
+  virtual bool reading() const { return false; }
 };
 
+// `read_share`: a SharedMutex whose acquisitions read with this probability (percent).
 std::unique_ptr<BenchLock> make_bench_lock(Front front, const Client& client, const std::string& key,
-                                           const MutexOptions& options);
+                                           const MutexOptions& options, std::optional<int> read_share = std::nullopt);
 
 }  // namespace lockbridge::tools::bench

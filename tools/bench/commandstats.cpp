@@ -9,7 +9,9 @@ namespace lockbridge::tools::bench {
 namespace {
 constexpr std::string_view kPrefix = "cmdstat_";
 // The bench's own commands, and the cluster map reads (topology, not locking).
-constexpr std::array<std::string_view, 6> kBenchOwn{"incr", "decr", "info", "ping", "cluster|nodes", "cluster|slots"};
+constexpr std::array<std::string_view, 8> kBenchOwn{"incr",          "decr",         "incrby", "decrby",
+                                                   "info",          "ping",         "cluster|nodes",
+                                                   "cluster|slots"};
 }  // namespace
 
 CommandCounts parse_commandstats(std::string_view info) {

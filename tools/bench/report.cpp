@@ -28,6 +28,7 @@ double acquisitions_per_s(const BenchResult& result) noexcept {
 }
 
 std::string strategy_label(const BenchConfig& config) {
+  if (config.read_share) return "redisson read/write, " + std::to_string(*config.read_share) + "% reads";
   if (config.lock.strategy != StrategyKind::legacy) return std::string(to_string(config.lock.strategy));
   return "legacy " + std::string(to_string(config.lock.legacy.preset));
 }
@@ -54,6 +55,7 @@ ordered_json to_json(const BenchResult& r) {
       {"format", legacy ? ordered_json(to_string(c.lock.legacy.format)) : ordered_json(nullptr)},
       {"wait_mode", c.wait_mode()},
       {"front", c.front == Front::async ? "async" : "blocking"},
+      {"read_share_pct", c.read_share ? ordered_json(*c.read_share) : ordered_json(nullptr)},
       {"clients", c.clients},
       {"procs", c.procs},
       {"hold_ms", c.hold.count()},

@@ -89,6 +89,7 @@ std::vector<WorkerSpec> worker_specs(const BenchConfig& config, const RedisServe
     WorkerSpec spec{i,           server,       server,      config.key,
                     config.check_key, config.lock, config.front, config.hold,
                     config.think,     i == kRttClient ? config.rtt_pings : 0};
+    spec.read_share = config.read_share;
     if (config.fault == Fault::skew && i == 0) spec.lock.legacy.clock_offset = config.skew;
     if (!links.empty()) spec.server.url = link_prefix + std::to_string(links[i]->port()) + link_suffix;
     specs.push_back(std::move(spec));

@@ -38,7 +38,7 @@ class Worker {
         slot_(run.slot(spec.index)),
         lock_client_(spec.server.client(one_connection())),
         check_client_(spec.check_server.client(one_connection())),
-        lock_(make_bench_lock(spec.front, lock_client_, spec.key, spec.lock)) {}
+        lock_(make_bench_lock(spec.front, lock_client_, spec.key, spec.lock, spec.read_share)) {}
 
   // Opens both connections and loads the lock's scripts, so the run measures steady state.
   void warm_up() {
@@ -139,7 +139,7 @@ class Worker {
     }
     control_.acquisitions.fetch_add(1, std::memory_order_relaxed);
     if (std::exchange(recovering_, false)) slot_.recoveries.fetch_add(1, std::memory_order_relaxed);
-    const bool entered = check_command("INCR", 1);
+    const bool entered = check_command(true);
     if (entered) control_.holder.store(spec_.index, std::memory_order_release);
     pause(spec_.hold);
     // The hold's work ends with a write to the fenced resource: a holder paused past its lease
@@ -151,7 +151,7 @@ class Worker {
     if (entered) {
       int me = spec_.index;
       control_.holder.compare_exchange_strong(me, -1, std::memory_order_acq_rel);
-      check_command("DECR", std::nullopt);
+      check_command(false);
     }
     sample.release_start_ns = now_ns();
     lock_->unlock();
@@ -174,9 +174,16 @@ class Worker {
     }
   }
 
-  // INCR or DECR of the check key. A reply other than `expected` (when given) is a violation:
-  // another client was inside the critical section at the same time. false when it failed.
-  bool check_command(std::string_view command, std::optional<long long> expected) {
+  // The check key's count on entering (`entering`) or leaving the critical section. A holder
+  // alone INCRs it and must find 1. A read/write lock's readers may be in together: each reader
+  // counts 1, a writer kWriterWeight, so a writer must find exactly kWriterWeight (nobody beside
+  // it) and a reader less than it (no writer beside it). Any other count is a violation: another
+  // client was inside at the same time. false when the command failed.
+  bool check_command(bool entering) {
+    static constexpr std::int64_t kWriterWeight = 1'000'000;
+    const bool weighted = lock_->shared_layout() && !lock_->reading();
+    const std::string weight = std::to_string(kWriterWeight);
+    const char* command = weighted ? (entering ? "INCRBY" : "DECRBY") : (entering ? "INCR" : "DECR");
     enter_check();
     struct Leave {
       RunControl& control;
@@ -184,9 +191,14 @@ class Worker {
     } leave{control_};
     try {
       // A reply that is not a number is an error, not a count that proves an overlap.
-      const std::int64_t count =
-          integer_reply(check_client_.command({command, spec_.check_key}), {command, spec_.check_key});
-      if (expected && count != *expected) {
+      const Reply reply = weighted ? check_client_.command({command, spec_.check_key, weight})
+                                   : check_client_.command({command, spec_.check_key});
+      const std::int64_t count = integer_reply(reply, {command, spec_.check_key});
+      const bool overlap = !entering                 ? false
+                           : lock_->reading()        ? count >= kWriterWeight
+                           : lock_->shared_layout() ? count != kWriterWeight
+                                                     : count != 1;
+      if (overlap) {
         slot_.violations.fetch_add(1, std::memory_order_relaxed);
         control_.violations.fetch_add(1, std::memory_order_relaxed);
       }

@@ -1,8 +1,11 @@
 // One bench client: its own connections, and the loop of the check-key protocol (README.md):
 //   acquire KEY -> INCR CHECK (must return 1) -> hold -> DECR CHECK -> release -> think.
+// With --read-share a writer INCRBYs 1000000 (must return exactly that) and a reader INCRs (must
+// return less).
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -31,6 +34,7 @@ struct WorkerSpec {
   // loop: the round trip under the run's own conditions (CPU placement, wake-ups and load change
   // it more than anything else on a small machine). Client 0 does it.
   int rtt_pings = 0;
+  std::optional<int> read_share = std::nullopt;  // BenchConfig::read_share
 };
 
 // The resource a fenced lock protects in a run (--fencing): it keeps the largest fence it has seen.
