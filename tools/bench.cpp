@@ -20,6 +20,7 @@ constexpr std::string_view kUsage =
     "CK]\n"
     "                 [--clients N] [--procs] [--duration S | --ops N] [--hold MS] [--think MS] [--lease MS]\n"
     "                 [--wait-mode poll|notify|fair] [--starvation-after MS] [--grant-lease MS] [--fair-wait MS]\n"
+    "                 [--sharded-subscription auto|on|off]\n"
     "                 [--watchdog] [--fencing] [--retry MS] [--read-share PCT]\n"
     "                 [--fault pause|kill|skew|restart|stall] [--skew-ms MS] [--json]\n"
     "lockbridge bench --api async [--clients N] [--keys N] [--duration S] [--hold MS] [--think MS] [lock options] "
@@ -119,7 +120,7 @@ int renewal_bench(const po::variables_map& vm) {
 int async_bench(const po::variables_map& vm) {
   refuse_all_but(vm,
                  {"api", "keys", "clients", "duration", "hold", "think", "timeout", "lock-key", "strategy", "preset",
-                  "format", "lease", "wait-mode", "starvation-after", "grant-lease", "fair-wait", "watchdog", "fencing", "retry",
+                  "format", "lease", "wait-mode", "starvation-after", "grant-lease", "fair-wait", "sharded-subscription", "watchdog", "fencing", "retry",
                   "json"},
                  "does not apply to --api async (its clients are coroutines of this process, on one thread)");
   bench::AsyncBenchConfig config;

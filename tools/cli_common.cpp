@@ -170,6 +170,9 @@ void add_lock_options(po::options_description& options) {
       "fair-wait", number_value(std::to_string(RedissonOptions{}.fair_wait.count())),
       "redisson fair mode: the wait (1 ms to 365 days) Redisson's fair-lock deadlines add per waiter; must equal the "
       "Java peers' fairLockWaitTimeout")(
+      "sharded-subscription", po::value<std::string>()->default_value("auto"),
+      "redisson on a Redis Cluster: auto | on (SPUBLISH / SSUBSCRIBE) | off (PUBLISH / SUBSCRIBE); must be the Java "
+      "fleet's shardedSubscriptionMode")(
       "starvation-after", number_value(std::to_string(MutexOptions{}.starvation_after.count())),
       "notify mode: a queued waiter that has waited MS ms (0 to 365 days; 0: at once) starves, and releases grant "
       "it the lock instead of letting newcomers barge (token, legacy hardened)")(
@@ -218,6 +221,9 @@ MutexOptions lock_options_from(const po::variables_map& vm) {
   if (!redisson || options.wait_mode != WaitMode::fair) {
     refuse_given(vm, {"fair-wait"}, "is Redisson's fair lock's (--strategy redisson --wait-mode fair)");
   }
+  options.redisson.sharded_subscription = choice_option(kShardedSubscriptionNames, "sharded-subscription",
+                                                        vm["sharded-subscription"].as<std::string>());
+  if (!redisson) refuse_given(vm, {"sharded-subscription"}, "is the redisson strategy's (--strategy redisson)");
   options.watchdog.enabled = vm.count("watchdog") > 0 || (redisson && !lease_given);
   if (vm.count("fencing")) {
     if (options.strategy == StrategyKind::legacy) {

@@ -13,7 +13,7 @@ namespace {
 constexpr std::string_view kUsage =
     "lockbridge hold KEY [--strategy legacy|token|redisson] [--preset faithful|hardened] [--format ms|seconds|uuid-ms]\n"
     "                    [--lease MS] [--wait MS] [--for MS] [--wait-mode poll|notify|fair] [--retry MS]\n"
-    "                    [--starvation-after MS] [--grant-lease MS] [--fair-wait MS]\n"
+    "                    [--starvation-after MS] [--grant-lease MS] [--fair-wait MS] [--sharded-subscription auto|on|off]\n"
     "                    [--watchdog] [--fencing] [--url URL] [--json]\n\n"
     "Acquires KEY within --wait ms (0 = one attempt), holds it for --for ms, releases it.\n"
     "Exit status: 0 acquired and released, 1 not acquired (or lost before release),\n"

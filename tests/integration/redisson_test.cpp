@@ -270,5 +270,39 @@ TEST(RedissonOnCluster, ReleasesCrossBothWaysBySpublishAsRedisson322Does) {
   EXPECT_TRUE(waiter.owns_lock());
 }
 
+// A Java fleet that turned sharding off (shardedSubscriptionMode OFF, or Redisson before 3.22)
+// announces with PUBLISH and waits with SUBSCRIBE even on a Redis Cluster: with the same setting
+// lockbridge does too, and the releases cross both ways.
+TEST(RedissonOnCluster, WithShardingOffReleasesCrossByPublishAsOlderRedissonDoes) {
+  ClusterTopology cluster(3);
+  const std::string key = unique_key();
+  const std::string channel = channel_of(key);
+  ServerProcess& master = *cluster.nodes[cluster.owner_of_slot(cluster.slot_of(key))];
+  MutexOptions options = redisson_options();
+  options.redisson.sharded_subscription = ShardedSubscription::off;
+
+  PeerSubscriber java_waiter(master.port(), "SUBSCRIBE", channel);
+  ASSERT_TRUE(java_waiter.subscribed());
+  Mutex holder(Client(cluster.url()), key, options);
+  ASSERT_TRUE(holder.try_lock());
+  holder.unlock();
+  EXPECT_EQ(java_waiter.next_message(), "0") << "our release was not PUBLISHed";
+
+  ASSERT_EQ(master.command(redisson_lock_command(key)), "(nil)");
+  options.wait_mode = WaitMode::notify;
+  options.retry = RetryPolicy::fixed_retries(5, seconds(60));
+  options.acquire_timeout = seconds(50);
+  const Client waiter_client(cluster.url());
+  Mutex waiter(waiter_client, key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] {
+    return master.command({"PUBSUB", "NUMSUB", channel}) == channel + " 1";
+  })) << master.command({"PUBSUB", "NUMSUB", channel});
+  EXPECT_EQ(master.command(redisson_unlock_command(key, kJavaField, "publish")), "1");
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready) << "the Java PUBLISH did not wake the waiter";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+}
+
 }  // namespace
 }  // namespace lockbridge::testing

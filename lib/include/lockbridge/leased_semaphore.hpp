@@ -21,6 +21,7 @@
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
+#include "lockbridge/options.hpp"
 
 namespace lockbridge {
 
@@ -40,6 +41,8 @@ struct LeasedSemaphoreOptions {
   // and at least this often. 1 ms to 365 days.
   std::chrono::milliseconds recheck{5000};
   PermitIds ids = PermitIds::raw;
+  // On a Redis Cluster: the Java fleet's shardedSubscriptionMode (lockbridge/options.hpp).
+  ShardedSubscription sharded_subscription = ShardedSubscription::automatic;
   void validate() const;  // throws Error{bad_option}
 };
 

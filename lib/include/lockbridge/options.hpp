@@ -70,6 +70,23 @@ struct TokenOptions {
   std::string fixed_value;
 };
 
+// Redisson's ShardedSubscriptionMode (Config / ClusterServersConfig.shardedSubscriptionMode, 3.29+):
+// how its objects announce on a Redis Cluster. automatic (Redisson's AUTO, its default) and on:
+// SPUBLISH / SSUBSCRIBE on a Redis 7 cluster, as Redisson 3.22+ does there; off: PUBLISH /
+// SUBSCRIBE, as Redisson before 3.22 always did. The two never hear each other: it must be the
+// Java fleet's. On one server (or Sentinel) Redisson never shards, and neither does lockbridge.
+enum class ShardedSubscription { automatic, on, off };
+
+inline constexpr NameTable<ShardedSubscription, 3> kShardedSubscriptionNames{
+    std::array<std::pair<ShardedSubscription, std::string_view>, 3>{{{ShardedSubscription::automatic, "auto"},
+                                                                     {ShardedSubscription::on, "on"},
+                                                                     {ShardedSubscription::off, "off"}}}};
+
+// Whether announcements are sharded (SPUBLISH / SSUBSCRIBE) on this topology.
+constexpr bool sharded_on(ShardedSubscription mode, bool on_cluster) noexcept {
+  return on_cluster && mode != ShardedSubscription::off;
+}
+
 struct RedissonOptions {
   // The <client uuid> of the hash field <client uuid>:<thread id> that names the holder; empty =
   // one random UUID per process. The thread id is a number per Mutex object: in lockbridge one
@@ -82,6 +99,8 @@ struct RedissonOptions {
   // uses its own waitTime). A queued waiter that stops asking is passed over once its deadline
   // (about one fair_wait per waiter ahead of it) has passed.
   std::chrono::milliseconds fair_wait{300'000};
+  // How releases are announced on a Redis Cluster: the Java fleet's shardedSubscriptionMode.
+  ShardedSubscription sharded_subscription = ShardedSubscription::automatic;
 };
 
 // After a successful acquire or extend, Redis WAIT until this many replicas have the write, for at

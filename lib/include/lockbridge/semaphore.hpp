@@ -21,6 +21,7 @@
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
+#include "lockbridge/options.hpp"
 
 namespace lockbridge {
 
@@ -34,6 +35,8 @@ struct SemaphoreOptions {
   // While waiting, permits are asked for again on every announcement and at least this often: an
   // announcement may never come (the key set by hand, a TTL that ran out). 1 ms to 365 days.
   std::chrono::milliseconds recheck{5000};
+  // On a Redis Cluster: the Java fleet's shardedSubscriptionMode (lockbridge/options.hpp).
+  ShardedSubscription sharded_subscription = ShardedSubscription::automatic;
   void validate() const;  // throws Error{bad_option}
 };
 

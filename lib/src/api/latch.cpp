@@ -18,7 +18,8 @@ Latch::Latch(Client client, std::string key, LatchOptions options) : options_(op
   options_.validate();
   std::string channel = channel_name(key);
   target_ = std::make_shared<const detail::AnnouncedKey>(
-      detail::announced_key(client, std::move(key), std::move(channel), "Latch"));
+      detail::announced_key(client, std::move(key), std::move(channel), "Latch",
+                                options_.sharded_subscription));
 }
 
 const std::string& Latch::key() const noexcept { return target_->key; }

@@ -52,7 +52,8 @@ LeasedSemaphore::LeasedSemaphore(Client client, std::string key, LeasedSemaphore
   options_.validate();
   std::string channel = Semaphore::channel_name(key);
   target_ = std::make_shared<const detail::AnnouncedKey>(
-      detail::announced_key(client, std::move(key), std::move(channel), "LeasedSemaphore"));
+      detail::announced_key(client, std::move(key), std::move(channel), "LeasedSemaphore",
+                                options_.sharded_subscription));
 }
 
 const std::string& LeasedSemaphore::key() const noexcept { return target_->key; }

@@ -20,7 +20,8 @@ Semaphore::Semaphore(Client client, std::string key, SemaphoreOptions options) :
   options_.validate();
   std::string channel = channel_name(key);
   target_ = std::make_shared<const detail::AnnouncedKey>(
-      detail::announced_key(client, std::move(key), std::move(channel), "Semaphore"));
+      detail::announced_key(client, std::move(key), std::move(channel), "Semaphore",
+                                options_.sharded_subscription));
 }
 
 const std::string& Semaphore::key() const noexcept { return target_->key; }

@@ -8,7 +8,8 @@
 
 namespace lockbridge::detail {
 
-AnnouncedKey announced_key(const Client& client, std::string key, std::string channel, std::string_view front) {
+AnnouncedKey announced_key(const Client& client, std::string key, std::string channel, std::string_view front,
+                           ShardedSubscription sharding) {
   if (key.empty()) throw Error(Errc::bad_option, std::string(front) + ": key must not be empty");
   const std::shared_ptr<ClientState>& state = client.state();
   if (state->redlock()) throw Error(Errc::bad_option, std::string(front) + " does not run on a Redlock Client");
@@ -19,7 +20,8 @@ AnnouncedKey announced_key(const Client& client, std::string key, std::string ch
                                       "' falls in another slot than the key (a key containing a brace); use a key "
                                       "without braces or with a hash tag its channel shares");
   }
-  return AnnouncedKey{std::move(key), ReleaseChannel{std::move(channel), on_cluster, /*payload_names_waiter=*/false},
+  return AnnouncedKey{std::move(key),
+                      ReleaseChannel{std::move(channel), sharded_on(sharding, on_cluster), /*payload_names_waiter=*/false},
                       client};
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/options.hpp"
 #include "redis/client_state.hpp"
 #include "waiting/release_channel.hpp"
 
@@ -29,6 +30,8 @@ struct AnnouncedKey {
 // Throws Error{bad_option} (naming `front`, e.g. "Latch") for an empty key, a Redlock Client (no
 // single server holds the count), and on Redis Cluster a channel outside the key's slot (a key
 // with a brace but no usable hash tag), which the key's scripts could not announce on.
-AnnouncedKey announced_key(const Client& client, std::string key, std::string channel, std::string_view front);
+// `sharding`: the Java fleet's shardedSubscriptionMode.
+AnnouncedKey announced_key(const Client& client, std::string key, std::string channel, std::string_view front,
+                           ShardedSubscription sharding);
 
 }  // namespace lockbridge::detail

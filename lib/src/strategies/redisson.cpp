@@ -32,12 +32,13 @@ std::string redisson_owner_field(const RedissonOptions& options) {
 
 // Redisson >= 3.22 (ShardedSubscriptionMode.AUTO, its default) publishes and subscribes with
 // SPUBLISH / SSUBSCRIBE on a Redis 7 cluster, and with PUBLISH / SUBSCRIBE on one server; the two
-// kinds never hear each other, so lockbridge does the same on each topology.
+// kinds never hear each other, so lockbridge does the same on each topology, unless the Java
+// fleet turned sharding off (RedissonOptions::sharded_subscription).
 RedissonStrategy::RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster)
     : LockStrategy(scripts),
       field_(redisson_owner_field(options.redisson)),
       lease_ms_(std::to_string(options.lease.count())),
-      sharded_(on_cluster),
+      sharded_(sharded_on(options.redisson.sharded_subscription, on_cluster)),
       fair_(options.wait_mode == WaitMode::fair),
       fenced_(options.token.fencing),
       fair_wait_ms_(std::to_string(options.redisson.fair_wait.count())) {}

@@ -14,7 +14,7 @@ RedissonRwSide::RedissonRwSide(ScriptCache& scripts, std::string field, const Mu
     : LockStrategy(scripts),
       field_(std::move(field)),
       lease_ms_(std::to_string(options.lease.count())),
-      sharded_(on_cluster) {}
+      sharded_(sharded_on(options.redisson.sharded_subscription, on_cluster)) {}
 
 std::string RedissonRwSide::channel_name(std::string_view key) { return RedissonStrategy::prefixed("redisson_rwlock", key); }
 
