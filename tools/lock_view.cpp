@@ -52,7 +52,9 @@ void put_holder(nlohmann::ordered_json& out, const audit::KeySample& sample, con
       const char* name = found.lock_class == audit::LockClass::redisson_latch ? "count"
                          : sample.type == "zset"                              ? "permits_held"
                                                                              : "permits";
-      const auto number = sample.type == "zset" ? std::optional<std::int64_t>(sample.size) : whole_number(sample.value);
+      const std::optional<std::int64_t> number =
+          sample.type == "zset" ? (sample.size >= 0 ? std::optional<std::int64_t>(sample.size) : std::nullopt)
+                                : whole_number(sample.value);
       out[name] = number ? nlohmann::ordered_json(*number) : nlohmann::ordered_json(nullptr);
       return;
     }

@@ -225,6 +225,7 @@ TEST(CliReplies, AHashWhoseFieldsCannotBeSampledIsClassifiedByItsTypeAlone) {
   std::map<std::string, std::string> replies = one_key_server();
   replies["GETRANGE"] = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
   replies["TYPE"] = "+hash\r\n";
+  replies["HGET"] = "$-1\r\n";  // no 'mode' field: not Redisson's read/write lock
   for (const std::string hrandfield : {"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", ""}) {
     SCOPED_TRACE(hrandfield.empty() ? "no HRANDFIELD (Redis < 6.2)" : "WRONGTYPE");
     std::map<std::string, std::string> server_replies = replies;

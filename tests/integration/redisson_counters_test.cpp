@@ -167,6 +167,38 @@ TEST(RedissonSemaphore, AcquireGivesUpAtItsTimeoutAndBadInputIsRefused) {
   EXPECT_EQ(raw({"LLEN", key}).integer, 1);
 }
 
+TEST(RedissonSemaphore, PermitsStayWithinAJavaIntAndANegativeCountIsNotAnnounced) {
+  const std::string key = unique_key();
+  Semaphore permits(test_client(), key);
+  EXPECT_EQ(expect_error([&] { (void)permits.try_set_permits(2147483648LL); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)permits.try_acquire(2147483648LL); }).errc(), Errc::bad_option);
+  ASSERT_TRUE(permits.try_set_permits(2147483647LL));
+  EXPECT_EQ(expect_error([&] { permits.release(); }).errc(), Errc::bad_value) << "beyond a Java int";
+  EXPECT_EQ(raw({"GET", key}).str, "2147483647");
+  // Taking more away than there are: the count goes negative, and no Java listener is told it.
+  PeerSubscriber java_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", redisson_semaphore_channel(key));
+  ASSERT_TRUE(java_waiter.subscribed());
+  EXPECT_EQ(permits.add_permits(-2147483647LL), 0);
+  EXPECT_EQ(permits.add_permits(-1), -1);
+  permits.release(2);
+  EXPECT_EQ(java_waiter.next_message(), "1") << "the first positive count was not the first message";
+}
+
+TEST(RedissonSemaphore, SetOnAKeyOfAnotherTypeSaysSoAndAWaitEndsOnStop) {
+  const std::string key = unique_key();
+  raw({"HSET", key, "f", "1"});
+  EXPECT_EQ(expect_error([&] { (void)Semaphore(test_client(), key).try_set_permits(1); }).errc(), Errc::wrong_type);
+  EXPECT_EQ(expect_error([&] { (void)Latch(test_client(), key).try_set_count(1); }).errc(), Errc::wrong_type);
+  raw({"DEL", key});
+  Semaphore waiter(test_client(), key, kMessageOnlySemaphore);
+  std::stop_source stop;
+  auto waited = std::async(std::launch::async, [&] { return waiter.try_acquire_for(seconds(50), 1, stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return subscribers_of(redisson_semaphore_channel(key)) == 1; }));
+  stop.request_stop();
+  ASSERT_EQ(waited.wait_for(seconds(10)), std::future_status::ready);
+  EXPECT_FALSE(waited.get());
+}
+
 // Three permits, four C++ processes and two Java threads drawing from them: never more than three
 // holders at once.
 TEST(RedissonSemaphore, AMixedFleetNeverHasMoreHoldersThanPermits) {

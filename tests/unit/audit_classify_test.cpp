@@ -148,7 +148,25 @@ TEST(AuditClassify, RedissonsOtherObjectsByTheirLayoutAndNames) {
   rw.fields = {{reader + ":write", "1"}};
   EXPECT_EQ(of(rw).lock_class, LockClass::redisson_rwlock);
   rw.mode = "upgrade";
-  EXPECT_TRUE(of(rw).has(Flag::bad_value));
+  EXPECT_TRUE(of(rw).has(Flag::bad_value)) << "a writer's field with a mode Redisson never writes";
+  // A settings hash with a 'mode' field is no lock.
+  KeySample settings;
+  settings.key = "user:42";
+  settings.type = "hash";
+  settings.pttl_ms = -1;
+  settings.mode = "dark";
+  settings.fields = {{"mode", "dark"}, {"name", "bob"}};
+  EXPECT_EQ(of(settings).lock_class, LockClass::other);
+  settings.mode = "read";
+  settings.fields = {{"mode", "read"}, {"name", "bob"}};
+  EXPECT_EQ(of(settings).lock_class, LockClass::other) << "a 'read' mode beside fields no Redisson owner has";
+  // Under --type-hint redisson a read/write lock is Redisson's, not a bad RLock.
+  ClassifyOptions redisson_hint;
+  redisson_hint.hint = audit::TypeHint::redisson;
+  rw.mode = "read";
+  rw.fields = {{"mode", "read"}, {reader, "1"}};
+  EXPECT_EQ(audit::classify(rw, kNow, redisson_hint).lock_class, LockClass::redisson_rwlock);
+  EXPECT_EQ(audit::classify(rw, kNow, redisson_hint).flags, 0U);
 
   EXPECT_EQ(of(string_key("{config}:" + reader + ":rwlock_timeout:1", "1", 30000)).lock_class,
             LockClass::redisson_rwlock);

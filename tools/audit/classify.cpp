@@ -100,14 +100,26 @@ bool is_owner_field(std::string_view name) {
 }
 bool is_writer_field(std::string_view name) { return name.ends_with(":write") && is_owner_field(name.substr(0, name.size() - 6)); }
 
-// Redisson: every field <uuid>:<thread id>, every value a positive count. A hash with a 'mode'
-// field, or a writer's field, is its read/write lock (readers and the writer).
+// Redisson: every field <uuid>:<thread id>, every value a positive count. A hash whose 'mode' is
+// "read" or "write" (read by HGET, or among the sampled fields), or with a writer's field, and
+// whose other sampled fields are all owners' (readers' or the writer's), is its read/write lock.
+// Any other hash (a settings hash with a 'mode' field) is not a lock.
 Classification classify_hash(const KeySample& sample) {
   Classification result;
-  const bool rwlock = sample.mode.has_value() ||
-                      std::any_of(sample.fields.begin(), sample.fields.end(),
+  // Plain variables, not an optional<string_view>: GCC 12 warns about the latter wrongly.
+  bool has_mode = sample.mode.has_value();
+  std::string_view mode = has_mode ? std::string_view(*sample.mode) : std::string_view();
+  for (const auto& [field, value] : sample.fields) {
+    if (field == "mode") {
+      has_mode = true;
+      mode = value;
+    }
+  }
+  const bool rw_mode = has_mode && (mode == "read" || mode == "write");
+  const bool writer = std::any_of(sample.fields.begin(), sample.fields.end(),
                                   [](const auto& field) { return is_writer_field(field.first); });
-  if (sample.fields.empty() && !rwlock) return result;
+  const bool rwlock = rw_mode || writer;
+  if (sample.fields.empty() && !rw_mode) return result;
   bool all_fields = true;
   bool all_counts = true;
   for (const auto& [field, count] : sample.fields) {
@@ -115,11 +127,9 @@ Classification classify_hash(const KeySample& sample) {
     all_fields = all_fields && (is_owner_field(field) || (rwlock && is_writer_field(field)));
     all_counts = all_counts && all_of(count, is_digit) && count != "0";
   }
-  if (!all_fields && !rwlock) return result;
+  if (!all_fields) return result;  // not Redisson's: other
   result.lock_class = rwlock ? LockClass::redisson_rwlock : LockClass::redisson;
-  if (!all_fields || !all_counts || (rwlock && sample.mode && *sample.mode != "read" && *sample.mode != "write")) {
-    add(result, Flag::bad_value);
-  }
+  if (!all_counts || (writer && has_mode && !rw_mode)) add(result, Flag::bad_value);
   if (sample.pttl_ms == -1) add(result, Flag::no_ttl);
   return result;
 }
@@ -192,7 +202,8 @@ Classification classify_hinted(const KeySample& sample, std::int64_t now_ms, con
   }
   if (options.hint == TypeHint::redisson) {
     Classification hash = classify_hash(sample);
-    // Fields that could not be sampled are not known to be bad.
+    // Fields that could not be sampled are not known to be bad; a read/write lock is Redisson's.
+    if (hash.lock_class == LockClass::redisson_rwlock) return hash;
     if (hash.lock_class != LockClass::redisson && !sample.fields.empty()) add(hash, Flag::bad_value);
     if (sample.fields.empty() && sample.pttl_ms == -1) add(hash, Flag::no_ttl);
     hash.lock_class = LockClass::redisson;

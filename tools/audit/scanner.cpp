@@ -83,10 +83,16 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
     if (sample.type == "list" || sample.type == "zset") collections.push_back(not_strings[j]);
     // HRANDFIELD and HGET answer WRONGTYPE for every other type: only a hash's answers mean anything.
     if (sample.type != "hash") continue;
+    // The 'mode' field first: it is read on every Redis, with or without HRANDFIELD. WRONGTYPE is
+    // a hash replaced since TYPE (a normal race); other errors (an ACL's NOPERM) are Redis's to report.
+    const Reply& mode = replies[3 * j + 2];
+    if (!is_error_reply(mode, "WRONGTYPE") && !is_unknown_command(mode)) {
+      if (mode.kind != Reply::Kind::nil) sample.mode = string_reply(mode, {"HGET", key});
+    }
     const Reply& sampled = replies[3 * j + 1];
-    // Classified by its type alone, without fields: a hash that another client replaced between
-    // TYPE and HRANDFIELD (WRONGTYPE: a normal race on a live Redis), and any hash on a Redis
-    // older than 6.2, which has no HRANDFIELD. Other errors (an ACL's NOPERM) are Redis's to report.
+    // Classified by its type (and mode) alone, without fields: a hash that another client replaced
+    // between TYPE and HRANDFIELD (WRONGTYPE: a normal race on a live Redis), and any hash on a
+    // Redis older than 6.2, which has no HRANDFIELD. Other errors are Redis's to report.
     const bool retyped = is_error_reply(sampled, "WRONGTYPE");
     if (retyped || is_unknown_command(sampled)) continue;
     const std::vector<Reply>& fields = array_reply(sampled, {"HRANDFIELD", key});
@@ -94,16 +100,16 @@ std::vector<KeySample> read_keys(const Client& client, const std::vector<std::st
       sample.fields.emplace_back(string_reply(fields[k], {"HRANDFIELD", key}),
                                  string_reply(fields[k + 1], {"HRANDFIELD", key}));
     }
-    const Reply& mode = replies[3 * j + 2];
-    if (mode.kind == Reply::Kind::string) sample.mode = mode.str;
   }
   if (collections.empty()) return samples;
   commands.clear();
   for (const std::size_t i : collections) commands.push_back({samples[i].type == "list" ? "LLEN" : "ZCARD", keys[i]});
   replies = client.pipeline(commands);
   for (std::size_t j = 0; j < collections.size(); ++j) {
-    // WRONGTYPE: retyped since TYPE, a normal race; the length stays unknown.
-    if (replies[j].kind == Reply::Kind::integer) samples[collections[j]].size = replies[j].integer;
+    // WRONGTYPE: retyped since TYPE, a normal race; the length stays unknown. Other errors are
+    // Redis's to report.
+    if (is_error_reply(replies[j], "WRONGTYPE")) continue;
+    samples[collections[j]].size = integer_reply(replies[j], {commands[j][0], keys[collections[j]]});
   }
   return samples;
 }

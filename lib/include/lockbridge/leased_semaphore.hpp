@@ -88,6 +88,7 @@ class LeasedSemaphore {
                                                   std::chrono::milliseconds lease, std::stop_token stop);
   // The id as it is kept in Redis.
   std::string stored(const std::string& permit) const;
+  bool release_quietly(const std::string& permit) noexcept;  // release(), never throwing
   std::shared_ptr<const detail::AnnouncedKey> target_;
   LeasedSemaphoreOptions options_;
 };

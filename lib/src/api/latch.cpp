@@ -25,7 +25,10 @@ Latch::Latch(Client client, std::string key, LatchOptions options) : options_(op
 const std::string& Latch::key() const noexcept { return target_->key; }
 
 bool Latch::try_set_count(std::int64_t count) {
-  if (count <= 0) throw Error(Errc::bad_option, "Latch::try_set_count: the count must be positive");
+  // Redis's Lua counts in doubles, exact below 2^53.
+  if (count <= 0 || count >= (std::int64_t{1} << 53)) {
+    throw Error(Errc::bad_option, "Latch::try_set_count: the count must be between 1 and 2^53 - 1");
+  }
   const detail::ScriptCall call{&detail::kRedissonLatchTrySetCount,
                                 {target_->key, target_->channel.name},
                                 {"1", std::to_string(count), target_->publish_command()}};

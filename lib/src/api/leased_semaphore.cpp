@@ -4,6 +4,7 @@
 
 #include "core/announced_key.hpp"
 #include "core/key_script.hpp"
+#include "core/lock_target.hpp"
 #include "lockbridge/identity.hpp"
 #include "lockbridge/semaphore.hpp"
 #include "strategies/scripts.hpp"
@@ -85,16 +86,14 @@ detail::ReplyPtr run(const detail::AnnouncedKey& target, const detail::Script& s
 }  // namespace
 
 bool LeasedSemaphore::try_set_permits(std::int64_t permits) {
-  if (permits < 0) throw Error(Errc::bad_option, "LeasedSemaphore::try_set_permits: permits must not be negative");
-  // RSemaphore's script: the same keys and message.
-  const detail::ScriptCall call{&detail::kRedissonSemaphoreTrySet,
-                                {target_->key, target_->channel.name},
-                                {std::to_string(permits), target_->publish_command()}};
-  const auto reply = detail::run_on_key(target_->state(), call, "set the permits of");
+  detail::require_java_int("LeasedSemaphore::try_set_permits: permits", permits, 0);
+  const auto reply = run(*target_, detail::kLeasedTrySet, {std::to_string(permits), target_->publish_command()},
+                         "set the permits of");
   return detail::integer_of(*reply, "set the permits of", target_->key) == 1;
 }
 
 std::int64_t LeasedSemaphore::add_permits(std::int64_t permits) {
+  detail::require_java_int("LeasedSemaphore::add_permits: permits", permits, -detail::kJavaIntMax);
   const auto reply = run(*target_, detail::kLeasedAdd, {std::to_string(permits), target_->publish_command()},
                          "add permits to");
   return detail::integer_of(*reply, "add permits to", target_->key);
@@ -131,9 +130,16 @@ std::optional<std::string> LeasedSemaphore::acquire_until_steady(std::chrono::st
     detail::fill_random(id);
     std::string hex = detail::lowercase_hex(id);
     const std::string now = now_ms();
-    const auto reply = run(*target_, detail::kLeasedAcquire,
-                           {"1", lease_end(lease), now, kNoLeaseScore, target_->publish_command(), stored(hex)},
-                           "acquire");
+    detail::ReplyPtr reply;
+    try {
+      reply = run(*target_, detail::kLeasedAcquire,
+                  {"1", lease_end(lease), now, kNoLeaseScore, target_->publish_command(), stored(hex)}, "acquire");
+    } catch (const Error& error) {
+      // The reply was lost, perhaps after the permit was taken under this id: give it back (a
+      // permit without a lease would otherwise be gone for good), as Java releases its ids then.
+      if (detail::may_have_written(error, true)) (void)release_quietly(hex);
+      throw;
+    }
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1) {
       detail::unexpected_reply(*reply, "an array", detail::ReplyContext("acquire", target_->key));
     }
@@ -151,6 +157,14 @@ std::optional<std::string> LeasedSemaphore::acquire_until_steady(std::chrono::st
   };
   (void)detail::wait_announced(target_->state(), target_->channel, deadline, stop, options_.recheck, attempt);
   return permit;
+}
+
+bool LeasedSemaphore::release_quietly(const std::string& permit) noexcept {
+  try {
+    return release(permit);
+  } catch (...) {  // best effort: a permit with a lease comes back at its end anyway
+    return false;
+  }
 }
 
 bool LeasedSemaphore::release(const std::string& permit) {

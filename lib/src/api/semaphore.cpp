@@ -29,9 +29,7 @@ const std::string& Semaphore::key() const noexcept { return target_->key; }
 namespace {
 
 void require_permits(std::int64_t permits, std::int64_t least, const char* call) {
-  if (permits < least) {
-    throw Error(Errc::bad_option, std::string("Semaphore::") + call + ": permits must be at least " + std::to_string(least));
-  }
+  detail::require_java_int(std::string("Semaphore::") + call + ": permits", permits, least);
 }
 
 // One script on the permits, its integer reply.
@@ -53,6 +51,7 @@ bool Semaphore::try_set_permits(std::int64_t permits) {
 }
 
 std::int64_t Semaphore::add_permits(std::int64_t permits) {
+  require_permits(permits, -detail::kJavaIntMax, "add_permits");
   return run(*target_, detail::kRedissonSemaphoreAdd, {std::to_string(permits), target_->publish_command()}, true,
              "add permits to");
 }

@@ -24,6 +24,13 @@ ReplyPtr run_on_key(ClientState& state, const ScriptCall& call, std::string_view
   return reply;
 }
 
+void require_java_int(std::string_view what, std::int64_t value, std::int64_t least) {
+  if (value < least || value > kJavaIntMax) {
+    throw Error(Errc::bad_option, std::string(what) + " must be between " + std::to_string(least) + " and " +
+                                      std::to_string(kJavaIntMax) + " (a Java int), not " + std::to_string(value));
+  }
+}
+
 std::int64_t integer_of(const redisReply& reply, std::string_view operation, std::string_view key) {
   return expect_integer(reply, ReplyContext(operation, key));
 }

@@ -17,6 +17,11 @@ namespace lockbridge::detail {
 // naming `operation` and the key.
 ReplyPtr run_on_key(ClientState& state, const ScriptCall& call, std::string_view operation);
 
+// Permits and counts the Java peers read as an int (Redisson's semaphores): refused (bad_option,
+// naming `what`) below `least` or above kJavaIntMax.
+inline constexpr std::int64_t kJavaIntMax = 2147483647;
+void require_java_int(std::string_view what, std::int64_t value, std::int64_t least);
+
 // The integer a reply holds, for scripts that answer one. Throws Error{protocol} otherwise.
 std::int64_t integer_of(const redisReply& reply, std::string_view operation, std::string_view key);
 

@@ -866,10 +866,18 @@ return 1
 // made).
 //
 // not_integer(value): the error reply for a value at KEYS[1] that is no integer, or nil.
+// beyond_int(value, n): the error reply when value + n leaves a Java int, which the Java peers
+// read permits into (and Lua's doubles would compare wrongly far beyond it), or nil.
 inline constexpr char kCounterPrelude[] = R"lua(
 local function not_integer(value)
   if value ~= false and not string.match(value, '^%-?%d+$') then
     return redis.error_reply('ERR KEYS[1] is not an integer')
+  end
+end
+local function beyond_int(value, n)
+  local after = tonumber(value or 0) + tonumber(n)
+  if after > 2147483647 or after < -2147483648 then
+    return redis.error_reply('ERR KEYS[1] would overflow a Java int')
   end
 end
 )lua";
@@ -889,14 +897,17 @@ inline constexpr Script kRedissonLatchCountDown = script_of("redisson_latch_coun
 
 // trySetCount. KEYS: the latch, its channel; ARGV: the message ("1": closed), the count, the publish
 // command. 1 = set (the latch was open), 0 = a count was there already.
-inline constexpr Script kRedissonLatchTrySetCount{"redisson_latch_try_set_count", R"lua(
+inline constexpr auto kRedissonLatchTrySetCountText = joined(kTypeErrorPrelude, R"lua(
+local refused = type_error({redis.call('TYPE', KEYS[1])['ok']}, {'string'})
+if refused then return refused end
 if redis.call('exists', KEYS[1]) == 0 then
   redis.call('set', KEYS[1], ARGV[2])
   redis.pcall(ARGV[3], KEYS[2], ARGV[1])
   return 1
 end
 return 0
-)lua"};
+)lua");
+inline constexpr Script kRedissonLatchTrySetCount = script_of("redisson_latch_try_set_count", kRedissonLatchTrySetCountText);
 
 // tryAcquire(n). KEYS[1] the permits; ARGV: n. 1 = taken, 0 = fewer available (or none set).
 inline constexpr auto kRedissonSemaphoreAcquireText = joined(kCounterPrelude, R"lua(
@@ -912,26 +923,31 @@ return 0
 inline constexpr Script kRedissonSemaphoreAcquire = script_of("redisson_semaphore_acquire", kRedissonSemaphoreAcquireText);
 
 // release(n) (n > 0) and addPermits(n) (any n): the permits after the change, announced as the
-// message. KEYS: the permits, the channel redisson_sc:{K}; ARGV: n, the publish command.
+// message when positive (a Java waiter's listener throws on a negative count, and 0 wakes nobody).
+// KEYS: the permits, the channel redisson_sc:{K}; ARGV: n, the publish command.
 inline constexpr auto kRedissonSemaphoreAddText = joined(kCounterPrelude, R"lua(
-local refused = not_integer(redis.call('get', KEYS[1]))
+local before = redis.call('get', KEYS[1])
+local refused = not_integer(before) or beyond_int(before, ARGV[1])
 if refused then return refused end
 local value = redis.call('incrby', KEYS[1], ARGV[1])
-redis.pcall(ARGV[2], KEYS[2], value)
+if value > 0 then redis.pcall(ARGV[2], KEYS[2], value) end
 return value
 )lua");
 inline constexpr Script kRedissonSemaphoreAdd = script_of("redisson_semaphore_add", kRedissonSemaphoreAddText);
 
 // trySetPermits(n). KEYS: the permits, the channel; ARGV: n, the publish command. 1 = set (none
 // were), 0 = permits were set already.
-inline constexpr Script kRedissonSemaphoreTrySet{"redisson_semaphore_try_set", R"lua(
+inline constexpr auto kRedissonSemaphoreTrySetText = joined(kTypeErrorPrelude, R"lua(
+local refused = type_error({redis.call('TYPE', KEYS[1])['ok']}, {'string'})
+if refused then return refused end
 if redis.call('exists', KEYS[1]) == 0 then
   redis.call('set', KEYS[1], ARGV[1])
   redis.pcall(ARGV[2], KEYS[2], ARGV[1])
   return 1
 end
 return 0
-)lua"};
+)lua");
+inline constexpr Script kRedissonSemaphoreTrySet = script_of("redisson_semaphore_try_set", kRedissonSemaphoreTrySetText);
 
 // drainPermits. KEYS[1] the permits. What was available, now 0 (nothing set: 0, and still nothing).
 inline constexpr auto kRedissonSemaphoreDrainText = joined(kCounterPrelude, R"lua(
@@ -1028,11 +1044,22 @@ return tonumber(redis.call('get', KEYS[1]) or 0)
 )lua");
 inline constexpr Script kLeasedAvailable = script_of("leased_semaphore_available", kLeasedAvailableText);
 
+// trySetPermits(n). ARGV: n, the publish command. 1 = set (none were), 0 = set already.
+inline constexpr auto kLeasedTrySetText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
+local refused = leased_error()
+if refused then return refused end
+if redis.call('exists', KEYS[1]) == 1 then return 0 end
+redis.call('set', KEYS[1], ARGV[1])
+redis.pcall(ARGV[2], KEYS[3], ARGV[1])
+return 1
+)lua");
+inline constexpr Script kLeasedTrySet = script_of("leased_semaphore_try_set", kLeasedTrySetText);
+
 // addPermits(n). ARGV: n, the publish command. The permits available after; n itself is
 // announced when positive, as Redisson's permit-expirable semaphore does (its RSemaphore announces
 // the new count).
 inline constexpr auto kLeasedAddText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
-local refused = leased_error()
+local refused = leased_error() or beyond_int(redis.call('get', KEYS[1]), ARGV[1])
 if refused then return refused end
 local value = redis.call('incrby', KEYS[1], ARGV[1])
 if tonumber(ARGV[1]) > 0 then redis.pcall(ARGV[2], KEYS[3], ARGV[1]) end
@@ -1041,13 +1068,13 @@ return value
 inline constexpr Script kLeasedAdd = script_of("leased_semaphore_add", kLeasedAddText);
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 32> kEveryScript{
+inline constexpr std::array<const Script*, 33> kEveryScript{
     &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete,  &kCompareAndHandOff,  &kCompareAndPexpire,
     &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock,   &kRedissonUnlock,
     &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave,
     &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock,
     &kRedissonLatchCountDown, &kRedissonLatchTrySetCount, &kRedissonSemaphoreAcquire, &kRedissonSemaphoreAdd,
     &kRedissonSemaphoreTrySet, &kRedissonSemaphoreDrain, &kLeasedAcquire, &kLeasedRelease, &kLeasedRenew,
-    &kLeasedAvailable,   &kLeasedAdd,          &kRedissonWriteRenew};
+    &kLeasedAvailable,   &kLeasedAdd,          &kRedissonWriteRenew, &kLeasedTrySet};
 
 }  // namespace lockbridge::detail
