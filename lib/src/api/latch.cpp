@@ -29,9 +29,9 @@ bool Latch::try_set_count(std::int64_t count) {
   if (count <= 0 || count >= (std::int64_t{1} << 53)) {
     throw Error(Errc::bad_option, "Latch::try_set_count: the count must be between 1 and 2^53 - 1");
   }
-  const detail::ScriptCall call{&detail::kRedissonLatchTrySetCount,
+  const detail::ScriptCall call{&detail::kRedissonTrySet,
                                 {target_->key, target_->channel.name},
-                                {"1", std::to_string(count), target_->publish_command()}};
+                                {std::to_string(count), "1", target_->publish_command()}};
   const auto reply = detail::run_on_key(target_->state(), call, "set the count of");
   return detail::integer_of(*reply, "set the count of", target_->key) == 1;
 }

@@ -46,7 +46,8 @@ std::int64_t run(const detail::AnnouncedKey& target, const detail::Script& scrip
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
   require_permits(permits, 0, "try_set_permits");
-  return run(*target_, detail::kRedissonSemaphoreTrySet, {std::to_string(permits), target_->publish_command()}, true,
+  return run(*target_, detail::kRedissonTrySet,
+             {std::to_string(permits), std::to_string(permits), target_->publish_command()}, true,
              "set the permits of") == 1;
 }
 

@@ -895,19 +895,18 @@ return v
 )lua");
 inline constexpr Script kRedissonLatchCountDown = script_of("redisson_latch_count_down", kRedissonLatchCountDownText);
 
-// trySetCount. KEYS: the latch, its channel; ARGV: the message ("1": closed), the count, the publish
-// command. 1 = set (the latch was open), 0 = a count was there already.
-inline constexpr auto kRedissonLatchTrySetCountText = joined(kTypeErrorPrelude, R"lua(
+// trySetCount and trySetPermits: the count or the permits set only when none is. KEYS: the key,
+// its channel; ARGV: the value, the message (the latch's "1", NEW_COUNT; the semaphore's, the
+// permits), the publish command. 1 = set, 0 = a value was there already.
+inline constexpr auto kRedissonTrySetText = joined(kTypeErrorPrelude, R"lua(
 local refused = type_error({redis.call('TYPE', KEYS[1])['ok']}, {'string'})
 if refused then return refused end
-if redis.call('exists', KEYS[1]) == 0 then
-  redis.call('set', KEYS[1], ARGV[2])
-  redis.pcall(ARGV[3], KEYS[2], ARGV[1])
-  return 1
-end
-return 0
+if redis.call('exists', KEYS[1]) == 1 then return 0 end
+redis.call('set', KEYS[1], ARGV[1])
+redis.pcall(ARGV[3], KEYS[2], ARGV[2])
+return 1
 )lua");
-inline constexpr Script kRedissonLatchTrySetCount = script_of("redisson_latch_try_set_count", kRedissonLatchTrySetCountText);
+inline constexpr Script kRedissonTrySet = script_of("redisson_try_set", kRedissonTrySetText);
 
 // tryAcquire(n). KEYS[1] the permits; ARGV: n. 1 = taken, 0 = fewer available (or none set).
 inline constexpr auto kRedissonSemaphoreAcquireText = joined(kCounterPrelude, R"lua(
@@ -934,20 +933,6 @@ if value > 0 then redis.pcall(ARGV[2], KEYS[2], value) end
 return value
 )lua");
 inline constexpr Script kRedissonSemaphoreAdd = script_of("redisson_semaphore_add", kRedissonSemaphoreAddText);
-
-// trySetPermits(n). KEYS: the permits, the channel; ARGV: n, the publish command. 1 = set (none
-// were), 0 = permits were set already.
-inline constexpr auto kRedissonSemaphoreTrySetText = joined(kTypeErrorPrelude, R"lua(
-local refused = type_error({redis.call('TYPE', KEYS[1])['ok']}, {'string'})
-if refused then return refused end
-if redis.call('exists', KEYS[1]) == 0 then
-  redis.call('set', KEYS[1], ARGV[1])
-  redis.pcall(ARGV[2], KEYS[2], ARGV[1])
-  return 1
-end
-return 0
-)lua");
-inline constexpr Script kRedissonSemaphoreTrySet = script_of("redisson_semaphore_try_set", kRedissonSemaphoreTrySetText);
 
 // drainPermits. KEYS[1] the permits. What was available, now 0 (nothing set: 0, and still nothing).
 inline constexpr auto kRedissonSemaphoreDrainText = joined(kCounterPrelude, R"lua(
@@ -1068,13 +1053,13 @@ return value
 inline constexpr Script kLeasedAdd = script_of("leased_semaphore_add", kLeasedAddText);
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 33> kEveryScript{
+inline constexpr std::array<const Script*, 32> kEveryScript{
     &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete,  &kCompareAndHandOff,  &kCompareAndPexpire,
     &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock,   &kRedissonUnlock,
     &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave,
     &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock,
-    &kRedissonLatchCountDown, &kRedissonLatchTrySetCount, &kRedissonSemaphoreAcquire, &kRedissonSemaphoreAdd,
-    &kRedissonSemaphoreTrySet, &kRedissonSemaphoreDrain, &kLeasedAcquire, &kLeasedRelease, &kLeasedRenew,
+    &kRedissonLatchCountDown, &kRedissonTrySet, &kRedissonSemaphoreAcquire, &kRedissonSemaphoreAdd,
+    &kRedissonSemaphoreDrain, &kLeasedAcquire, &kLeasedRelease, &kLeasedRenew,
     &kLeasedAvailable,   &kLeasedAdd,          &kRedissonWriteRenew, &kLeasedTrySet};
 
 }  // namespace lockbridge::detail
