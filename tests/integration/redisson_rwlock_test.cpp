@@ -342,11 +342,13 @@ TEST(RedissonRwLockOnCluster, AllKeysInTheLocksSlotAndWakeUpsBySpublish) {
   ASSERT_TRUE(second.try_lock_shared());
   EXPECT_EQ(master.command({"HGET", key, "mode"}), "read");
   ASSERT_EQ(master.command(redisson_write_lock_command(key, kJavaWriter)) == "(nil)", false);
-  PeerSubscriber java_writer(master.port(), "SSUBSCRIBE", redisson_rwlock_channel(key));
-  ASSERT_TRUE(java_writer.subscribed());
-  first.unlock_shared();
-  second.unlock_shared();
-  EXPECT_EQ(java_writer.next_message(), "0");
+  {
+    PeerSubscriber java_writer(master.port(), "SSUBSCRIBE", redisson_rwlock_channel(key));
+    ASSERT_TRUE(java_writer.subscribed());
+    first.unlock_shared();
+    second.unlock_shared();
+    EXPECT_EQ(java_writer.next_message(), "0");
+  }  // the Java writer stops listening: the waiter below is then the channel's one subscriber
   ASSERT_EQ(master.command(redisson_write_lock_command(key, kJavaWriter)), "(nil)");
   auto waited = std::async(std::launch::async, [&] { return first.try_lock_shared_for(seconds(50)); });
   ASSERT_TRUE(eventually([&] { return has_one_shard_subscriber(master, redisson_rwlock_channel(key)); }));

@@ -357,4 +357,32 @@ class AsyncMultiMutex final : public AsyncLock {
   const std::vector<std::string>& keys() const noexcept { return static_cast<const EventMultiMutex&>(engine()).keys(); }
 };
 
+// Redisson's read/write lock on one key, as SharedMutex: its two sides, each an AsyncLock of the
+// same holder (EventSharedMutex's rules).
+//
+//   lockbridge::AsyncSharedMutex config(client, "config");
+//   co_await config.shared().async_lock(asio::use_awaitable);     // with any number of readers
+//   co_await config.shared().async_unlock(asio::use_awaitable);
+//   co_await config.exclusive().async_lock(asio::use_awaitable);  // alone
+class AsyncSharedMutex {
+ public:
+  // Throws Error{bad_option} as SharedMutex's constructor does. Does no I/O.
+  AsyncSharedMutex(AsyncClient& client, std::string key, MutexOptions options = MutexOptions::redisson_lock())
+      : AsyncSharedMutex(client, EventSharedMutex(client.engine(), std::move(key), std::move(options))) {}
+
+  AsyncLock& shared() noexcept { return shared_; }
+  AsyncLock& exclusive() noexcept { return exclusive_; }
+
+ private:
+  class Side final : public AsyncLock {
+   public:
+    Side(AsyncClient& client, std::unique_ptr<EventLock> lock) : AsyncLock(client, std::move(lock)) {}
+  };
+  AsyncSharedMutex(AsyncClient& client, EventSharedMutex sides)
+      : shared_(client, std::move(sides.shared)), exclusive_(client, std::move(sides.exclusive)) {}
+
+  Side shared_;
+  Side exclusive_;  // declared last: destroyed first (a downgrade's reads stay)
+};
+
 }  // namespace lockbridge

@@ -50,6 +50,7 @@ class EventClient {
  private:
   friend class EventMutex;
   friend class EventMultiMutex;
+  friend struct EventSharedMutex;
   Client client_;
   std::shared_ptr<EventLoop> loop_;
   std::shared_ptr<detail::PipelineRoutes> routes_;
@@ -95,6 +96,8 @@ class EventLock {
  protected:
   explicit EventLock(std::unique_ptr<detail::EventLockCore> core);
   const detail::EventLockCore& core() const noexcept { return *core_; }
+  // Why an acquire must not even start (an error it completes with at once), or none.
+  virtual std::error_code refused() const noexcept { return {}; }
 
  private:
   std::unique_ptr<detail::EventLockCore> core_;
@@ -116,6 +119,17 @@ class EventMultiMutex final : public EventLock {
   EventMultiMutex(EventClient& client, std::vector<std::string> keys, MutexOptions options = {});
   // The keys, deduplicated and sorted.
   const std::vector<std::string>& keys() const noexcept;
+};
+
+// Redisson's read/write lock on one key, as SharedMutex (lockbridge/shared_mutex.hpp), driven by
+// events: its two sides, each an EventLock of the same holder. The write side's acquire completes
+// at once with Errc::bad_option while the read side holds (a reader cannot upgrade); a writer may
+// take the read side too, and its release then leaves it reading (a downgrade).
+struct EventSharedMutex {
+  // Throws Error{bad_option} as SharedMutex's constructor does. Does no I/O. The client outlives it.
+  EventSharedMutex(EventClient& client, std::string key, MutexOptions options = MutexOptions::redisson_lock());
+  std::unique_ptr<EventLock> shared;     // the read side
+  std::unique_ptr<EventLock> exclusive;  // the write side (declared last: destroyed first)
 };
 
 }  // namespace lockbridge

@@ -6,6 +6,7 @@
 #include "core/lock_core.hpp"
 #include "core/pipeline_routes.hpp"
 #include "core/quorum_target.hpp"
+#include "core/rwlock_sides.hpp"
 #include "core/single_key_target.hpp"
 #include "redis/client_state.hpp"
 #include "util/detach.hpp"
@@ -152,6 +153,10 @@ EventLock::EventLock(std::unique_ptr<detail::EventLockCore> core) : core_(std::m
 EventLock::~EventLock() = default;
 
 void EventLock::acquire(Clock::time_point deadline, std::stop_token stop, AcquireDone done) {
+  if (const std::error_code refusal = refused()) {
+    core_->loop().post([done = std::move(done), refusal] { done(refusal, false); });
+    return;
+  }
   core_->acquire(deadline, std::move(stop), std::move(done));
 }
 void EventLock::release(Done done) { core_->release(std::move(done)); }
@@ -198,6 +203,34 @@ EventMutex::EventMutex(EventClient& client, std::string key, MutexOptions option
     : EventLock(key_core(client, client.routes_, std::move(key), std::move(options))) {}
 
 const std::string& EventMutex::key() const noexcept { return core().core().target().key(); }
+
+namespace {
+// A side of a read/write lock; the write side refuses to start while the read side holds.
+class EventRwSide final : public EventLock {
+ public:
+  EventRwSide(std::unique_ptr<detail::EventLockCore> core, const EventLock* reader)
+      : EventLock(std::move(core)), reader_(reader) {}
+
+ private:
+  std::error_code refused() const noexcept override {
+    if (reader_ != nullptr && reader_->owns_lock()) return make_error_code(Errc::bad_option);
+    return {};
+  }
+  const EventLock* reader_;  // the same holder's read side, for the write side; null for the read side
+};
+}  // namespace
+
+EventSharedMutex::EventSharedMutex(EventClient& client, std::string key, MutexOptions options) {
+  if (key.empty()) throw Error(Errc::bad_option, "lock key must not be empty");
+  const std::shared_ptr<detail::ClientState>& state = client.client().state();
+  detail::RwLockSides sides = detail::rwlock_sides(*state, std::move(options), "EventSharedMutex");
+  const auto side_core = [&](std::shared_ptr<detail::LockStrategy> strategy) {
+    auto target = std::make_unique<detail::SingleKeyTarget>(state, key, sides.options, std::move(strategy), client.routes_);
+    return std::make_unique<detail::EventLockCore>(client, std::move(target), sides.options, "EventSharedMutex");
+  };
+  shared = std::make_unique<EventRwSide>(side_core(std::move(sides.reader)), nullptr);
+  exclusive = std::make_unique<EventRwSide>(side_core(std::move(sides.writer)), shared.get());
+}
 
 EventMultiMutex::EventMultiMutex(EventClient& client, std::vector<std::string> keys, MutexOptions options)
     : EventLock(key_set_core(client, client.routes_, std::move(keys), std::move(options))) {}

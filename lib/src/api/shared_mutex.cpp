@@ -4,30 +4,13 @@
 #include <utility>
 
 #include "core/lock_core.hpp"
+#include "core/rwlock_sides.hpp"
 #include "core/single_key_target.hpp"
 #include "redis/client_state.hpp"
-#include "strategies/redisson.hpp"
-#include "strategies/redisson_rwlock.hpp"
 
 namespace lockbridge {
 
 namespace {
-
-// What Redisson's read/write lock can be: refused here, before any I/O, rather than half-done.
-void require_rwlock_options(const MutexOptions& options, const detail::ClientState& state) {
-  if (options.strategy != StrategyKind::redisson) {
-    throw Error(Errc::bad_option,
-                "SharedMutex has Redisson's RReadWriteLock layout: options.strategy must be redisson "
-                "(MutexOptions::redisson_lock())");
-  }
-  if (options.wait_mode == WaitMode::fair) {
-    throw Error(Errc::bad_option, "SharedMutex: Redisson's read/write lock has no fair mode (wait_mode fair)");
-  }
-  if (options.token.fencing) {
-    throw Error(Errc::bad_option, "SharedMutex: Redisson's read/write lock draws no fencing token (token.fencing)");
-  }
-  if (state.redlock()) throw Error(Errc::bad_option, "SharedMutex does not run on a Redlock Client");
-}
 
 std::unique_ptr<detail::LockCore> side(const std::shared_ptr<detail::ClientState>& state, const std::string& key,
                                        const MutexOptions& options, std::shared_ptr<detail::LockStrategy> strategy) {
@@ -38,20 +21,11 @@ std::unique_ptr<detail::LockCore> side(const std::shared_ptr<detail::ClientState
 }  // namespace
 
 SharedMutex::SharedMutex(Client client, std::string key, MutexOptions options) {
-  options.validate();
   if (key.empty()) throw Error(Errc::bad_option, "lock key must not be empty");
   const std::shared_ptr<detail::ClientState>& state = client.state();
-  require_rwlock_options(options, *state);
-  // A process-local line would make this process's readers take turns.
-  options.local_queue = false;
-  const bool on_cluster = state->cluster != nullptr;
-  // One holder, one field for both sides: the writer's is the reader's + ":write", which is how
-  // Redisson lets a writer read (a downgrade).
-  const std::string field = detail::redisson_owner_field(options.redisson);
-  writer_ = side(state, key, options,
-                 std::make_shared<detail::RedissonWriteSide>(options, state->scripts, on_cluster, field));
-  reader_ = side(state, key, options,
-                 std::make_shared<detail::RedissonReadSide>(options, state->scripts, on_cluster, field));
+  detail::RwLockSides sides = detail::rwlock_sides(*state, std::move(options), "SharedMutex");
+  writer_ = side(state, key, sides.options, std::move(sides.writer));
+  reader_ = side(state, key, sides.options, std::move(sides.reader));
 }
 
 SharedMutex::~SharedMutex() {
