@@ -131,6 +131,8 @@ TEST(LeaseLoss, WithoutAWatchdogTheHolderIsToldWhenTheLeaseRunsOut) {
   mutex.on_lease_lost([&log](const Error& error) { log.record(error); });
   ASSERT_TRUE(mutex.try_lock());
   ASSERT_TRUE(eventually([&] { return mutex.lease_token().stop_requested(); }));
+  // The notice runs on the renewal thread right after the stop request, not before it.
+  ASSERT_TRUE(eventually([&] { return log.count() > 0; }));
   EXPECT_EQ(log.count(), 1U);
   EXPECT_NE(log.first_message().find("ran out"), std::string::npos) << log.first_message();
   EXPECT_FALSE(mutex.owns_lock());
