@@ -55,19 +55,6 @@ const Variant kVariants[] = {
     {"TokenFenced", with_fencing},
     {"TokenFair", fair},
     {"Redisson", [] { return MutexOptions::redisson_lock(); }},
-    // Redisson's fair lock (RFairLock) and fenced lock (RFencedLock), through both fronts.
-    {"RedissonFair",
-     [] {
-       MutexOptions options = MutexOptions::redisson_lock();
-       options.wait_mode = WaitMode::fair;
-       return options;
-     }},
-    {"RedissonFenced",
-     [] {
-       MutexOptions options = MutexOptions::redisson_lock();
-       options.token.fencing = true;
-       return options;
-     }},
 };
 
 class FrontParity : public ::testing::TestWithParam<std::tuple<Front, Variant>> {
