@@ -7,6 +7,7 @@
 #include "core/lock_target.hpp"
 #include "lockbridge/identity.hpp"
 #include "lockbridge/semaphore.hpp"
+#include "strategies/redisson.hpp"
 #include "strategies/scripts.hpp"
 #include "strategies/strategy.hpp"
 #include "util/hex.hpp"
@@ -45,8 +46,7 @@ void LeasedSemaphoreOptions::validate() const {
 }
 
 std::string LeasedSemaphore::leases_name(std::string_view key) {
-  if (key.find('{') != std::string_view::npos) return std::string(key) + ":timeout";
-  return "{" + std::string(key) + "}:timeout";
+  return detail::RedissonStrategy::suffixed(key, "timeout");
 }
 
 LeasedSemaphore::LeasedSemaphore(Client client, std::string key, LeasedSemaphoreOptions options) : options_(options) {

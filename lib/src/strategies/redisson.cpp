@@ -48,6 +48,15 @@ std::string RedissonStrategy::prefixed(std::string_view prefix, std::string_view
   return std::string(prefix) + ":{" + std::string(key) + "}";
 }
 
+std::string RedissonStrategy::braced(std::string_view key) {
+  if (key.find('{') != std::string_view::npos) return std::string(key);
+  return "{" + std::string(key) + "}";
+}
+
+std::string RedissonStrategy::suffixed(std::string_view key, std::string_view suffix) {
+  return braced(key) + ":" + std::string(suffix);
+}
+
 std::string RedissonStrategy::channel_name(std::string_view key) { return prefixed("redisson_lock__channel", key); }
 
 ReleaseChannel RedissonStrategy::release_channel_of(std::string_view key) const {
@@ -71,14 +80,18 @@ Task<AcquireAttempt> RedissonStrategy::try_acquire(Link& link, std::string_view 
   const ReplyContext context("acquire", key);
   throw_if_script_error(*replies.front(), context, call.keys);  // WRONGTYPE: a string lock at the name
   if (fenced_) co_return fenced_attempt(*replies.front(), context);
+  co_return redisson_attempt(*replies.front(), key, field_);
+}
+
+AcquireAttempt redisson_attempt(const redisReply& reply, std::string_view key, std::string_view field) {
   AcquireAttempt attempt;
-  if (replies.front()->type == REDIS_REPLY_NIL) {
+  if (reply.type == REDIS_REPLY_NIL) {
     attempt.acquired = true;
-    attempt.value = field_;
-  } else if (const std::int64_t pttl = expect_integer(*replies.front(), context); pttl >= 0) {
+    attempt.value = field;
+  } else if (const std::int64_t pttl = expect_integer(reply, ReplyContext("acquire", key)); pttl >= 0) {
     attempt.holder_remaining = std::chrono::milliseconds(pttl);
   }
-  co_return attempt;
+  return attempt;
 }
 
 AcquireAttempt RedissonStrategy::fenced_attempt(const redisReply& reply, const ReplyContext& context) const {
@@ -130,12 +143,18 @@ Task<ReleaseOutcome> RedissonStrategy::release(Link& link, std::string_view key,
                         {std::string(key), std::string(release_channel)},
                         {"0", lease_ms_, std::string(value), publish_command(sharded_)}};
   const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
+  co_return redisson_release_outcome(*replies.front(), key);
+}
+
+ReleaseOutcome redisson_release_outcome(const redisReply& reply, std::string_view key) {
   const ReplyContext context("release", key);
-  throw_if_error(*replies.front(), context);
+  throw_if_error(reply, context);
   // nil: our field is not there (the lease ran out, or the lock was force-unlocked).
-  if (replies.front()->type == REDIS_REPLY_NIL) co_return ReleaseOutcome::not_ours;
-  (void)expect_integer(*replies.front(), context);  // 1 deleted, 0 re-entries remain (not from this Mutex)
-  co_return ReleaseOutcome::released;
+  if (reply.type == REDIS_REPLY_NIL) return ReleaseOutcome::not_ours;
+  // 1 deleted (or, for a read/write lock's writer, left to its own reads); 0 re-entries or other
+  // readers remain.
+  (void)expect_integer(reply, context);
+  return ReleaseOutcome::released;
 }
 
 ScriptCall RedissonStrategy::extend_call(std::string_view key, std::string_view value,
@@ -145,11 +164,19 @@ ScriptCall RedissonStrategy::extend_call(std::string_view key, std::string_view 
 
 std::optional<std::string> RedissonStrategy::extend_outcome(const redisReply& reply, std::string_view key,
                                                             std::string_view value) const {
+  return redisson_renewed(reply, key, value);
+}
+
+std::optional<std::string> redisson_renewed(const redisReply& reply, std::string_view key, std::string_view value) {
   if (expect_integer(reply, ReplyContext("extend", key)) != 1) return std::nullopt;
   return std::string(value);
 }
 
 Task<LockInfo> RedissonStrategy::inspect(Link& link, std::string_view key, std::string_view my_value) {
+  return inspect_redisson_hash(link, key, my_value);
+}
+
+Task<LockInfo> inspect_redisson_hash(Link& link, std::string_view key, std::string_view my_value) {
   const std::array<std::vector<std::string_view>, 2> commands{std::vector<std::string_view>{"HKEYS", key},
                                                               std::vector<std::string_view>{"PTTL", key}};
   const auto replies = co_await link.pipeline(commands);
@@ -157,15 +184,15 @@ Task<LockInfo> RedissonStrategy::inspect(Link& link, std::string_view key, std::
   throw_if_error(*replies[0], context);  // WRONGTYPE: not a Redisson lock
   LockInfo info;
   const redisReply& fields = *replies[0];
-  if (fields.type == REDIS_REPLY_ARRAY && fields.elements > 0) {
+  for (std::size_t i = 0; i < (fields.type == REDIS_REPLY_ARRAY ? fields.elements : 0); ++i) {
+    const std::string_view field = as_view(*fields.element[i]);
+    if (field == "mode") continue;               // a read/write lock's, not a holder
+    if (!info.exists) info.value.assign(field);  // a holder (an RLock has one; readers may be many)
     info.exists = true;
-    info.value.assign(as_view(*fields.element[0]));  // the holder (a lock has one field)
-    for (std::size_t i = 0; i < fields.elements; ++i) {
-      if (!my_value.empty() && as_view(*fields.element[i]) == my_value) info.held_by_me = true;
-    }
+    if (!my_value.empty() && field == my_value) info.held_by_me = true;
   }
   const std::int64_t pttl = expect_integer(*replies[1], context);
-  if (pttl >= 0) info.ttl = std::chrono::milliseconds(pttl);
+  if (info.exists && pttl >= 0) info.ttl = std::chrono::milliseconds(pttl);
   co_return info;
 }
 

@@ -18,6 +18,18 @@ namespace lockbridge::detail {
 // A new holder's field: <client uuid>:<a number drawn once per lock object>.
 std::string redisson_owner_field(const RedissonOptions& options);
 
+// What the Redisson scripts answer, read the same way for every lock of the family (RLock's
+// layout and the read/write lock's sides):
+// an acquire's: nil = acquired (its value `field`), else the holder's PTTL;
+AcquireAttempt redisson_attempt(const redisReply& reply, std::string_view key, std::string_view field);
+// an unlock's: nil = not held by the field, an integer = released;
+ReleaseOutcome redisson_release_outcome(const redisReply& reply, std::string_view key);
+// a renewal's: 1 = renewed (`value` still held), 0 = no longer held by the field.
+std::optional<std::string> redisson_renewed(const redisReply& reply, std::string_view key, std::string_view value);
+// The hash at `key` in one round trip: a holder's field (a read/write lock's 'mode' names none),
+// whether `my_value` is one of them, the TTL.
+Task<LockInfo> inspect_redisson_hash(Link& link, std::string_view key, std::string_view my_value);
+
 class RedissonStrategy final : public LockStrategy {
  public:
   RedissonStrategy(const MutexOptions& options, ScriptCache& scripts, bool on_cluster);
@@ -39,6 +51,10 @@ class RedissonStrategy final : public LockStrategy {
   // Redisson's prefixName(prefix, key): prefix:{key}, or prefix:key when the key has a '{' already,
   // so every name of one lock has its hash slot.
   static std::string prefixed(std::string_view prefix, std::string_view key);
+  // Redisson's suffixName(key, suffix): {key}:suffix, or key:suffix when the key has a '{' already.
+  static std::string suffixed(std::string_view key, std::string_view suffix);
+  // The part of suffixName before ":suffix": {key}, or the key itself when it has a '{'.
+  static std::string braced(std::string_view key);
   // The fair lock's queue and deadlines.
   static std::string fair_queue_name(std::string_view key) { return prefixed("redisson_lock_queue", key); }
   static std::string fair_deadlines_name(std::string_view key) { return prefixed("redisson_lock_timeout", key); }

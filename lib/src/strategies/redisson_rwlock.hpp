@@ -30,10 +30,6 @@ class RedissonRwSide : public LockStrategy {
   // `field`: this side's field in the hash.
   RedissonRwSide(ScriptCache& scripts, std::string field, const MutexOptions& options, bool on_cluster);
   const char* publish_command() const noexcept { return sharded_ ? "SPUBLISH" : "PUBLISH"; }
-  // nil: acquired; an integer: the holder's PTTL.
-  AcquireAttempt attempt_from(const redisReply& reply, std::string_view key) const;
-  // nil: not ours; 0 or 1: released (others still hold, or deleted).
-  static ReleaseOutcome release_from(const redisReply& reply, std::string_view key);
 
   const std::string field_;
   const std::string lease_ms_;  // the lease a partial write unlock re-arms
