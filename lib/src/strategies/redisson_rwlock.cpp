@@ -20,6 +20,20 @@ ReleaseChannel RedissonRwSide::release_channel_of(std::string_view key) const {
   return ReleaseChannel{channel_name(key), sharded_, /*payload_names_waiter=*/false};
 }
 
+Task<AcquireAttempt> RedissonRwSide::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
+  const ScriptCall call = acquire_call(key, request);
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
+  throw_if_script_error(*replies.front(), ReplyContext("acquire", key), call.keys);
+  co_return redisson_attempt(*replies.front(), key, field_);
+}
+
+Task<ReleaseOutcome> RedissonRwSide::release(Link& link, std::string_view key, std::string_view value,
+                                             std::string_view release_channel) {
+  const ScriptCall call = release_call(key, value, release_channel);
+  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
+  co_return redisson_release_outcome(*replies.front(), key);
+}
+
 std::optional<std::string> RedissonRwSide::extend_outcome(const redisReply& reply, std::string_view key,
                                                           std::string_view value) const {
   return redisson_renewed(reply, key, value);
@@ -50,22 +64,17 @@ std::string RedissonReadSide::timeout_prefix(std::string_view key, std::string_v
 
 std::string RedissonReadSide::key_prefix(std::string_view key) { return RedissonStrategy::braced(key); }
 
-Task<AcquireAttempt> RedissonReadSide::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
-  const ScriptCall call{&kRedissonReadLock,
-                        {std::string(key), timeout_prefix(key, field_)},
-                        {std::to_string(request.lease.count()), field_, writer_field_}};
-  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
-  throw_if_script_error(*replies.front(), ReplyContext("acquire", key), call.keys);
-  co_return redisson_attempt(*replies.front(), key, field_);
+ScriptCall RedissonReadSide::acquire_call(std::string_view key, const AttemptRequest& request) const {
+  return ScriptCall{&kRedissonReadLock,
+                    {std::string(key), timeout_prefix(key, field_)},
+                    {std::to_string(request.lease.count()), field_, writer_field_}};
 }
 
-Task<ReleaseOutcome> RedissonReadSide::release(Link& link, std::string_view key, std::string_view value,
-                                               std::string_view release_channel) {
-  const ScriptCall call{&kRedissonReadUnlock,
-                        {std::string(key), std::string(release_channel), timeout_prefix(key, value), key_prefix(key)},
-                        {"0", std::string(value), publish_command()}};
-  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
-  co_return redisson_release_outcome(*replies.front(), key);
+ScriptCall RedissonReadSide::release_call(std::string_view key, std::string_view value,
+                                          std::string_view release_channel) const {
+  return ScriptCall{&kRedissonReadUnlock,
+                    {std::string(key), std::string(release_channel), timeout_prefix(key, value), key_prefix(key)},
+                    {"0", std::string(value), publish_command()}};
 }
 
 ScriptCall RedissonReadSide::extend_call(std::string_view key, std::string_view value,
@@ -82,20 +91,15 @@ RedissonWriteSide::RedissonWriteSide(const MutexOptions& options, ScriptCache& s
     : RedissonRwSide(scripts, RedissonReadSide::writer_field(reader_field), options, on_cluster),
       reader_field_(reader_field) {}
 
-Task<AcquireAttempt> RedissonWriteSide::try_acquire(Link& link, std::string_view key, const AttemptRequest& request) {
-  const ScriptCall call{&kRedissonWriteLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
-  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
-  throw_if_script_error(*replies.front(), ReplyContext("acquire", key), call.keys);
-  co_return redisson_attempt(*replies.front(), key, field_);
+ScriptCall RedissonWriteSide::acquire_call(std::string_view key, const AttemptRequest& request) const {
+  return ScriptCall{&kRedissonWriteLock, {std::string(key)}, {std::to_string(request.lease.count()), field_}};
 }
 
-Task<ReleaseOutcome> RedissonWriteSide::release(Link& link, std::string_view key, std::string_view value,
-                                                std::string_view release_channel) {
-  const ScriptCall call{&kRedissonWriteUnlock,
-                        {std::string(key), std::string(release_channel)},
-                        {"1", lease_ms_, std::string(value), publish_command()}};
-  const auto replies = co_await run_scripts(link, scripts_, std::span(&call, 1));
-  co_return redisson_release_outcome(*replies.front(), key);
+ScriptCall RedissonWriteSide::release_call(std::string_view key, std::string_view value,
+                                           std::string_view release_channel) const {
+  return ScriptCall{&kRedissonWriteUnlock,
+                    {std::string(key), std::string(release_channel)},
+                    {"1", lease_ms_, std::string(value), publish_command()}};
 }
 
 ScriptCall RedissonWriteSide::extend_call(std::string_view key, std::string_view value,

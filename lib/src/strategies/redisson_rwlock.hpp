@@ -14,9 +14,13 @@
 
 namespace lockbridge::detail {
 
-// What both sides share: the holder's field, the channel, inspect, the undo of a lost attempt.
+// What both sides share: the holder's field, the channel, running the acquire and unlock scripts
+// (each side names its own), inspect, the undo of a lost attempt.
 class RedissonRwSide : public LockStrategy {
  public:
+  Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) final;
+  Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
+                               std::string_view release_channel) final;
   Task<LockInfo> inspect(Link& link, std::string_view key, std::string_view my_value) override;
   Task<void> abandon_attempt(Link& link, std::string_view key) override;
   ReleaseChannel release_channel_of(std::string_view key) const override;
@@ -30,6 +34,10 @@ class RedissonRwSide : public LockStrategy {
   // `field`: this side's field in the hash.
   RedissonRwSide(ScriptCache& scripts, std::string field, const MutexOptions& options, bool on_cluster);
   const char* publish_command() const noexcept { return sharded_ ? "SPUBLISH" : "PUBLISH"; }
+  // This side's acquire and unlock script calls.
+  virtual ScriptCall acquire_call(std::string_view key, const AttemptRequest& request) const = 0;
+  virtual ScriptCall release_call(std::string_view key, std::string_view value,
+                                  std::string_view release_channel) const = 0;
 
   const std::string field_;
   const std::string lease_ms_;  // the lease a partial write unlock re-arms
@@ -41,9 +49,6 @@ class RedissonReadSide final : public RedissonRwSide {
   // `reader_field`: <client uuid>:<n>, shared with the holder's write side.
   RedissonReadSide(const MutexOptions& options, ScriptCache& scripts, bool on_cluster, std::string reader_field);
 
-  Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) override;
-  Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
-                               std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
 
   // Redisson's suffixName(key, field) + ":rwlock_timeout": {key}:<field>:rwlock_timeout, or
@@ -54,6 +59,11 @@ class RedissonReadSide final : public RedissonRwSide {
   // The same holder's writer field: it may read while it writes (a downgrade).
   static std::string writer_field(std::string_view reader_field) { return std::string(reader_field) + ":write"; }
 
+ protected:
+  ScriptCall acquire_call(std::string_view key, const AttemptRequest& request) const override;
+  ScriptCall release_call(std::string_view key, std::string_view value,
+                          std::string_view release_channel) const override;
+
  private:
   const std::string writer_field_;
 };
@@ -63,10 +73,12 @@ class RedissonWriteSide final : public RedissonRwSide {
   // `reader_field`: the holder's reader field; this side's is it + ":write".
   RedissonWriteSide(const MutexOptions& options, ScriptCache& scripts, bool on_cluster, std::string_view reader_field);
 
-  Task<AcquireAttempt> try_acquire(Link& link, std::string_view key, const AttemptRequest& request) override;
-  Task<ReleaseOutcome> release(Link& link, std::string_view key, std::string_view value,
-                               std::string_view release_channel) override;
   ScriptCall extend_call(std::string_view key, std::string_view value, std::chrono::milliseconds lease) const override;
+
+ protected:
+  ScriptCall acquire_call(std::string_view key, const AttemptRequest& request) const override;
+  ScriptCall release_call(std::string_view key, std::string_view value,
+                          std::string_view release_channel) const override;
 
  private:
   const std::string reader_field_;  // its renewal never cuts this holder's own read hold short
