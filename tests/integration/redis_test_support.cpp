@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -292,25 +293,42 @@ CommandRecorder::~CommandRecorder() {
   if (monitor_ != nullptr) redisFree(monitor_);
 }
 
+std::vector<std::string> CommandRecorder::next_command() {
+  void* raw_reply = nullptr;
+  if (redisGetReply(monitor_, &raw_reply) != REDIS_OK || raw_reply == nullptr) {
+    throw std::runtime_error("MONITOR stream ended (10 s without a command)");
+  }
+  auto* reply = static_cast<redisReply*>(raw_reply);
+  const std::string line(reply->str, reply->len);
+  freeReplyObject(reply);
+  return parse_monitor_line(line);
+}
+
+bool CommandRecorder::touches(const std::vector<std::string>& args) const {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (containing_ ? args[i].find(key_) != std::string::npos : args[i] == key_) return true;
+  }
+  return false;
+}
+
 void CommandRecorder::wait_for_marker(const std::string& marker, std::vector<std::vector<std::string>>* keep) {
   raw({"ECHO", marker});
   for (;;) {
-    void* raw_reply = nullptr;
-    if (redisGetReply(monitor_, &raw_reply) != REDIS_OK || raw_reply == nullptr) {
-      throw std::runtime_error("MONITOR stream ended before marker " + marker);
-    }
-    auto* reply = static_cast<redisReply*>(raw_reply);
-    const std::string line(reply->str, reply->len);
-    freeReplyObject(reply);
-    auto args = parse_monitor_line(line);
+    auto args = next_command();
     if (args.size() == 2 && args[0] == "ECHO" && args[1] == marker) return;
-    if (keep == nullptr) continue;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-      if (containing_ ? args[i].find(key_) != std::string::npos : args[i] == key_) {
-        keep->push_back(std::move(args));
-        break;
-      }
-    }
+    if (keep != nullptr && touches(args)) keep->push_back(std::move(args));
+  }
+}
+
+void CommandRecorder::wait_for_calls(std::string_view command, std::size_t count) {
+  const auto named = [&](const std::string& name) {
+    return name.size() == command.size() &&
+           std::equal(name.begin(), name.end(), command.begin(),
+                      [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; });
+  };
+  for (std::size_t seen = 0; seen < count;) {
+    const auto args = next_command();
+    if (!args.empty() && named(args[0]) && touches(args)) ++seen;
   }
 }
 

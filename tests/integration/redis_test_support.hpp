@@ -170,8 +170,14 @@ class CommandRecorder {
   void start();
   // The recorded commands touching the key, each as its list of arguments.
   std::vector<std::vector<std::string>> stop();
+  // Returns once `count` more calls of `command` (upper case) touching the key have run since
+  // start(): how a test knows a process elsewhere has got that far. Throws after 10 s without
+  // any command. What it reads is not kept for stop().
+  void wait_for_calls(std::string_view command, std::size_t count);
 
  private:
+  std::vector<std::string> next_command();
+  bool touches(const std::vector<std::string>& args) const;
   void wait_for_marker(const std::string& marker, std::vector<std::vector<std::string>>* keep);
   std::string key_;
   bool containing_ = false;

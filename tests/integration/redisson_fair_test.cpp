@@ -61,12 +61,17 @@ bool returns(std::future<void>& waited) {
 }
 
 // A C++ waiter queued behind a Java holder, in a wait that only its stop request ends.
+// Once made, the waiter is parked: it has queued, subscribed, and made the attempt that follows
+// its subscription (a release before that attempt would hand it the lock there and then).
 struct QueuedBehindJava {
   explicit QueuedBehindJava(const std::string& key) : waiter(test_client(), key, fair_options()) {
     held = java_lock(key, kJavaHolder).is_nil();
     if (held) {
+      CommandRecorder attempts(key);
+      attempts.start();
       waited = std::async(std::launch::async,
                           [this] { return waiter.try_lock_for(std::chrono::minutes(10), stop.get_token()); });
+      attempts.wait_for_calls("EVALSHA", 2);  // each attempt is one, before any EVAL after NOSCRIPT
     }
   }
   // Ends the wait: whether it ended, without the lock.
