@@ -155,7 +155,9 @@ std::optional<std::string> LeasedSemaphore::acquire_until_steady(std::chrono::st
     }
     return outcome;
   };
-  (void)detail::wait_announced(target_->state(), target_->channel, deadline, stop, options_.recheck, attempt);
+  const detail::TryStep step = [&]() -> detail::Task<detail::TryOutcome> { co_return attempt(); };
+  (void)detail::wait_announced(target_->state(), target_->channel, nullptr, deadline, stop, options_.recheck, step)
+      .run_now();
   return permit;
 }
 

@@ -1,11 +1,10 @@
 #include "lockbridge/semaphore.hpp"
 
 #include "core/announced_key.hpp"
-#include "core/key_script.hpp"
+#include "core/semaphore_calls.hpp"
 #include "strategies/redisson.hpp"
-#include "strategies/scripts.hpp"
+#include "strategies/strategy.hpp"
 #include "util/option_limits.hpp"
-#include "waiting/announced_wait.hpp"
 
 namespace lockbridge {
 
@@ -26,44 +25,22 @@ Semaphore::Semaphore(Client client, std::string key, SemaphoreOptions options) :
 
 const std::string& Semaphore::key() const noexcept { return target_->key; }
 
-namespace {
-
-void require_permits(std::int64_t permits, std::int64_t least, const char* call) {
-  detail::require_java_int(std::string("Semaphore::") + call + ": permits", permits, least);
-}
-
-// One script on the permits, its integer reply.
-std::int64_t run(const detail::AnnouncedKey& target, const detail::Script& script, std::vector<std::string> args,
-                 bool announces, std::string_view operation) {
-  std::vector<std::string> keys{target.key};
-  if (announces) keys.push_back(target.channel.name);
-  const detail::ScriptCall call{&script, std::move(keys), std::move(args)};
-  const auto reply = detail::run_on_key(target.state(), call, operation);
-  return detail::integer_of(*reply, operation, target.key);
-}
-
-}  // namespace
+namespace calls = detail::semaphore_calls;
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
-  require_permits(permits, 0, "try_set_permits");
-  return run(*target_, detail::kRedissonTrySet,
-             {std::to_string(permits), std::to_string(permits), target_->publish_command()}, true,
-             "set the permits of") == 1;
+  return target_->in_place([&](auto& routes, auto& target) { return calls::try_set_permits(routes, target, permits); });
 }
 
 std::int64_t Semaphore::add_permits(std::int64_t permits) {
-  require_permits(permits, -detail::kJavaIntMax, "add_permits");
-  return run(*target_, detail::kRedissonSemaphoreAdd, {std::to_string(permits), target_->publish_command()}, true,
-             "add permits to");
+  return target_->in_place([&](auto& routes, auto& target) { return calls::add_permits(routes, target, permits); });
 }
 
-std::int64_t Semaphore::available() const { return target_->read_integer("read the permits of"); }
+std::int64_t Semaphore::available() const { return target_->in_place(calls::available); }
 
-std::int64_t Semaphore::drain() { return run(*target_, detail::kRedissonSemaphoreDrain, {}, false, "drain"); }
+std::int64_t Semaphore::drain() { return target_->in_place(calls::drain); }
 
 bool Semaphore::try_acquire(std::int64_t permits) {
-  require_permits(permits, 1, "try_acquire");
-  return run(*target_, detail::kRedissonSemaphoreAcquire, {std::to_string(permits)}, false, "acquire") == 1;
+  return target_->in_place([&](auto& routes, auto& target) { return calls::try_acquire(routes, target, permits); });
 }
 
 void Semaphore::acquire(std::int64_t permits) {
@@ -75,15 +52,13 @@ void Semaphore::acquire(std::int64_t permits) {
 
 bool Semaphore::acquire_until_steady(std::chrono::steady_clock::time_point deadline, std::int64_t permits,
                                      std::stop_token stop) {
-  require_permits(permits, 1, "acquire");
-  return detail::wait_announced(target_->state(), target_->channel, deadline, stop, options_.recheck,
-                                [&] { return detail::TryOutcome::finished(try_acquire(permits)); });
+  return target_->in_place([&](auto& routes, auto& target) {
+    return calls::acquire(routes, target, permits, nullptr, deadline, stop, options_.recheck);
+  });
 }
 
 void Semaphore::release(std::int64_t permits) {
-  require_permits(permits, 1, "release");
-  (void)run(*target_, detail::kRedissonSemaphoreAdd, {std::to_string(permits), target_->publish_command()}, true,
-            "release");
+  target_->in_place([&](auto& routes, auto& target) { return calls::release(routes, target, permits); });
 }
 
 }  // namespace lockbridge

@@ -1,7 +1,5 @@
 #include "core/announced_key.hpp"
 
-#include <charconv>
-
 #include "cluster/key_slot.hpp"
 #include "lockbridge/error.hpp"
 #include "strategies/strategy.hpp"
@@ -23,23 +21,6 @@ AnnouncedKey announced_key(const Client& client, std::string key, std::string ch
   return AnnouncedKey{std::move(key),
                       ReleaseChannel{std::move(channel), sharded_on(sharding, on_cluster), /*payload_names_waiter=*/false},
                       client};
-}
-
-std::int64_t AnnouncedKey::read_integer(std::string_view operation) const {
-  Reply reply;
-  try {
-    reply = client.command({"GET", key});
-  } catch (const Error& error) {
-    throw naming_key(error, operation, key);
-  }
-  if (reply.is_nil()) return 0;
-  std::int64_t value = 0;
-  const char* end = reply.str.data() + reply.str.size();
-  const auto [parsed_to, error] = std::from_chars(reply.str.data(), end, value);
-  if (error != std::errc() || parsed_to != end) {
-    throw Error(Errc::bad_value, describe(operation, key) + ": the key holds no integer");
-  }
-  return value;
 }
 
 }  // namespace lockbridge::detail

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "lockbridge/client.hpp"
+#include "core/routes.hpp"
 #include "lockbridge/options.hpp"
 #include "redis/client_state.hpp"
 #include "waiting/release_channel.hpp"
@@ -22,9 +23,13 @@ struct AnnouncedKey {
 
   ClientState& state() const noexcept { return *client.state(); }
   const char* publish_command() const noexcept { return channel.sharded ? "SPUBLISH" : "PUBLISH"; }
-  // The integer the key holds (GET), 0 when absent. Throws Error: bad_value for a value that is
-  // no integer, wrong_type, and the connection's failures; `operation` names what was asked.
-  std::int64_t read_integer(std::string_view operation) const;
+  // The blocking front's call of one of the key's operations (core/latch_calls.hpp and the
+  // like): `operation(routes, *this)` run in place on a pooled connection, its result or what it threw.
+  template <class Operation>
+  auto in_place(Operation operation) const {
+    BlockingRoutes routes(state());
+    return operation(static_cast<Routes&>(routes), *this).run_now();
+  }
 };
 
 // Throws Error{bad_option} (naming `front`, e.g. "Latch") for an empty key, a Redlock Client (no

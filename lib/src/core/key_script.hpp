@@ -1,21 +1,32 @@
-// One script call on the server that serves its first key, from the blocking front: the objects
-// that are not locks (Latch, Semaphore) run their scripts through it, with the lock's routing
-// (the pool's connection, or on Redis Cluster the slot's master, redirects followed), its
-// EVALSHA-then-EVAL rule and its errors, which name the key.
+// One script call, or one read of an integer, on the server that serves its key, for the objects
+// that are not locks (Latch, Semaphore, LeasedSemaphore) on either front: written once as
+// coroutines over Routes (the blocking front's borrow a pooled connection and run in place; the
+// event-driven front's pipeline on the loop), with the lock's routing (on Redis Cluster the slot's
+// master, redirects followed), its EVALSHA-then-EVAL rule and its errors, which name the key.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
+#include "core/routes.hpp"
 #include "redis/client_state.hpp"
 #include "redis/reply.hpp"
 #include "redis/script_runner.hpp"
+#include "util/task.hpp"
 
 namespace lockbridge::detail {
 
-// The reply of `call` (keys[0] routes it). Throws Error: the script's error replies as
-// throw_if_script_error maps them (wrong_type, bad_value), and the connection's failures, each
-// naming `operation` and the key.
+// The reply of `call` (keys[0] routes it), no route's wait past `deadline`. Throws Error: the
+// script's error replies as throw_if_script_error maps them (wrong_type, bad_value), and the
+// connection's failures, each naming `operation` and the key.
+Task<ReplyPtr> call_on_key(Routes& routes, ScriptCache& scripts, const ScriptCall& call, std::string_view operation,
+                           Routes::Clock::time_point deadline = Routes::Clock::time_point::max());
+// The same, on the blocking front, in place.
 ReplyPtr run_on_key(ClientState& state, const ScriptCall& call, std::string_view operation);
+
+// The integer `key` holds (GET), 0 when absent. Throws Error: bad_value for a value that is no
+// integer, wrong_type, and the connection's failures, naming `operation` and the key.
+Task<std::int64_t> read_integer(Routes& routes, std::string key, std::string_view operation);
 
 // Permits and counts the Java peers read as an int (Redisson's semaphores): refused (bad_option,
 // naming `what`) below `least` or above kJavaIntMax.

@@ -6,27 +6,38 @@
 
 namespace lockbridge::detail {
 
-bool wait_announced(ClientState& state, const ReleaseChannel& channel, std::chrono::steady_clock::time_point deadline,
-                    const std::stop_token& stop, std::chrono::milliseconds recheck,
-                    const std::function<TryOutcome()>& attempt) {
+Task<bool> wait_announced(ClientState& state, const ReleaseChannel& channel, std::shared_ptr<EventLoop> loop,
+                          std::chrono::steady_clock::time_point deadline, std::stop_token stop,
+                          std::chrono::milliseconds recheck, TryStep attempt) {
   using Clock = std::chrono::steady_clock;
-  TryOutcome tried = attempt();
-  if (tried.done) return true;
-  if (stop.stop_requested() || Clock::now() >= deadline) return false;
+  TryOutcome tried = co_await attempt();
+  if (tried.done) co_return true;
+  if (stop.stop_requested() || Clock::now() >= deadline) co_return false;
   ReleaseListener listener(state, channel, stop);
+  const auto listen = [&]() -> Task<bool> {
+    if (loop) co_return co_await listener.listen_on(loop, deadline);
+    co_return listener.listen(deadline);
+  };
   // Subscribed before the next attempt: what changes after that attempt is heard.
-  bool listening = listener.listen(deadline);
+  bool confirmed = co_await listen();
   while (true) {
     listener.arm();
-    tried = attempt();
-    if (tried.done) return true;
+    tried = co_await attempt();
+    if (tried.done) co_return true;
     const auto now = Clock::now();
-    if (stop.stop_requested() || now >= deadline) return false;
+    if (stop.stop_requested() || now >= deadline) co_return false;
     const auto pause = std::max(std::chrono::milliseconds(1), std::min(recheck, tried.retry_in.value_or(recheck)));
-    (void)listener.wait_until(std::min(deadline, now + pause));
-    // A slot that moved (Redis Cluster) makes the subscription deaf: subscribe where it is now.
+    const auto until = std::min(deadline, now + pause);
+    if (loop) {
+      (void)co_await listener.wait_on(loop, until, {});
+    } else {
+      (void)listener.wait_until(until);
+    }
+    // A slot that moved (Redis Cluster) makes the subscription deaf, and a subscription the
+    // server never confirmed (it was restarting) may hear nothing: subscribe again, where
+    // announcements go now.
     listener.drop_if_redirected();
-    if (listening && !listener.listening()) listening = listener.listen(deadline);
+    if (!confirmed || !listener.listening()) confirmed = co_await listen();
   }
 }
 

@@ -1,0 +1,73 @@
+#include "core/semaphore_calls.hpp"
+
+#include <string>
+#include <vector>
+
+#include "core/key_script.hpp"
+#include "strategies/scripts.hpp"
+#include "waiting/announced_wait.hpp"
+
+namespace lockbridge::detail::semaphore_calls {
+
+namespace {
+
+void require_permits(std::int64_t permits, std::int64_t least, const char* call) {
+  require_java_int(std::string("Semaphore::") + call + ": permits", permits, least);
+}
+
+// One script on the permits (the channel as its second key when it announces), its integer reply.
+Task<std::int64_t> run(Routes& routes, const AnnouncedKey& semaphore, const Script& script,
+                       std::vector<std::string> args, bool announces, std::string_view operation) {
+  std::vector<std::string> keys{semaphore.key};
+  if (announces) keys.push_back(semaphore.channel.name);
+  const ScriptCall call{&script, std::move(keys), std::move(args)};
+  const ReplyPtr reply = co_await call_on_key(routes, semaphore.state().scripts, call, operation);
+  co_return integer_of(*reply, operation, semaphore.key);
+}
+
+}  // namespace
+
+Task<bool> try_set_permits(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
+  require_permits(permits, 0, "try_set_permits");
+  std::vector<std::string> args{std::to_string(permits), std::to_string(permits), semaphore.publish_command()};
+  co_return co_await run(routes, semaphore, kRedissonTrySet, std::move(args), true, "set the permits of") == 1;
+}
+
+Task<std::int64_t> add_permits(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
+  require_permits(permits, -kJavaIntMax, "add_permits");
+  std::vector<std::string> args{std::to_string(permits), semaphore.publish_command()};
+  co_return co_await run(routes, semaphore, kRedissonSemaphoreAdd, std::move(args), true, "add permits to");
+}
+
+Task<std::int64_t> available(Routes& routes, const AnnouncedKey& semaphore) {
+  return read_integer(routes, semaphore.key, "read the permits of");
+}
+
+Task<std::int64_t> drain(Routes& routes, const AnnouncedKey& semaphore) {
+  return run(routes, semaphore, kRedissonSemaphoreDrain, {}, false, "drain");
+}
+
+Task<bool> try_acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
+  require_permits(permits, 1, "try_acquire");
+  std::vector<std::string> args{std::to_string(permits)};
+  co_return co_await run(routes, semaphore, kRedissonSemaphoreAcquire, std::move(args), false, "acquire") == 1;
+}
+
+Task<bool> acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits,
+                   std::shared_ptr<EventLoop> loop, std::chrono::steady_clock::time_point deadline,
+                   std::stop_token stop, std::chrono::milliseconds recheck) {
+  require_permits(permits, 1, "acquire");
+  const TryStep take = [&]() -> Task<TryOutcome> {
+    co_return TryOutcome::finished(co_await try_acquire(routes, semaphore, permits));
+  };
+  co_return co_await wait_announced(semaphore.state(), semaphore.channel, std::move(loop), deadline, std::move(stop),
+                                    recheck, take);
+}
+
+Task<void> release(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
+  require_permits(permits, 1, "release");
+  std::vector<std::string> args{std::to_string(permits), semaphore.publish_command()};
+  (void)co_await run(routes, semaphore, kRedissonSemaphoreAdd, std::move(args), true, "release");
+}
+
+}  // namespace lockbridge::detail::semaphore_calls
