@@ -44,6 +44,8 @@
 #include <utility>
 #include <vector>
 
+#include "lockbridge/deadline.hpp"
+#include "lockbridge/event_counters.hpp"
 #include "lockbridge/event_loop.hpp"
 #include "lockbridge/event_mutex.hpp"
 
@@ -202,6 +204,55 @@ class AsyncClient {
   EventClient engine_;
 };
 
+namespace asio_impl {
+
+// A handler, kept until it is called once on its associated executor (`fallback`, the client's,
+// by default); Asio's handlers may be move-only, so it is shared by the callbacks that reach it.
+// `before` runs there first (an operation clears its cancellation slot, which must not outlive it).
+template <class Handler, class Before = void (*)()>
+auto complete_with(
+    const net::any_io_executor& fallback, Handler handler, Before before = [] {}) {
+  auto executor = net::get_associated_executor(handler, fallback);
+  auto kept = std::make_shared<Handler>(std::move(handler));
+  auto work = std::make_shared<net::executor_work_guard<decltype(executor)>>(executor);
+  return [kept, work, before](auto... results) {
+    auto ex = work->get_executor();
+    net::dispatch(ex, [kept, work, before, results...]() mutable {
+      work->reset();
+      before();
+      std::move (*kept)(results...);
+    });
+  };
+}
+
+// std::errc::operation_canceled, as the engine says it, is Asio's operation_aborted here.
+inline std::error_code in_asio_terms(std::error_code error) {
+  // Under Boost, its error_code converted to std::error_code: it still compares equal to
+  // std::errc::operation_canceled.
+  if (error == std::errc::operation_canceled) return error_code(net::error::operation_aborted);
+  return error;
+}
+
+// Starts an operation that a stop request ends: `start(completion, stop)`, where the handler's
+// cancellation slot, if it has one, requests `stop` (a shared std::stop_source the operation keeps
+// until it completes).
+template <class Handler, class Start>
+void start_cancellable(const net::any_io_executor& fallback, Handler handler, Start start) {
+  auto stop = std::make_shared<std::stop_source>();
+#if LOCKBRIDGE_ASIO_CANCELLATION
+  auto slot = net::get_associated_cancellation_slot(handler);
+  if (slot.is_connected()) slot.assign([stop](net::cancellation_type) { stop->request_stop(); });
+  auto completion = complete_with(fallback, std::move(handler), [slot]() mutable {
+    if (slot.is_connected()) slot.clear();
+  });
+#else
+  auto completion = complete_with(fallback, std::move(handler));
+#endif
+  start(std::move(completion), std::move(stop));
+}
+
+}  // namespace asio_impl
+
 // One lock holder (as Mutex and MultiMutex are), its operations taking Asio completion tokens:
 // what AsyncMutex (one key) and AsyncMultiMutex (a set of keys) share. Use it from the client's
 // executor; one operation at a time (a second one while one runs completes with
@@ -229,7 +280,7 @@ class AsyncLock {
   // Waits by the retry policy until acquired or it gives up at the deadline: void(std::error_code, bool).
   template <class Rep, class Period, class CompletionToken>
   auto async_try_lock_for(std::chrono::duration<Rep, Period> wait, CompletionToken&& token) {
-    return async_try_lock_until(deadline_after(wait), std::forward<CompletionToken>(token));
+    return async_try_lock_until(lockbridge::deadline_after(wait), std::forward<CompletionToken>(token));
   }
   template <class CompletionToken>
   auto async_try_lock_until(Clock::time_point deadline, CompletionToken&& token) {
@@ -273,57 +324,22 @@ class AsyncLock {
   const EventLock& engine() const noexcept { return *lock_; }
 
  private:
-  static Clock::time_point deadline_after(Clock::duration wait) {
-    // Waits of 100 years or more mean "no deadline", as Mutex counts them.
-    if (wait >= std::chrono::hours(24 * 36525)) return Clock::time_point::max();
-    return Clock::now() + wait;
-  }
-
-  // A handler, kept until it is called once on its associated executor (the client's by
-  // default); Asio's handlers may be move-only, so it is shared by the callbacks that reach it.
-  // `before` runs there first (an acquire clears its cancellation slot, which must not outlive it).
-  template <class Handler, class Before = void (*)()>
-  auto complete_with(
-      Handler handler, Before before = [] {}) {
-    auto executor = asio_impl::net::get_associated_executor(handler, client_.get_executor());
-    auto kept = std::make_shared<Handler>(std::move(handler));
-    auto work = std::make_shared<asio_impl::net::executor_work_guard<decltype(executor)>>(executor);
-    return [kept, work, before](auto... results) {
-      auto ex = work->get_executor();
-      asio_impl::net::dispatch(ex, [kept, work, before, results...]() mutable {
-        work->reset();
-        before();
-        std::move (*kept)(results...);
-      });
-    };
-  }
-
-  // std::errc::operation_canceled, as the engine says it, is Asio's operation_aborted here.
-  static std::error_code in_asio_terms(std::error_code error) {
-    // Under Boost, its error_code converted to std::error_code: it still compares equal to
-    // std::errc::operation_canceled.
-    if (error == std::errc::operation_canceled) return asio_impl::error_code(asio_impl::net::error::operation_aborted);
-    return error;
+  template <class Handler>
+  auto complete_with(Handler handler) {
+    return asio_impl::complete_with(client_.get_executor(), std::move(handler));
   }
 
   template <class Signature, class CompletionToken, class Results>
   auto acquire(Clock::time_point deadline, CompletionToken&& token, Results results) {
     return asio_impl::net::async_initiate<CompletionToken, Signature>(
         [this, deadline, results](auto handler) {
-          auto stop = std::make_shared<std::stop_source>();
-#if LOCKBRIDGE_ASIO_CANCELLATION
-          auto slot = asio_impl::net::get_associated_cancellation_slot(handler);
-          if (slot.is_connected()) slot.assign([stop](asio_impl::net::cancellation_type) { stop->request_stop(); });
-          auto completion = complete_with(std::move(handler), [slot]() mutable {
-            if (slot.is_connected()) slot.clear();
-          });
-#else
-          auto completion = complete_with(std::move(handler));
-#endif
-          lock_->acquire(deadline, stop->get_token(),
-                         [completion, results, stop](std::error_code error, bool acquired) {
-                           std::apply(completion, as_tuple(results(in_asio_terms(error), acquired)));
-                         });
+          asio_impl::start_cancellable(
+              client_.get_executor(), std::move(handler), [this, deadline, results](auto completion, auto stop) {
+                lock_->acquire(deadline, stop->get_token(),
+                               [completion, results, stop](std::error_code error, bool acquired) {
+                                 std::apply(completion, as_tuple(results(asio_impl::in_asio_terms(error), acquired)));
+                               });
+              });
         },
         token);
   }
@@ -383,6 +399,183 @@ class AsyncSharedMutex {
 
   Side shared_;
   Side exclusive_;  // declared last: destroyed first (a downgrade's reads stay)
+};
+
+// What AsyncLatch and AsyncSemaphore share: their operations' initiation on the client's executor.
+class AsyncCounter {
+ protected:
+  explicit AsyncCounter(AsyncClient& client) : client_(client) {}
+  ~AsyncCounter() = default;  // not deleted through a base pointer
+
+  // `start(completion)`, completing with the engine's results (an error in Asio's terms first).
+  template <class Signature, class CompletionToken, class Start>
+  auto initiate(CompletionToken&& token, Start start) {
+    return asio_impl::net::async_initiate<CompletionToken, Signature>(
+        [this, start](auto handler) { start(asio_impl::complete_with(client_.get_executor(), std::move(handler))); },
+        token);
+  }
+  // The same for an operation a cancellation ends: `start(completion, stop)`.
+  template <class Signature, class CompletionToken, class Start>
+  auto initiate_cancellable(CompletionToken&& token, Start start) {
+    return asio_impl::net::async_initiate<CompletionToken, Signature>(
+        [this, start](auto handler) { asio_impl::start_cancellable(client_.get_executor(), std::move(handler), start); },
+        token);
+  }
+  // An engine callback that completes with (error, value).
+  template <class Completion>
+  static auto with_value(Completion completion) {
+    return [completion](std::error_code error, auto value) { completion(asio_impl::in_asio_terms(error), value); };
+  }
+  template <class Completion>
+  static auto without_value(Completion completion) {
+    return [completion](std::error_code error) { completion(asio_impl::in_asio_terms(error)); };
+  }
+
+ private:
+  AsyncClient& client_;
+};
+
+// Redisson's count-down latch, as Latch (EventLatch's rules: several operations may run at once;
+// destroying it ends them, uncalled).
+//
+//   lockbridge::AsyncLatch ready(client, "jobs:ready");
+//   co_await ready.async_wait(asio::use_awaitable);   // until the count is 0; no thread waits
+class AsyncLatch final : public AsyncCounter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Throws Error{bad_option} as Latch's constructor does. Does no I/O.
+  AsyncLatch(AsyncClient& client, std::string key, LatchOptions options = {})
+      : AsyncCounter(client), latch_(client.engine(), std::move(key), options) {}
+
+  // void(std::error_code, bool set)
+  template <class CompletionToken>
+  auto async_try_set_count(std::int64_t count, CompletionToken&& token) {
+    return initiate<void(std::error_code, bool)>(
+        token, [this, count](auto completion) { latch_.try_set_count(count, with_value(completion)); });
+  }
+  // void(std::error_code)
+  template <class CompletionToken>
+  auto async_count_down(CompletionToken&& token) {
+    return initiate<void(std::error_code)>(token,
+                                           [this](auto completion) { latch_.count_down(without_value(completion)); });
+  }
+  // void(std::error_code, std::int64_t count)
+  template <class CompletionToken>
+  auto async_count(CompletionToken&& token) {
+    return initiate<void(std::error_code, std::int64_t)>(
+        token, [this](auto completion) { latch_.count(with_value(completion)); });
+  }
+  // Until the latch opens: void(std::error_code). A cancellation ends it with operation_aborted.
+  template <class CompletionToken>
+  auto async_wait(CompletionToken&& token) {
+    return initiate_cancellable<void(std::error_code)>(token, [this](auto completion, auto stop) {
+      latch_.wait(Clock::time_point::max(), stop->get_token(),
+                  [completion, stop](std::error_code error, bool) { completion(asio_impl::in_asio_terms(error)); });
+    });
+  }
+  // Until the latch opens (true) or the wait ends (false): void(std::error_code, bool).
+  template <class Rep, class Period, class CompletionToken>
+  auto async_wait_for(std::chrono::duration<Rep, Period> wait, CompletionToken&& token) {
+    return async_wait_until(lockbridge::deadline_after(wait), std::forward<CompletionToken>(token));
+  }
+  template <class CompletionToken>
+  auto async_wait_until(Clock::time_point deadline, CompletionToken&& token) {
+    return initiate_cancellable<void(std::error_code, bool)>(token, [this, deadline](auto completion, auto stop) {
+      latch_.wait(deadline, stop->get_token(), [completion, stop](std::error_code error, bool open) {
+        completion(asio_impl::in_asio_terms(error), open);
+      });
+    });
+  }
+
+  const std::string& key() const noexcept { return latch_.key(); }
+
+ private:
+  EventLatch latch_;
+};
+
+// Redisson's semaphore, as Semaphore (EventSemaphore's rules: several operations may run at once;
+// destroying it ends them, uncalled, and gives back what a running acquire had won).
+//
+//   lockbridge::AsyncSemaphore slots(client, "uploads");
+//   co_await slots.async_acquire(1, asio::use_awaitable);   // no thread waits
+//   ...
+//   co_await slots.async_release(1, asio::use_awaitable);
+class AsyncSemaphore final : public AsyncCounter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Throws Error{bad_option} as Semaphore's constructor does. Does no I/O.
+  AsyncSemaphore(AsyncClient& client, std::string key, SemaphoreOptions options = {})
+      : AsyncCounter(client), semaphore_(client.engine(), std::move(key), options) {}
+
+  // void(std::error_code, bool set)
+  template <class CompletionToken>
+  auto async_try_set_permits(std::int64_t permits, CompletionToken&& token) {
+    return initiate<void(std::error_code, bool)>(token, [this, permits](auto completion) {
+      semaphore_.try_set_permits(permits, with_value(completion));
+    });
+  }
+  // void(std::error_code, std::int64_t now_available)
+  template <class CompletionToken>
+  auto async_add_permits(std::int64_t permits, CompletionToken&& token) {
+    return initiate<void(std::error_code, std::int64_t)>(
+        token, [this, permits](auto completion) { semaphore_.add_permits(permits, with_value(completion)); });
+  }
+  // void(std::error_code, std::int64_t)
+  template <class CompletionToken>
+  auto async_available(CompletionToken&& token) {
+    return initiate<void(std::error_code, std::int64_t)>(
+        token, [this](auto completion) { semaphore_.available(with_value(completion)); });
+  }
+  // void(std::error_code, std::int64_t drained)
+  template <class CompletionToken>
+  auto async_drain(CompletionToken&& token) {
+    return initiate<void(std::error_code, std::int64_t)>(
+        token, [this](auto completion) { semaphore_.drain(with_value(completion)); });
+  }
+  // One attempt: void(std::error_code, bool taken).
+  template <class CompletionToken>
+  auto async_try_acquire(std::int64_t permits, CompletionToken&& token) {
+    return initiate<void(std::error_code, bool)>(
+        token, [this, permits](auto completion) { semaphore_.try_acquire(permits, with_value(completion)); });
+  }
+  // Until taken, for at most options().acquire_timeout: void(std::error_code), Errc::timeout when
+  // it gave up. A cancellation ends it with operation_aborted, having given back what it won.
+  template <class CompletionToken>
+  auto async_acquire(std::int64_t permits, CompletionToken&& token) {
+    const auto deadline = lockbridge::deadline_after(semaphore_.options().acquire_timeout);
+    return initiate_cancellable<void(std::error_code)>(token, [this, permits, deadline](auto completion, auto stop) {
+      semaphore_.acquire(permits, deadline, stop->get_token(), [completion, stop](std::error_code error, bool taken) {
+        if (!error && !taken) error = make_error_code(Errc::timeout);
+        completion(asio_impl::in_asio_terms(error));
+      });
+    });
+  }
+  // Until taken (true) or the wait ends (false): void(std::error_code, bool).
+  template <class Rep, class Period, class CompletionToken>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> wait, std::int64_t permits, CompletionToken&& token) {
+    return async_try_acquire_until(lockbridge::deadline_after(wait), permits, std::forward<CompletionToken>(token));
+  }
+  template <class CompletionToken>
+  auto async_try_acquire_until(Clock::time_point deadline, std::int64_t permits, CompletionToken&& token) {
+    return initiate_cancellable<void(std::error_code, bool)>(
+        token, [this, permits, deadline](auto completion, auto stop) {
+          semaphore_.acquire(permits, deadline, stop->get_token(), [completion, stop](std::error_code error, bool taken) {
+            completion(asio_impl::in_asio_terms(error), taken);
+          });
+        });
+  }
+  // void(std::error_code)
+  template <class CompletionToken>
+  auto async_release(std::int64_t permits, CompletionToken&& token) {
+    return initiate<void(std::error_code)>(
+        token, [this, permits](auto completion) { semaphore_.release(permits, without_value(completion)); });
+  }
+
+  const std::string& key() const noexcept { return semaphore_.key(); }
+  const SemaphoreOptions& options() const noexcept { return semaphore_.options(); }
+
+ private:
+  EventSemaphore semaphore_;
 };
 
 }  // namespace lockbridge

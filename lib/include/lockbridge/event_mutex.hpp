@@ -51,6 +51,8 @@ class EventClient {
   friend class EventMutex;
   friend class EventMultiMutex;
   friend struct EventSharedMutex;
+  friend class EventLatch;
+  friend class EventSemaphore;
   Client client_;
   std::shared_ptr<EventLoop> loop_;
   std::shared_ptr<detail::PipelineRoutes> routes_;

@@ -12,13 +12,10 @@ std::string Latch::channel_name(std::string_view key) {
   return "redisson_countdownlatch__channel__{" + std::string(key) + "}";
 }
 
-Latch::Latch(Client client, std::string key, LatchOptions options) : options_(options) {
-  options_.validate();
-  std::string channel = channel_name(key);
-  target_ = std::make_shared<const detail::AnnouncedKey>(
-      detail::announced_key(client, std::move(key), std::move(channel), "Latch",
-                                options_.sharded_subscription));
-}
+Latch::Latch(Client client, std::string key, LatchOptions options)
+    : target_(std::make_shared<const detail::AnnouncedKey>(
+          detail::latch_calls::announced(client, std::move(key), options, "Latch"))),
+      options_(options) {}
 
 const std::string& Latch::key() const noexcept { return target_->key; }
 

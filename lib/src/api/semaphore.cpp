@@ -15,13 +15,10 @@ void SemaphoreOptions::validate() const {
 
 std::string Semaphore::channel_name(std::string_view key) { return detail::RedissonStrategy::prefixed("redisson_sc", key); }
 
-Semaphore::Semaphore(Client client, std::string key, SemaphoreOptions options) : options_(options) {
-  options_.validate();
-  std::string channel = channel_name(key);
-  target_ = std::make_shared<const detail::AnnouncedKey>(
-      detail::announced_key(client, std::move(key), std::move(channel), "Semaphore",
-                                options_.sharded_subscription));
-}
+Semaphore::Semaphore(Client client, std::string key, SemaphoreOptions options)
+    : target_(std::make_shared<const detail::AnnouncedKey>(
+          detail::semaphore_calls::announced(client, std::move(key), options, "Semaphore"))),
+      options_(options) {}
 
 const std::string& Semaphore::key() const noexcept { return target_->key; }
 

@@ -7,6 +7,12 @@
 
 namespace lockbridge::detail::latch_calls {
 
+AnnouncedKey announced(const Client& client, std::string key, const LatchOptions& options, std::string_view front) {
+  options.validate();
+  std::string channel = Latch::channel_name(key);
+  return announced_key(client, std::move(key), std::move(channel), front, options.sharded_subscription);
+}
+
 Task<bool> try_set_count(Routes& routes, const AnnouncedKey& latch, std::int64_t count) {
   // Redis's Lua counts in doubles, exact below 2^53.
   if (count <= 0 || count >= (std::int64_t{1} << 53)) {

@@ -11,9 +11,14 @@
 #include "core/announced_key.hpp"
 #include "core/routes.hpp"
 #include "lockbridge/event_loop.hpp"
+#include "lockbridge/latch.hpp"
 #include "util/task.hpp"
 
 namespace lockbridge::detail::latch_calls {
+
+// The latch's key and channel on `client`, `options` checked; `front` names the object in errors.
+// Throws Error{bad_option} as Latch's constructor says.
+AnnouncedKey announced(const Client& client, std::string key, const LatchOptions& options, std::string_view front);
 
 // Sets the count when the latch is open: true when set. Throws Error (bad_option: a count that is
 // not positive or not exact as a Lua double).

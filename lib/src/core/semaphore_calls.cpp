@@ -27,6 +27,12 @@ Task<std::int64_t> run(Routes& routes, const AnnouncedKey& semaphore, const Scri
 
 }  // namespace
 
+AnnouncedKey announced(const Client& client, std::string key, const SemaphoreOptions& options, std::string_view front) {
+  options.validate();
+  std::string channel = Semaphore::channel_name(key);
+  return announced_key(client, std::move(key), std::move(channel), front, options.sharded_subscription);
+}
+
 Task<bool> try_set_permits(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
   require_permits(permits, 0, "try_set_permits");
   std::vector<std::string> args{std::to_string(permits), std::to_string(permits), semaphore.publish_command()};

@@ -12,9 +12,14 @@
 #include "core/announced_key.hpp"
 #include "core/routes.hpp"
 #include "lockbridge/event_loop.hpp"
+#include "lockbridge/semaphore.hpp"
 #include "util/task.hpp"
 
 namespace lockbridge::detail::semaphore_calls {
+
+// The semaphore's key and channel on `client`, `options` checked; `front` names the object in
+// errors. Throws Error{bad_option} as Semaphore's constructor says.
+AnnouncedKey announced(const Client& client, std::string key, const SemaphoreOptions& options, std::string_view front);
 
 // Sets the permits when none are set: true when set. `permits` >= 0.
 Task<bool> try_set_permits(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits);

@@ -1,0 +1,154 @@
+#include "lockbridge/event_counters.hpp"
+
+#include <utility>
+
+#include "core/event_object.hpp"
+#include "core/latch_calls.hpp"
+#include "core/semaphore_calls.hpp"
+
+namespace lockbridge {
+
+namespace {
+
+using detail::EventObject;
+using detail::OperationStop;
+using detail::run_operation;
+using detail::Task;
+
+// A callback without a value, for run_operation's.
+std::function<void(std::error_code, bool)> without_value(EventCounter::Done done) {
+  return [done = std::move(done)](std::error_code error, bool) { done(error); };
+}
+
+// A caller's stop already requested: told at once (on the loop), nothing sent.
+bool cancelled_before(const std::shared_ptr<EventObject>& object, const std::stop_token& stop,
+                      const EventCounter::BoolDone& done) {
+  if (!stop.stop_requested()) return false;
+  object->loop()->post([done] { done(std::make_error_code(std::errc::operation_canceled), false); });
+  return true;
+}
+
+// Why an operation's wait ended: its own outcome, or a cancellation when the caller stopped it.
+bool finished_or_cancelled(bool outcome, const std::stop_token& caller) {
+  if (caller.stop_requested()) throw std::system_error(std::make_error_code(std::errc::operation_canceled));
+  return outcome;
+}
+
+}  // namespace
+
+EventCounter::EventCounter(std::shared_ptr<detail::EventObject> object) : object_(std::move(object)) {}
+
+EventCounter::~EventCounter() { object_->closing.request_stop(); }
+
+const std::string& EventCounter::key() const noexcept { return object_->target.key; }
+
+EventLatch::EventLatch(EventClient& client, std::string key, LatchOptions options)
+    : EventCounter(std::make_shared<EventObject>(
+          EventObject{detail::latch_calls::announced(client.client(), std::move(key), options, "EventLatch"), client.routes_, {}})),
+      options_(options) {}
+
+void EventLatch::try_set_count(std::int64_t count, BoolDone done) {
+  run_operation<bool>(
+      object(), [count](EventObject& latch) { return detail::latch_calls::try_set_count(*latch.routes, latch.target, count); },
+      std::move(done));
+}
+
+void EventLatch::count_down(Done done) {
+  run_operation<bool>(
+      object(),
+      [](EventObject& latch) -> Task<bool> {
+        co_await detail::latch_calls::count_down(*latch.routes, latch.target);
+        co_return true;
+      },
+      without_value(std::move(done)));
+}
+
+void EventLatch::count(CountDone done) {
+  run_operation<std::int64_t>(
+      object(), [](EventObject& latch) { return detail::latch_calls::count(*latch.routes, latch.target); },
+      std::move(done));
+}
+
+void EventLatch::wait(Clock::time_point deadline, std::stop_token stop, BoolDone done) {
+  if (cancelled_before(object(), stop, done)) return;
+  const auto recheck = options_.recheck;
+  run_operation<bool>(
+      object(),
+      [deadline, stop, recheck](EventObject& latch) -> Task<bool> {
+        const OperationStop ends(stop, latch.closing.get_token());
+        const bool open = co_await detail::latch_calls::wait(*latch.routes, latch.target, latch.loop(), deadline,
+                                                             ends.token(), recheck);
+        co_return finished_or_cancelled(open, stop);
+      },
+      std::move(done));
+}
+
+EventSemaphore::EventSemaphore(EventClient& client, std::string key, SemaphoreOptions options)
+    : EventCounter(std::make_shared<EventObject>(
+          EventObject{detail::semaphore_calls::announced(client.client(), std::move(key), options, "EventSemaphore"),
+                      client.routes_, {}})),
+      options_(options) {}
+
+namespace calls = detail::semaphore_calls;
+
+void EventSemaphore::try_set_permits(std::int64_t permits, BoolDone done) {
+  run_operation<bool>(
+      object(),
+      [permits](EventObject& semaphore) { return calls::try_set_permits(*semaphore.routes, semaphore.target, permits); },
+      std::move(done));
+}
+
+void EventSemaphore::add_permits(std::int64_t permits, CountDone done) {
+  run_operation<std::int64_t>(
+      object(),
+      [permits](EventObject& semaphore) { return calls::add_permits(*semaphore.routes, semaphore.target, permits); },
+      std::move(done));
+}
+
+void EventSemaphore::available(CountDone done) {
+  run_operation<std::int64_t>(
+      object(), [](EventObject& semaphore) { return calls::available(*semaphore.routes, semaphore.target); },
+      std::move(done));
+}
+
+void EventSemaphore::drain(CountDone done) {
+  run_operation<std::int64_t>(
+      object(), [](EventObject& semaphore) { return calls::drain(*semaphore.routes, semaphore.target); },
+      std::move(done));
+}
+
+void EventSemaphore::try_acquire(std::int64_t permits, BoolDone done) {
+  run_operation<bool>(
+      object(),
+      [permits](EventObject& semaphore) { return calls::try_acquire(*semaphore.routes, semaphore.target, permits); },
+      std::move(done));
+}
+
+void EventSemaphore::acquire(std::int64_t permits, Clock::time_point deadline, std::stop_token stop, BoolDone done) {
+  if (cancelled_before(object(), stop, done)) return;
+  const auto recheck = options_.recheck;
+  run_operation<bool>(
+      object(),
+      [permits, deadline, stop, recheck](EventObject& semaphore) -> Task<bool> {
+        const OperationStop ends(stop, semaphore.closing.get_token());
+        const bool taken = co_await calls::acquire(*semaphore.routes, semaphore.target, permits, semaphore.loop(),
+                                                   deadline, ends.token(), recheck);
+        // Won by an attempt sent before the stop (the caller's, or the object going): given back,
+        // so a cancelled acquire never keeps permits.
+        if (taken && ends.token().stop_requested()) co_await calls::release(*semaphore.routes, semaphore.target, permits);
+        co_return finished_or_cancelled(taken, stop);
+      },
+      std::move(done));
+}
+
+void EventSemaphore::release(std::int64_t permits, Done done) {
+  run_operation<bool>(
+      object(),
+      [permits](EventObject& semaphore) -> Task<bool> {
+        co_await calls::release(*semaphore.routes, semaphore.target, permits);
+        co_return true;
+      },
+      without_value(std::move(done)));
+}
+
+}  // namespace lockbridge
