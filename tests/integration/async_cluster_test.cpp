@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "lockbridge/asio.hpp"
+#include "lockbridge/latch.hpp"
+#include "lockbridge/semaphore.hpp"
 #include "loop_runner.hpp"
 #include "redis_test_support.hpp"
 #include "strategies/companion_keys.hpp"
@@ -99,6 +101,41 @@ TEST_F(AsyncCluster, AnAsyncLockFollowsItsSlotToANewMaster) {
   cluster_.move_slot(slot, next);
   cycle(next);  // the former master answers MOVED; the client follows it
   EXPECT_EQ(cluster_.nodes[next]->command({"EXISTS", key}), "0");
+}
+
+// Redisson's latch and semaphore through the async front: their keys on the slot's master, and
+// their waiters woken by SSUBSCRIBE there when the blocking front counts down or gives back.
+TEST_F(AsyncCluster, ALatchAndASemaphoreWaitOnTheirSlotsMasterAndWakeOnItsShardMessages) {
+  AsyncClient client(runner_.io().get_executor(), Client(cluster_.url(), topology_client()));
+  const Client blocking(cluster_.url(), topology_client());
+  LatchOptions latch_options;
+  latch_options.recheck = std::chrono::minutes(1);
+  SemaphoreOptions semaphore_options;
+  semaphore_options.recheck = std::chrono::minutes(1);
+  const std::string key = unique_key();
+  ServerProcess& owner = *cluster_.nodes[cluster_.owner_of_slot(cluster_.slot_of(key))];
+
+  AsyncLatch latch(client, key, latch_options);
+  std::optional<std::error_code> opened;
+  run([&]() -> asio::awaitable<void> { EXPECT_TRUE(co_await latch.async_try_set_count(1, asio::use_awaitable)); });
+  EXPECT_EQ(owner.command({"GET", key}), "1");
+  latch.async_wait([&](std::error_code error) { opened = error; });
+  ASSERT_TRUE(runner_.run_until([&] { return has_one_shard_subscriber(owner, Latch::channel_name(key)); }));
+  Latch(blocking, key).count_down();
+  ASSERT_TRUE(runner_.run_until([&] { return opened.has_value(); })) << "the count-down did not wake the waiter";
+  EXPECT_FALSE(*opened);
+
+  const std::string pool = unique_key("pool");
+  ServerProcess& pool_owner = *cluster_.nodes[cluster_.owner_of_slot(cluster_.slot_of(pool))];
+  AsyncSemaphore slots(client, pool, semaphore_options);
+  std::optional<std::pair<std::error_code, bool>> taken;
+  slots.async_try_acquire_for(std::chrono::minutes(5), 1,
+                              [&](std::error_code error, bool won) { taken.emplace(error, won); });
+  ASSERT_TRUE(runner_.run_until([&] { return has_one_shard_subscriber(pool_owner, Semaphore::channel_name(pool)); }));
+  Semaphore(blocking, pool).release();
+  ASSERT_TRUE(runner_.run_until([&] { return taken.has_value(); })) << "the release did not wake the waiter";
+  EXPECT_EQ(*taken, std::make_pair(std::error_code(), true));
+  EXPECT_EQ(pool_owner.command({"GET", pool}), "0");
 }
 
 class AsyncClusterNotify : public ::testing::TestWithParam<StrategyKind> {};
