@@ -4,23 +4,10 @@
 #include <chrono>
 #include <utility>
 
+#include "metric_parts.hpp"
 #include "lockbridge/error.hpp"
 
 namespace lockbridge::detail {
-namespace {
-
-using Buckets = prometheus::Histogram::BucketBoundaries;
-
-// Waits: from a free lock's two round trips (tens of microseconds) to a timeout (seconds).
-const Buckets kWaitBuckets{25e-6, 50e-6,  100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3,
-                           50e-3, 100e-3, 250e-3, 500e-3, 1,      2.5,  5,      10,   30};
-// Holds: the same, and the minutes a job may hold a lock for.
-const Buckets kHoldBuckets{25e-6,  50e-6,  100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
-                           100e-3, 250e-3, 500e-3, 1,      2.5,    5,    10,     30,   60,    300,   600};
-
-double seconds(std::chrono::nanoseconds duration) { return std::chrono::duration<double>(duration).count(); }
-
-}  // namespace
 
 LockMetrics::LockMetrics(prometheus::Registry& registry, PrometheusOptions options)
     : options_(std::move(options)),
@@ -60,20 +47,10 @@ LockMetrics::LockMetrics(prometheus::Registry& registry, PrometheusOptions optio
       locks_held_(prometheus::BuildGauge()
                       .Name("lockbridge_locks_held")
                       .Help("Locks held now: acquired, and neither released nor lost")
-                      .Register(registry)) {}
+                      .Register(registry)),
+      counters_(registry, options_) {}
 
 namespace {
-
-// The series in `slot`, found in `family` (with `labels` and `more`) the first time.
-template <class Metric, class... Args>
-Metric& made(Metric*& slot, prometheus::Family<Metric>& family, const prometheus::Labels& labels,
-             prometheus::Labels more, Args&&... args) {
-  if (slot == nullptr) {
-    more.insert(labels.begin(), labels.end());
-    slot = &family.Add(more, std::forward<Args>(args)...);
-  }
-  return *slot;
-}
 
 constexpr std::array<const char*, 3> kAcquireOutcomes{"acquired", "timeout", "error"};
 constexpr std::array<const char*, 4> kReleaseOutcomes{"released", "handed_over", "lost", "error"};
@@ -81,18 +58,7 @@ constexpr std::array<const char*, 4> kReleaseOutcomes{"released", "handed_over",
 }  // namespace
 
 LockMetrics::Series& LockMetrics::series_of(const LockEvent& event) {
-  std::string name(event.strategy);
-  std::string key_label;
-  if (options_.key_label) {
-    key_label = options_.key_label(event.key);
-    name += '\0' + key_label;
-  }
-  const auto found = series_.find(name);
-  if (found != series_.end()) return found->second;
-  Series& series = series_[name];
-  series.labels.emplace("strategy", std::string(event.strategy));
-  if (options_.key_label) series.labels.emplace("key", std::move(key_label));
-  return series;
+  return series_in(series_, "strategy", event.strategy, event.key, options_);
 }
 
 void LockMetrics::count_acquire(Series& series, Acquire outcome, std::chrono::nanoseconds wait) {

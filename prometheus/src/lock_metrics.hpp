@@ -15,6 +15,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "counter_metrics.hpp"
 #include "lockbridge/observer.hpp"
 #include "lockbridge/prometheus.hpp"
 
@@ -30,6 +31,8 @@ class LockMetrics final : public Observer {
   void released(const ReleasedEvent& event) override;
   void lease_lost(const LeaseLostEvent& event) override;
   void renewed(const RenewedEvent& event) override;
+  void counter_waited(const CounterWaitEvent& event) override { counters_.waited(event); }
+  void permits_released(const PermitsReleasedEvent& event) override { counters_.released(event); }
 
  private:
   // How an acquiring call ended, and how a release did: the `outcome` label's values.
@@ -37,9 +40,7 @@ class LockMetrics final : public Observer {
   enum class Release : std::size_t { released, handed_over, lost, error, count };
   static constexpr std::size_t kLossReasons = static_cast<std::size_t>(LeaseLossReason::replication) + 1;
 
-  // The time series of one strategy (and key label), each made on first use: finding a series
-  // in its Family builds and hashes its label set, which costs more than the update itself, so
-  // it is done once, not per event.
+  // The time series of one strategy (and key label), each made on first use (metric_parts.hpp).
   struct Series {
     prometheus::Labels labels;  // strategy, and key with PrometheusOptions::key_label
     std::array<prometheus::Counter*, static_cast<std::size_t>(Acquire::count)> acquisitions{};
@@ -75,6 +76,7 @@ class LockMetrics final : public Observer {
   };
   std::unordered_map<HoldId, OpenHold> open_holds_;       // acquired, not ended yet
   std::unordered_map<std::string, HoldId> newest_holds_;  // the open hold of each key (the newest)
+  CounterMetrics counters_;  // last: it reads options_
 };
 
 }  // namespace lockbridge::detail

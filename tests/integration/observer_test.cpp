@@ -6,11 +6,16 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
+#include "lockbridge/latch.hpp"
+#include "lockbridge/leased_semaphore.hpp"
 #include "lockbridge/multi_mutex.hpp"
 #include "lockbridge/observer.hpp"
+#include "lockbridge/semaphore.hpp"
 #include "redis_test_support.hpp"
 
 namespace lockbridge::testing {
@@ -36,6 +41,15 @@ class Recorder : public Observer {
     add("lease_lost " + e.key + " " + std::string(to_string(e.reason)));
   }
   void renewed(const RenewedEvent& e) override { add("renewed " + std::to_string(e.leases)); }
+  void counter_waited(const CounterWaitEvent& e) override {
+    add("counter_waited " + e.key + " " + std::string(e.object) + " permits=" + std::to_string(e.permits) +
+        " attempts=" + std::to_string(e.attempts) + (e.done ? " done" : " not-done") +
+        " error=" + (e.error ? std::string(e.error.message()) : "none"));
+  }
+  void permits_released(const PermitsReleasedEvent& e) override {
+    add("permits_released " + e.key + " " + std::string(e.object) + " permits=" + std::to_string(e.permits) +
+        " error=" + (e.error ? std::string(e.error.message()) : "none"));
+  }
 
   std::vector<std::string> lines() const {
     std::lock_guard lock(mutex_);
@@ -48,10 +62,10 @@ class Recorder : public Observer {
       return std::find(seen.begin(), seen.end(), line) != seen.end();
     });
   }
-  bool heard_prefix(const std::string& prefix) const {
+  bool heard_prefix(const std::string& prefix, const std::string& suffix = "") const {
     return eventually([&] {
       for (const std::string& line : lines()) {
-        if (line.starts_with(prefix)) return true;
+        if (line.starts_with(prefix) && line.ends_with(suffix)) return true;
       }
       return false;
     });
@@ -195,6 +209,50 @@ class Thrower : public Recorder {
     throw 42;  // not even an exception type
   }
 };
+
+// The objects that are not locks report their waits (done, given up, stopped, failed) and the
+// permits they give back, through the Client's observer.
+TEST(Observer, HearsTheWaitsOfLatchesAndSemaphoresAndThePermitsTheyGiveBack) {
+  auto recorder = std::make_shared<Recorder>();
+  const Client client = observed_client(recorder);
+  const std::string pool = unique_key("pool");
+  Semaphore semaphore(client, pool);
+  ASSERT_TRUE(semaphore.try_set_permits(2));
+  ASSERT_TRUE(semaphore.try_acquire(2));
+  EXPECT_TRUE(recorder->heard("counter_waited " + pool + " semaphore permits=2 attempts=1 done error=none"));
+  EXPECT_FALSE(semaphore.try_acquire_for(milliseconds(1)));
+  EXPECT_TRUE(recorder->heard_prefix("counter_waited " + pool + " semaphore permits=1 attempts=", " not-done error=none"))
+      << "the wait that gave up";
+  semaphore.release(2);
+  EXPECT_TRUE(recorder->heard("permits_released " + pool + " semaphore permits=2 error=none"));
+  std::stop_source stopped;
+  stopped.request_stop();
+  ASSERT_TRUE(semaphore.try_acquire(2));
+  EXPECT_FALSE(semaphore.try_acquire_for(std::chrono::minutes(1), 1, stopped.get_token()));
+  EXPECT_TRUE(recorder->heard_prefix("counter_waited " + pool + " semaphore permits=1 attempts=1 not-done error=" +
+                                     std::make_error_code(std::errc::operation_canceled).message()));
+
+  const std::string latch_key = unique_key("latch");
+  Latch latch(client, latch_key);
+  EXPECT_TRUE(latch.try_wait_for(milliseconds(0)));
+  EXPECT_TRUE(recorder->heard("counter_waited " + latch_key + " latch permits=0 attempts=1 done error=none"));
+  raw({"SET", latch_key, "not a count"});
+  EXPECT_THROW((void)latch.try_wait_for(milliseconds(0)), Error);
+  EXPECT_TRUE(recorder->heard_prefix("counter_waited " + latch_key + " latch permits=0 attempts=1 not-done error=" +
+                                     make_error_code(Errc::bad_value).message()));
+
+  const std::string leased_key = unique_key("leased");
+  LeasedSemaphore leased(client, leased_key);
+  ASSERT_TRUE(leased.try_set_permits(1));
+  const std::optional<std::string> permit = leased.try_acquire(std::chrono::seconds(30));
+  ASSERT_TRUE(permit);
+  EXPECT_TRUE(recorder->heard("counter_waited " + leased_key + " leased_semaphore permits=1 attempts=1 done error=none"));
+  EXPECT_TRUE(leased.release(*permit));
+  EXPECT_FALSE(leased.release(*permit));
+  EXPECT_TRUE(recorder->heard("permits_released " + leased_key + " leased_semaphore permits=1 error=none"));
+  EXPECT_TRUE(recorder->heard("permits_released " + leased_key + " leased_semaphore permits=1 error=" +
+                              make_error_code(Errc::lease_lost).message()));
+}
 
 TEST(Observer, OneThatThrowsBreaksNoLock) {
   const auto thrower = std::make_shared<Thrower>();

@@ -16,7 +16,9 @@
 #include <thread>
 
 #include "integration/redis_test_support.hpp"
+#include "lockbridge/latch.hpp"
 #include "lockbridge/prometheus.hpp"
+#include "lockbridge/semaphore.hpp"
 
 namespace lockbridge::testing {
 namespace {
@@ -131,6 +133,37 @@ TEST(PrometheusMetrics, CountWhatTheLocksDid) {
   EXPECT_GE(sample(samples, "lockbridge_renewals_total"), 0);
   EXPECT_GT(sample(samples, "lockbridge_redis_round_trips_total"), 10);
   EXPECT_EQ(sample(samples, "lockbridge_observer_events_dropped_total"), 0);
+}
+
+// The objects that are not locks: their waits by outcome, and the permits taken and given back.
+TEST(PrometheusMetrics, CountTheWaitsOfLatchesAndSemaphoresAndThePermitsThatMove) {
+  PrometheusMetrics metrics;
+  ClientOptions options;
+  options.observer = metrics.observer();
+  const Client client = test_client(options);
+  const int port = metrics.serve("127.0.0.1:0");
+  ASSERT_GT(port, 0);
+
+  Semaphore semaphore(client, unique_key("pool"));
+  ASSERT_TRUE(semaphore.try_set_permits(2));
+  ASSERT_TRUE(semaphore.try_acquire(2));
+  EXPECT_FALSE(semaphore.try_acquire_for(milliseconds(1)));
+  semaphore.release(2);
+  Latch latch(client, unique_key("latch"));
+  EXPECT_TRUE(latch.try_wait_for(milliseconds(0)));
+
+  std::map<std::string, double> samples;
+  ASSERT_TRUE(eventually([&] {
+    samples = scrape(port);
+    return sample(samples, R"(lockbridge_counter_waits_total{object="latch",outcome="done"})") == 1;
+  })) << ours(samples);
+  EXPECT_EQ(sample(samples, R"(lockbridge_counter_waits_total{object="semaphore",outcome="done"})"), 1);
+  EXPECT_EQ(sample(samples, R"(lockbridge_counter_waits_total{object="semaphore",outcome="timeout"})"), 1);
+  EXPECT_EQ(sample(samples, R"(lockbridge_counter_wait_seconds_count{object="semaphore",outcome="timeout"})"), 1);
+  EXPECT_EQ(sample(samples, R"(lockbridge_permits_acquired_total{object="semaphore"})"), 2);
+  EXPECT_EQ(sample(samples, R"(lockbridge_permits_released_total{object="semaphore",outcome="released"})"), 2);
+  EXPECT_EQ(sample(samples, R"(lockbridge_acquisitions_total{outcome="acquired",strategy="token"})"), -1)
+      << "a semaphore counted as a lock";
 }
 
 // Notify mode's starvation rule: a wait past the bound is counted, and so is the release that

@@ -100,6 +100,32 @@ struct RenewedEvent {
   std::size_t leases = 0;
 };
 
+// The objects that are not locks (Latch, Semaphore and LeasedSemaphore, on either front) have no
+// holds: they report their waits and the permits that move. Only the Client's observer hears them.
+// `object` is "latch", "semaphore" or "leased_semaphore".
+struct CounterEvent {
+  std::string key;
+  std::string_view object;
+};
+
+// A latch's wait, or a semaphore's acquiring call (one attempt or a wait), ended: done (the latch
+// was open, the permits were taken), or not: it gave up at its deadline (error empty), was stopped
+// (std::errc::operation_canceled) or failed (the error it threw or completed with).
+struct CounterWaitEvent : CounterEvent {
+  std::int64_t permits = 0;  // a semaphore's: asked for, taken when done; a latch's: 0
+  std::chrono::nanoseconds wait{};
+  int attempts = 0;  // reads or acquire scripts run in Redis
+  bool done = false;
+  std::error_code error;
+};
+
+// Permits given back by this process (a release; a cancelled acquire giving back what it won), or
+// a release that failed (error).
+struct PermitsReleasedEvent : CounterEvent {
+  std::int64_t permits = 0;
+  std::error_code error;
+};
+
 class Observer {
  public:
   // Events posted but not yet delivered beyond which new ones are dropped.
@@ -112,6 +138,8 @@ class Observer {
   virtual void released(const ReleasedEvent&) {}
   virtual void lease_lost(const LeaseLostEvent&) {}
   virtual void renewed(const RenewedEvent&) {}
+  virtual void counter_waited(const CounterWaitEvent&) {}
+  virtual void permits_released(const PermitsReleasedEvent&) {}
 };
 
 }  // namespace lockbridge

@@ -7,6 +7,7 @@
 #include "core/lock_target.hpp"
 #include "lockbridge/identity.hpp"
 #include "lockbridge/semaphore.hpp"
+#include "observe/counter_events.hpp"
 #include "strategies/redisson.hpp"
 #include "strategies/scripts.hpp"
 #include "strategies/strategy.hpp"
@@ -155,8 +156,16 @@ std::optional<std::string> LeasedSemaphore::acquire_until_steady(std::chrono::st
     }
     return outcome;
   };
-  const detail::TryStep step = [&]() -> detail::Task<detail::TryOutcome> { co_return attempt(); };
-  (void)detail::wait_announced(target_->state(), target_->channel, nullptr, deadline, stop, options_.recheck, step)
+  const auto began = detail::CounterEvents::Clock::now();
+  int attempts = 0;
+  const detail::TryStep step = [&]() -> detail::Task<detail::TryOutcome> {
+    ++attempts;
+    co_return attempt();
+  };
+  const detail::CounterEvents events(target_->state(), target_->key, "leased_semaphore");
+  (void)detail::report_wait(
+      detail::wait_announced(target_->state(), target_->channel, nullptr, deadline, stop, options_.recheck, step),
+      events, began, 1, attempts, stop)
       .run_now();
   return permit;
 }
@@ -170,9 +179,19 @@ bool LeasedSemaphore::release_quietly(const std::string& permit) noexcept {
 }
 
 bool LeasedSemaphore::release(const std::string& permit) {
-  const auto reply =
-      run(*target_, detail::kLeasedRelease, {stored(permit), now_ms(), target_->publish_command()}, "release");
-  return detail::integer_of(*reply, "release", target_->key) == 1;
+  const detail::CounterEvents events(target_->state(), target_->key, "leased_semaphore");
+  bool held = false;
+  try {
+    const auto reply =
+        run(*target_, detail::kLeasedRelease, {stored(permit), now_ms(), target_->publish_command()}, "release");
+    held = detail::integer_of(*reply, "release", target_->key) == 1;
+  } catch (...) {
+    events.released(1, detail::current_error_code());
+    throw;
+  }
+  // Not held under its lease any more (ended, or an unknown id): told as a lock's lost release is.
+  events.released(1, held ? std::error_code() : make_error_code(Errc::lease_lost));
+  return held;
 }
 
 bool LeasedSemaphore::update_lease(const std::string& permit, std::chrono::milliseconds lease) {

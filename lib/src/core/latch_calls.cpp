@@ -2,6 +2,7 @@
 
 #include "core/key_script.hpp"
 #include "lockbridge/error.hpp"
+#include "observe/counter_events.hpp"
 #include "strategies/scripts.hpp"
 #include "waiting/announced_wait.hpp"
 
@@ -36,9 +37,15 @@ Task<std::int64_t> count(Routes& routes, const AnnouncedKey& latch) {
 
 Task<bool> wait(Routes& routes, const AnnouncedKey& latch, std::shared_ptr<EventLoop> loop,
                 std::chrono::steady_clock::time_point deadline, std::stop_token stop, std::chrono::milliseconds recheck) {
-  const TryStep open = [&]() -> Task<TryOutcome> { co_return TryOutcome::finished(co_await count(routes, latch) <= 0); };
-  co_return co_await wait_announced(latch.state(), latch.channel, std::move(loop), deadline, std::move(stop), recheck,
-                                    open);
+  const auto began = CounterEvents::Clock::now();
+  int attempts = 0;
+  const TryStep open = [&]() -> Task<TryOutcome> {
+    ++attempts;
+    co_return TryOutcome::finished(co_await count(routes, latch) <= 0);
+  };
+  const CounterEvents events(latch.state(), latch.key, "latch");
+  Task<bool> waiting = wait_announced(latch.state(), latch.channel, std::move(loop), deadline, stop, recheck, open);
+  co_return co_await report_wait(std::move(waiting), events, began, 0, attempts, stop);
 }
 
 }  // namespace lockbridge::detail::latch_calls

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/key_script.hpp"
+#include "observe/counter_events.hpp"
 #include "strategies/scripts.hpp"
 #include "waiting/announced_wait.hpp"
 
@@ -53,27 +54,51 @@ Task<std::int64_t> drain(Routes& routes, const AnnouncedKey& semaphore) {
   return run(routes, semaphore, kRedissonSemaphoreDrain, {}, false, "drain");
 }
 
-Task<bool> try_acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
-  require_permits(permits, 1, "try_acquire");
+namespace {
+// One acquire script, unreported: true when the permits were taken.
+Task<bool> take(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
   std::vector<std::string> args{std::to_string(permits)};
   co_return co_await run(routes, semaphore, kRedissonSemaphoreAcquire, std::move(args), false, "acquire") == 1;
+}
+}  // namespace
+
+Task<bool> try_acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
+  require_permits(permits, 1, "try_acquire");
+  const auto began = CounterEvents::Clock::now();
+  const int attempts = 1;
+  const std::stop_token unstoppable;
+  const CounterEvents events(semaphore.state(), semaphore.key, "semaphore");
+  Task<bool> taking = take(routes, semaphore, permits);
+  co_return co_await report_wait(std::move(taking), events, began, permits, attempts, unstoppable);
 }
 
 Task<bool> acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits,
                    std::shared_ptr<EventLoop> loop, std::chrono::steady_clock::time_point deadline,
                    std::stop_token stop, std::chrono::milliseconds recheck) {
   require_permits(permits, 1, "acquire");
-  const TryStep take = [&]() -> Task<TryOutcome> {
-    co_return TryOutcome::finished(co_await try_acquire(routes, semaphore, permits));
+  const auto began = CounterEvents::Clock::now();
+  int attempts = 0;
+  const TryStep attempt = [&]() -> Task<TryOutcome> {
+    ++attempts;
+    co_return TryOutcome::finished(co_await take(routes, semaphore, permits));
   };
-  co_return co_await wait_announced(semaphore.state(), semaphore.channel, std::move(loop), deadline, std::move(stop),
-                                    recheck, take);
+  const CounterEvents events(semaphore.state(), semaphore.key, "semaphore");
+  Task<bool> waiting =
+      wait_announced(semaphore.state(), semaphore.channel, std::move(loop), deadline, stop, recheck, attempt);
+  co_return co_await report_wait(std::move(waiting), events, began, permits, attempts, stop);
 }
 
 Task<void> release(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
   require_permits(permits, 1, "release");
+  const CounterEvents events(semaphore.state(), semaphore.key, "semaphore");
   std::vector<std::string> args{std::to_string(permits), semaphore.publish_command()};
-  (void)co_await run(routes, semaphore, kRedissonSemaphoreAdd, std::move(args), true, "release");
+  try {
+    (void)co_await run(routes, semaphore, kRedissonSemaphoreAdd, std::move(args), true, "release");
+  } catch (...) {
+    events.released(permits, current_error_code());
+    throw;
+  }
+  events.released(permits, {});
 }
 
 }  // namespace lockbridge::detail::semaphore_calls

@@ -17,7 +17,10 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <memory>
 #include <thread>
+
+#include "lockbridge/observer.hpp"
 
 namespace lockbridge::detail {
 
@@ -57,5 +60,18 @@ class EventQueue {
   std::thread thread_;  // started by the first post()
   std::atomic<std::uint64_t> dropped_{0};
 };
+
+// Builds an event with `make` and posts `observer`'s `callback` with it to `queue`; nothing
+// without an observer. Never throws: an event that cannot be built (out of memory) is lost, what
+// it reports is not.
+template <class Event, class Make>
+void post_event(const std::shared_ptr<Observer>& observer, EventQueue& queue, void (Observer::*callback)(const Event&),
+                Make make) noexcept {
+  if (!observer) return;
+  try {
+    queue.post([observer, callback, event = make()] { ((*observer).*callback)(event); });
+  } catch (...) {
+  }
+}
 
 }  // namespace lockbridge::detail

@@ -41,11 +41,7 @@ LockEvents::LockEvents(std::shared_ptr<Observer> observer, EventQueue& queue, st
 
 template <class Event, class Make>
 void LockEvents::post(void (Observer::*callback)(const Event&), Make make) const noexcept {
-  if (!observer_) return;
-  try {
-    queue_->post([observer = observer_, callback, event = make()] { ((*observer).*callback)(event); });
-  } catch (...) {  // out of memory building the event: it is lost, the lock is not
-  }
+  if (queue_ != nullptr) post_event(observer_, *queue_, callback, std::move(make));
 }
 
 HoldId LockEvents::next_hold() noexcept {
