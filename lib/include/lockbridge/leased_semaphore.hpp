@@ -86,9 +86,6 @@ class LeasedSemaphore {
  private:
   std::optional<std::string> acquire_until_steady(std::chrono::steady_clock::time_point deadline,
                                                   std::chrono::milliseconds lease, std::stop_token stop);
-  // The id as it is kept in Redis.
-  std::string stored(const std::string& permit) const;
-  bool release_quietly(const std::string& permit) noexcept;  // release(), never throwing
   std::shared_ptr<const detail::AnnouncedKey> target_;
   LeasedSemaphoreOptions options_;
 };
