@@ -1,5 +1,6 @@
-// AsyncLatch and AsyncSemaphore: Redisson's RCountDownLatch and RSemaphore through the async front
-// (EventLatch and EventSemaphore under them), on the fixture's redis-server, beside the blocking
+// AsyncLatch, AsyncSemaphore and AsyncLeasedSemaphore: Redisson's RCountDownLatch, RSemaphore and
+// RPermitExpirableSemaphore through the async front (EventLatch, EventSemaphore and
+// EventLeasedSemaphore under them), on the fixture's redis-server, beside the blocking
 // front and a Java peer played by Redisson 4.7.0's own scripts. Waiters recheck only once a minute,
 // so a wake-up by announcement that did not come fails the test; nothing asserts a duration.
 #include <gmock/gmock.h>
@@ -21,6 +22,7 @@
 
 #include "lockbridge/asio.hpp"
 #include "lockbridge/latch.hpp"
+#include "lockbridge/leased_semaphore.hpp"
 #include "lockbridge/semaphore.hpp"
 #include "loop_runner.hpp"
 #include "redis_test_support.hpp"
@@ -228,6 +230,56 @@ TEST_F(AsyncCountersTest, ASemaphoresBadInputIsAnErrorCodeAndChangesNoKey) {
   EXPECT_EQ(error_of([&](auto done) { slots.async_release(1, done); }), make_error_code(Errc::wrong_type));
   EXPECT_EQ(error_of([&](auto done) { slots.async_available(done); }), make_error_code(Errc::wrong_type));
   EXPECT_EQ(raw({"LRANGE", key, "0", "-1"}).elements.size(), 1u);
+}
+
+LeasedSemaphoreOptions message_only_leased() {
+  LeasedSemaphoreOptions options;
+  options.recheck = minutes(1);
+  options.acquire_timeout = seconds(50);
+  return options;
+}
+
+TEST_F(AsyncCountersTest, ALeasedPermitIsTakenWaitedForAndGivenBackWithNoThreadWaiting) {
+  const std::string key = unique_key();
+  AsyncLeasedSemaphore workers(client_, key, message_only_leased());
+  ASSERT_TRUE(value_of<bool>([&](auto done) { workers.async_try_set_permits(1, done); }));
+  const std::string permit = value_of<std::string>([&](auto done) { workers.async_acquire(seconds(30), done); });
+  ASSERT_EQ(permit.size(), 32u);
+  EXPECT_EQ(raw({"ZCARD", LeasedSemaphore::leases_name(key)}).integer, 1);
+  EXPECT_FALSE(LeasedSemaphore(test_client(), key).try_acquire(seconds(30))) << "the blocking front took a taken permit";
+  EXPECT_EQ(value_of<std::string>([&](auto done) { workers.async_try_acquire(seconds(30), done); }), "");
+  EXPECT_TRUE(value_of<bool>([&](auto done) { workers.async_update_lease(permit, minutes(5), done); }));
+
+  Outcome<std::string> waited;
+  workers.async_try_acquire_for(minutes(5), LeasedSemaphore::kNoLease,
+                                [&](std::error_code error, std::string next) { waited.emplace(error, next); });
+  ASSERT_TRUE(subscribed(Semaphore::channel_name(key)));
+  EXPECT_TRUE(LeasedSemaphore(test_client(), key).release(permit)) << "the blocking front's release";
+  ASSERT_TRUE(settled(waited)) << "the release did not wake the async waiter";
+  EXPECT_FALSE(std::get<0>(*waited));
+  const std::string next = std::get<1>(*waited);
+  EXPECT_EQ(next.size(), 32u);
+  EXPECT_TRUE(value_of<bool>([&](auto done) { workers.async_release(next, done); }));
+  EXPECT_FALSE(value_of<bool>([&](auto done) { workers.async_release(next, done); })) << "released twice";
+  EXPECT_EQ(value_of<std::int64_t>([&](auto done) { workers.async_available(done); }), 1);
+  EXPECT_EQ(error_of([&](auto done) { workers.async_release("not an id", done); }), make_error_code(Errc::bad_option));
+  EXPECT_EQ(error_of([&](auto done) { workers.async_acquire(std::chrono::milliseconds(0), done); }),
+            make_error_code(Errc::bad_option));
+}
+
+TEST_F(AsyncCountersTest, ALeasedAcquireCancelledAfterItsAttemptWonGivesThePermitBack) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(LeasedSemaphore(test_client(), key).try_set_permits(1));
+  EventLeasedSemaphore engine(client_.engine(), key, message_only_leased());
+  std::stop_source stop;
+  Outcome<std::string> cancelled;
+  engine.acquire(LeasedSemaphore::kNoLease, EventLeasedSemaphore::Clock::time_point::max(), stop.get_token(),
+                 [&](std::error_code error, std::string permit) { cancelled.emplace(error, permit); });
+  stop.request_stop();  // the attempt is on its way, and wins
+  ASSERT_TRUE(settled(cancelled));
+  EXPECT_EQ(std::get<0>(*cancelled), std::errc::operation_canceled);
+  EXPECT_EQ(raw({"GET", key}).str, "1") << "the cancelled acquire kept its permit";
+  EXPECT_EQ(raw({"ZCARD", LeasedSemaphore::leases_name(key)}).integer, 0);
 }
 
 }  // namespace

@@ -578,4 +578,93 @@ class AsyncSemaphore final : public AsyncCounter {
   EventSemaphore semaphore_;
 };
 
+// Redisson's permit-expirable semaphore, as LeasedSemaphore (EventLeasedSemaphore's rules).
+//
+//   lockbridge::AsyncLeasedSemaphore workers(client, "workers");
+//   std::string permit = co_await workers.async_acquire(std::chrono::seconds(30), asio::use_awaitable);
+//   ...
+//   co_await workers.async_release(permit, asio::use_awaitable);
+class AsyncLeasedSemaphore final : public AsyncCounter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Throws Error{bad_option} as LeasedSemaphore's constructor does. Does no I/O.
+  AsyncLeasedSemaphore(AsyncClient& client, std::string key, LeasedSemaphoreOptions options = {})
+      : AsyncCounter(client), semaphore_(client.engine(), std::move(key), options) {}
+
+  // void(std::error_code, bool set)
+  template <class CompletionToken>
+  auto async_try_set_permits(std::int64_t permits, CompletionToken&& token) {
+    return initiate<void(std::error_code, bool)>(token, [this, permits](auto completion) {
+      semaphore_.try_set_permits(permits, with_value(completion));
+    });
+  }
+  // void(std::error_code, std::int64_t now_available)
+  template <class CompletionToken>
+  auto async_add_permits(std::int64_t permits, CompletionToken&& token) {
+    return initiate<void(std::error_code, std::int64_t)>(
+        token, [this, permits](auto completion) { semaphore_.add_permits(permits, with_value(completion)); });
+  }
+  // void(std::error_code, std::int64_t)
+  template <class CompletionToken>
+  auto async_available(CompletionToken&& token) {
+    return initiate<void(std::error_code, std::int64_t)>(
+        token, [this](auto completion) { semaphore_.available(with_value(completion)); });
+  }
+  // One attempt: void(std::error_code, std::string permit), empty when none was free.
+  template <class CompletionToken>
+  auto async_try_acquire(std::chrono::milliseconds lease, CompletionToken&& token) {
+    return async_try_acquire_until(Clock::time_point::min(), lease, std::forward<CompletionToken>(token));
+  }
+  // Until a permit is taken, for at most options().acquire_timeout: void(std::error_code,
+  // std::string permit), Errc::timeout when it gave up. A cancellation ends it with
+  // operation_aborted, having given back what it won.
+  template <class CompletionToken>
+  auto async_acquire(std::chrono::milliseconds lease, CompletionToken&& token) {
+    const auto deadline = lockbridge::deadline_after(semaphore_.options().acquire_timeout);
+    return initiate_cancellable<void(std::error_code, std::string)>(
+        token, [this, lease, deadline](auto completion, auto stop) {
+          semaphore_.acquire(lease, deadline, stop->get_token(), [completion, stop](std::error_code error, std::string permit) {
+            if (!error && permit.empty()) error = make_error_code(Errc::timeout);
+            completion(asio_impl::in_asio_terms(error), std::move(permit));
+          });
+        });
+  }
+  // Until a permit is taken or the wait ends: void(std::error_code, std::string permit), empty
+  // when none was taken.
+  template <class Rep, class Period, class CompletionToken>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> wait, std::chrono::milliseconds lease,
+                             CompletionToken&& token) {
+    return async_try_acquire_until(lockbridge::deadline_after(wait), lease, std::forward<CompletionToken>(token));
+  }
+  template <class CompletionToken>
+  auto async_try_acquire_until(Clock::time_point deadline, std::chrono::milliseconds lease, CompletionToken&& token) {
+    return initiate_cancellable<void(std::error_code, std::string)>(
+        token, [this, lease, deadline](auto completion, auto stop) {
+          semaphore_.acquire(lease, deadline, stop->get_token(), [completion, stop](std::error_code error, std::string permit) {
+            completion(asio_impl::in_asio_terms(error), std::move(permit));
+          });
+        });
+  }
+  // void(std::error_code, bool held): false when its lease had ended (given back all the same).
+  template <class CompletionToken>
+  auto async_release(std::string permit, CompletionToken&& token) {
+    return initiate<void(std::error_code, bool)>(token, [this, permit = std::move(permit)](auto completion) {
+      semaphore_.release(permit, with_value(completion));
+    });
+  }
+  // void(std::error_code, bool): false when the id holds no permit (any more).
+  template <class CompletionToken>
+  auto async_update_lease(std::string permit, std::chrono::milliseconds lease, CompletionToken&& token) {
+    return initiate<void(std::error_code, bool)>(token, [this, permit = std::move(permit), lease](auto completion) {
+      semaphore_.update_lease(permit, lease, with_value(completion));
+    });
+  }
+
+  const std::string& key() const noexcept { return semaphore_.key(); }
+  const LeasedSemaphoreOptions& options() const noexcept { return semaphore_.options(); }
+
+ private:
+  EventLeasedSemaphore semaphore_;
+};
+
 }  // namespace lockbridge

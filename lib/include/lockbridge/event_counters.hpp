@@ -1,9 +1,11 @@
-// lockbridge: Redisson's count-down latch and semaphore (lockbridge/latch.hpp, semaphore.hpp) driven
+// lockbridge: Redisson's count-down latch and semaphores (lockbridge/latch.hpp, semaphore.hpp,
+// leased_semaphore.hpp) driven
 // by the program's event loop, as EventMutex drives a lock: a waiting wait() or acquire() costs a
 // coroutine frame and a subscription, not a thread, and every request goes on the EventClient's
 // pipelines (per master on Redis Cluster). The keys, scripts and announcements are the blocking
 // objects', so both fronts and Java peers share one latch or one pool of permits.
-// lockbridge/asio.hpp wraps them with Asio completion tokens (AsyncLatch, AsyncSemaphore).
+// lockbridge/asio.hpp wraps them with Asio completion tokens (AsyncLatch, AsyncSemaphore,
+// AsyncLeasedSemaphore).
 //
 // Construct, use and destroy them on the loop; the EventClient outlives them. Several operations
 // may run at once. Each callback is called once, on the loop, never inside the call that started
@@ -22,6 +24,7 @@
 
 #include "lockbridge/event_mutex.hpp"
 #include "lockbridge/latch.hpp"
+#include "lockbridge/leased_semaphore.hpp"
 #include "lockbridge/semaphore.hpp"
 
 namespace lockbridge {
@@ -93,6 +96,33 @@ class EventSemaphore final : public EventCounter {
 
  private:
   SemaphoreOptions options_;
+};
+
+// RPermitExpirableSemaphore, as LeasedSemaphore: permits with leases, handed out as ids.
+class EventLeasedSemaphore final : public EventCounter {
+ public:
+  // The permit's id (32 hex digits), or empty when none was taken.
+  using PermitDone = std::function<void(std::error_code, std::string permit)>;
+
+  // Throws Error{bad_option} as LeasedSemaphore's constructor does. Does no I/O.
+  EventLeasedSemaphore(EventClient& client, std::string key, LeasedSemaphoreOptions options = {});
+  void try_set_permits(std::int64_t permits, BoolDone done);
+  void add_permits(std::int64_t permits, CountDone done);
+  // After giving back the permits whose lease ended.
+  void available(CountDone done);
+  // One permit for `lease` (1 ms to 365 days, or LeasedSemaphore::kNoLease), waiting until
+  // `deadline` (one attempt when it has passed; empty id then). A stop request ends it with
+  // std::errc::operation_canceled at once; a permit an attempt already sent had won is given back
+  // first.
+  void acquire(std::chrono::milliseconds lease, Clock::time_point deadline, std::stop_token stop, PermitDone done);
+  // true when the permit was held within its lease (given back either way).
+  void release(std::string permit, BoolDone done);
+  // false when the id holds no permit (any more).
+  void update_lease(std::string permit, std::chrono::milliseconds lease, BoolDone done);
+  const LeasedSemaphoreOptions& options() const noexcept { return options_; }
+
+ private:
+  LeasedSemaphoreOptions options_;
 };
 
 }  // namespace lockbridge

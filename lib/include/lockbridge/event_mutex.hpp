@@ -53,6 +53,7 @@ class EventClient {
   friend struct EventSharedMutex;
   friend class EventLatch;
   friend class EventSemaphore;
+  friend class EventLeasedSemaphore;
   Client client_;
   std::shared_ptr<EventLoop> loop_;
   std::shared_ptr<detail::PipelineRoutes> routes_;

@@ -4,6 +4,7 @@
 
 #include "core/event_object.hpp"
 #include "core/latch_calls.hpp"
+#include "core/leased_calls.hpp"
 #include "core/semaphore_calls.hpp"
 
 namespace lockbridge {
@@ -20,11 +21,12 @@ std::function<void(std::error_code, bool)> without_value(EventCounter::Done done
   return [done = std::move(done)](std::error_code error, bool) { done(error); };
 }
 
-// A caller's stop already requested: told at once (on the loop), nothing sent.
+// A caller's stop already requested: told at once (on the loop, with no value), nothing sent.
+template <class Value>
 bool cancelled_before(const std::shared_ptr<EventObject>& object, const std::stop_token& stop,
-                      const EventCounter::BoolDone& done) {
+                      const std::function<void(std::error_code, Value)>& done) {
   if (!stop.stop_requested()) return false;
-  object->loop()->post([done] { done(std::make_error_code(std::errc::operation_canceled), false); });
+  object->loop()->post([done] { done(std::make_error_code(std::errc::operation_canceled), Value{}); });
   return true;
 }
 
@@ -149,6 +151,75 @@ void EventSemaphore::release(std::int64_t permits, Done done) {
         co_return true;
       },
       without_value(std::move(done)));
+}
+
+EventLeasedSemaphore::EventLeasedSemaphore(EventClient& client, std::string key, LeasedSemaphoreOptions options)
+    : EventCounter(std::make_shared<EventObject>(
+          EventObject{detail::leased_calls::announced(client.client(), std::move(key), options, "EventLeasedSemaphore"),
+                      client.routes_, {}})),
+      options_(options) {}
+
+namespace leased = detail::leased_calls;
+
+void EventLeasedSemaphore::try_set_permits(std::int64_t permits, BoolDone done) {
+  run_operation<bool>(
+      object(),
+      [permits](EventObject& semaphore) { return leased::try_set_permits(*semaphore.routes, semaphore.target, permits); },
+      std::move(done));
+}
+
+void EventLeasedSemaphore::add_permits(std::int64_t permits, CountDone done) {
+  run_operation<std::int64_t>(
+      object(),
+      [permits](EventObject& semaphore) { return leased::add_permits(*semaphore.routes, semaphore.target, permits); },
+      std::move(done));
+}
+
+void EventLeasedSemaphore::available(CountDone done) {
+  run_operation<std::int64_t>(
+      object(), [](EventObject& semaphore) { return leased::available(*semaphore.routes, semaphore.target); },
+      std::move(done));
+}
+
+void EventLeasedSemaphore::acquire(std::chrono::milliseconds lease, Clock::time_point deadline, std::stop_token stop,
+                                   PermitDone done) {
+  if (cancelled_before(object(), stop, done)) return;
+  const auto ids = options_.ids;
+  const auto recheck = options_.recheck;
+  run_operation<std::string>(
+      object(),
+      [lease, deadline, stop, ids, recheck](EventObject& semaphore) -> Task<std::string> {
+        const OperationStop ends(stop, semaphore.closing.get_token());
+        std::optional<std::string> permit = co_await leased::acquire(
+            *semaphore.routes, semaphore.target, ids, lease, semaphore.loop(), deadline, ends.token(), recheck);
+        // Won by an attempt sent before the stop: given back, so a cancelled acquire keeps none.
+        if (permit && ends.token().stop_requested()) {
+          (void)co_await leased::release(*semaphore.routes, semaphore.target, ids, *permit);
+        }
+        (void)finished_or_cancelled(permit.has_value(), stop);
+        co_return permit.value_or(std::string());
+      },
+      std::move(done));
+}
+
+void EventLeasedSemaphore::release(std::string permit, BoolDone done) {
+  const auto ids = options_.ids;
+  run_operation<bool>(
+      object(),
+      [permit = std::move(permit), ids](EventObject& semaphore) {
+        return leased::release(*semaphore.routes, semaphore.target, ids, permit);
+      },
+      std::move(done));
+}
+
+void EventLeasedSemaphore::update_lease(std::string permit, std::chrono::milliseconds lease, BoolDone done) {
+  const auto ids = options_.ids;
+  run_operation<bool>(
+      object(),
+      [permit = std::move(permit), lease, ids](EventObject& semaphore) {
+        return leased::update_lease(*semaphore.routes, semaphore.target, ids, permit, lease);
+      },
+      std::move(done));
 }
 
 }  // namespace lockbridge
