@@ -41,6 +41,7 @@
 #include <string>
 #include <system_error>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -493,19 +494,13 @@ class AsyncLatch final : public AsyncCounter {
   EventLatch latch_;
 };
 
-// Redisson's semaphore, as Semaphore (EventSemaphore's rules: several operations may run at once;
-// destroying it ends them, uncalled, and gives back what a running acquire had won).
-//
-//   lockbridge::AsyncSemaphore slots(client, "uploads");
-//   co_await slots.async_acquire(1, asio::use_awaitable);   // no thread waits
-//   ...
-//   co_await slots.async_release(1, asio::use_awaitable);
-class AsyncSemaphore final : public AsyncCounter {
+// What AsyncSemaphore and AsyncLeasedSemaphore share: a pool of permits on `Engine` (the
+// event-driven semaphore under it), set, added to and read the same way.
+template <class Engine>
+class AsyncPermits : public AsyncCounter {
  public:
   using Clock = std::chrono::steady_clock;
-  // Throws Error{bad_option} as Semaphore's constructor does. Does no I/O.
-  AsyncSemaphore(AsyncClient& client, std::string key, SemaphoreOptions options = {})
-      : AsyncCounter(client), semaphore_(client.engine(), std::move(key), options) {}
+  using Options = std::remove_cvref_t<decltype(std::declval<const Engine&>().options())>;
 
   // void(std::error_code, bool set)
   template <class CompletionToken>
@@ -526,6 +521,31 @@ class AsyncSemaphore final : public AsyncCounter {
     return initiate<void(std::error_code, std::int64_t)>(
         token, [this](auto completion) { semaphore_.available(with_value(completion)); });
   }
+
+  const std::string& key() const noexcept { return semaphore_.key(); }
+  const Options& options() const noexcept { return semaphore_.options(); }
+
+ protected:
+  AsyncPermits(AsyncClient& client, std::string key, const Options& options)
+      : AsyncCounter(client), semaphore_(client.engine(), std::move(key), options) {}
+  ~AsyncPermits() = default;  // not deleted through a base pointer
+
+  Engine semaphore_;
+};
+
+// Redisson's semaphore, as Semaphore (EventSemaphore's rules: several operations may run at once;
+// destroying it ends them, uncalled, and gives back what a running acquire had won).
+//
+//   lockbridge::AsyncSemaphore slots(client, "uploads");
+//   co_await slots.async_acquire(1, asio::use_awaitable);   // no thread waits
+//   ...
+//   co_await slots.async_release(1, asio::use_awaitable);
+class AsyncSemaphore final : public AsyncPermits<EventSemaphore> {
+ public:
+  // Throws Error{bad_option} as Semaphore's constructor does. Does no I/O.
+  AsyncSemaphore(AsyncClient& client, std::string key, SemaphoreOptions options = {})
+      : AsyncPermits(client, std::move(key), options) {}
+
   // void(std::error_code, std::int64_t drained)
   template <class CompletionToken>
   auto async_drain(CompletionToken&& token) {
@@ -571,11 +591,6 @@ class AsyncSemaphore final : public AsyncCounter {
         token, [this, permits](auto completion) { semaphore_.release(permits, without_value(completion)); });
   }
 
-  const std::string& key() const noexcept { return semaphore_.key(); }
-  const SemaphoreOptions& options() const noexcept { return semaphore_.options(); }
-
- private:
-  EventSemaphore semaphore_;
 };
 
 // Redisson's permit-expirable semaphore, as LeasedSemaphore (EventLeasedSemaphore's rules).
@@ -584,32 +599,12 @@ class AsyncSemaphore final : public AsyncCounter {
 //   std::string permit = co_await workers.async_acquire(std::chrono::seconds(30), asio::use_awaitable);
 //   ...
 //   co_await workers.async_release(permit, asio::use_awaitable);
-class AsyncLeasedSemaphore final : public AsyncCounter {
+class AsyncLeasedSemaphore final : public AsyncPermits<EventLeasedSemaphore> {
  public:
-  using Clock = std::chrono::steady_clock;
   // Throws Error{bad_option} as LeasedSemaphore's constructor does. Does no I/O.
   AsyncLeasedSemaphore(AsyncClient& client, std::string key, LeasedSemaphoreOptions options = {})
-      : AsyncCounter(client), semaphore_(client.engine(), std::move(key), options) {}
+      : AsyncPermits(client, std::move(key), options) {}
 
-  // void(std::error_code, bool set)
-  template <class CompletionToken>
-  auto async_try_set_permits(std::int64_t permits, CompletionToken&& token) {
-    return initiate<void(std::error_code, bool)>(token, [this, permits](auto completion) {
-      semaphore_.try_set_permits(permits, with_value(completion));
-    });
-  }
-  // void(std::error_code, std::int64_t now_available)
-  template <class CompletionToken>
-  auto async_add_permits(std::int64_t permits, CompletionToken&& token) {
-    return initiate<void(std::error_code, std::int64_t)>(
-        token, [this, permits](auto completion) { semaphore_.add_permits(permits, with_value(completion)); });
-  }
-  // void(std::error_code, std::int64_t)
-  template <class CompletionToken>
-  auto async_available(CompletionToken&& token) {
-    return initiate<void(std::error_code, std::int64_t)>(
-        token, [this](auto completion) { semaphore_.available(with_value(completion)); });
-  }
   // One attempt: void(std::error_code, std::string permit), empty when none was free.
   template <class CompletionToken>
   auto async_try_acquire(std::chrono::milliseconds lease, CompletionToken&& token) {
@@ -660,11 +655,6 @@ class AsyncLeasedSemaphore final : public AsyncCounter {
     });
   }
 
-  const std::string& key() const noexcept { return semaphore_.key(); }
-  const LeasedSemaphoreOptions& options() const noexcept { return semaphore_.options(); }
-
- private:
-  EventLeasedSemaphore semaphore_;
 };
 
 }  // namespace lockbridge
