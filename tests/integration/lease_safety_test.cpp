@@ -118,6 +118,24 @@ TEST_P(Watchdog, StopsRenewingAtMaxHoldAndTheLeaseRunsOut) {
   EXPECT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 0; })) << "the key must expire in Redis";
 }
 
+// The renewal that max_hold cuts short carries the lease to the hold's deadline, and is the last:
+// a watchdog that asked again every third of what was left renewed some two hundred times on the way.
+// Renewals come every lease/3 until then (fewer when the machine is slow): five or so here.
+TEST_P(Watchdog, TheRenewalCutShortByMaxHoldIsTheLast) {
+  const std::string key = unique_key();
+  Client client = test_client();  // its own: its renewals are this lock's alone
+  MutexOptions held = options(milliseconds(600));
+  held.watchdog.max_hold = milliseconds(1000);
+  held.legacy.safety_ttl_grace = milliseconds(0);
+  Mutex mutex(client, key, held);
+  LossLog log;
+  mutex.on_lease_lost([&log](const Error& error) { log.record(error); });
+  ASSERT_TRUE(mutex.try_lock());
+  ASSERT_TRUE(eventually([&] { return log.count() > 0; })) << "a holder past max_hold must lose the lock";
+  EXPECT_NE(log.first_message().find("max_hold"), std::string::npos) << log.first_message();
+  EXPECT_LE(client.stats().renewals, 8u);
+}
+
 INSTANTIATE_TEST_SUITE_P(TokenAndHardenedLegacy, Watchdog, ::testing::Values(StrategyKind::token, StrategyKind::legacy),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 

@@ -5,11 +5,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "lockbridge/latch.hpp"
+#include "lockbridge/leased_semaphore.hpp"
+#include "lockbridge/semaphore.hpp"
+#include "lockbridge/shared_mutex.hpp"
 #include "redis_test_support.hpp"
 #include "topology.hpp"
 
@@ -41,6 +46,45 @@ TEST(Sentinel, LocksOnTheMasterTheSentinelsName) {
   EXPECT_FALSE(mutex.last_error());
   EXPECT_TRUE(other.try_lock());
   other.unlock();
+}
+
+// Redisson's other objects through the Sentinels too: their keys on the master they name, and a
+// waiter woken by an announcement there (it rechecks only once a minute).
+TEST(Sentinel, RedissonsLatchSemaphoresAndReadWriteLockLiveOnTheMasterTheSentinelsName) {
+  SentinelTopology topology;
+  const Client client(topology.url(), quick_failing_client());
+  const std::string key = unique_key();
+  SemaphoreOptions semaphore_options;
+  semaphore_options.recheck = std::chrono::minutes(1);
+  Semaphore slots(client, key + ":slots", semaphore_options);
+  Semaphore giver(Client(topology.url(), topology_client()), key + ":slots");
+  auto waited = std::async(std::launch::async, [&] { return slots.try_acquire_for(std::chrono::minutes(5)); });
+  ASSERT_TRUE(eventually([&] {
+    const auto counted = topology.master->command_list({"PUBSUB", "NUMSUB", Semaphore::channel_name(key + ":slots")});
+    return counted.size() == 2 && counted[1] == "1";
+  })) << "the waiter did not subscribe on the master";
+  giver.release();
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "the release did not wake it";
+  EXPECT_TRUE(waited.get());
+  EXPECT_EQ(topology.master->command({"GET", key + ":slots"}), "0");
+
+  Latch latch(client, key + ":latch");
+  ASSERT_TRUE(latch.try_set_count(1));
+  EXPECT_EQ(topology.master->command({"GET", key + ":latch"}), "1");
+  latch.count_down();
+  EXPECT_TRUE(latch.try_wait());
+
+  LeasedSemaphore leased(client, key + ":leased");
+  ASSERT_TRUE(leased.try_set_permits(1));
+  const std::optional<std::string> permit = leased.try_acquire(std::chrono::seconds(30));
+  ASSERT_TRUE(permit);
+  EXPECT_EQ(topology.master->command({"ZCARD", LeasedSemaphore::leases_name(key + ":leased")}), "1");
+  EXPECT_TRUE(leased.release(*permit));
+
+  SharedMutex config(client, key + ":rw");
+  ASSERT_TRUE(config.try_lock_shared());
+  EXPECT_EQ(topology.master->command({"HGET", key + ":rw", "mode"}), "read");
+  config.unlock_shared();
 }
 
 // The failover test of issue 7: kill the master while a Client that has been locking keeps

@@ -243,7 +243,12 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
         lease.renewed(std::move(*value), now + asked[i]);
         renewals_.fetch_add(1, std::memory_order_relaxed);
         ++renewed;
-        entry.next_renewal = lease.renewal->once ? Clock::time_point::max() : now + asked[i] / 3;
+        // A renewal cut short by max_hold carried the lease to the hold's deadline: none can
+        // carry it further, so none follows (asking again every third of an ever shorter lease
+        // spent some two hundred round trips in the last milliseconds). It runs out there, and is
+        // told.
+        const bool last = lease.renewal->once || entry.max_hold_reached;
+        entry.next_renewal = last ? Clock::time_point::max() : now + asked[i] / 3;
         requeue(std::move(entry));
       } else {
         const LeaseLossReason reason = lease.observed ? why_not_ours(lease.key) : LeaseLossReason::taken;
