@@ -118,10 +118,11 @@ TEST_P(Watchdog, StopsRenewingAtMaxHoldAndTheLeaseRunsOut) {
   EXPECT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 0; })) << "the key must expire in Redis";
 }
 
-// The renewal that max_hold cuts short carries the lease to the hold's deadline, and is the last:
-// a watchdog that asked again every third of what was left renewed some two hundred times on the way.
-// Renewals come every lease/3 until then (fewer when the machine is slow): five or so here.
-TEST_P(Watchdog, TheRenewalCutShortByMaxHoldIsTheLast) {
+// The renewal that max_hold cuts short carries the lease to the hold's deadline; later ones only
+// check that the lock is still ours, at the usual cadence. A watchdog that asked again every third
+// of what was left renewed some two hundred times on the way. Renewals come every lease/6 to
+// lease/3 (fewer when the machine is slow): seven or so here.
+TEST_P(Watchdog, RenewalsCutShortByMaxHoldKeepTheirCadence) {
   const std::string key = unique_key();
   Client client = test_client();  // its own: its renewals are this lock's alone
   MutexOptions held = options(milliseconds(600));
@@ -133,7 +134,7 @@ TEST_P(Watchdog, TheRenewalCutShortByMaxHoldIsTheLast) {
   ASSERT_TRUE(mutex.try_lock());
   ASSERT_TRUE(eventually([&] { return log.count() > 0; })) << "a holder past max_hold must lose the lock";
   EXPECT_NE(log.first_message().find("max_hold"), std::string::npos) << log.first_message();
-  EXPECT_LE(client.stats().renewals, 8u);
+  EXPECT_LE(client.stats().renewals, 12u);
 }
 
 INSTANTIATE_TEST_SUITE_P(TokenAndHardenedLegacy, Watchdog, ::testing::Values(StrategyKind::token, StrategyKind::legacy),

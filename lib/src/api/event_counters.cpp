@@ -26,13 +26,15 @@ template <class Value>
 bool cancelled_before(const std::shared_ptr<EventObject>& object, const std::stop_token& stop,
                       const std::function<void(std::error_code, Value)>& done) {
   if (!stop.stop_requested()) return false;
-  object->loop()->post([done] { done(std::make_error_code(std::errc::operation_canceled), Value{}); });
+  object->loop()->post([object, done] {
+    if (!object->closing.stop_requested()) done(std::make_error_code(std::errc::operation_canceled), Value{});
+  });
   return true;
 }
 
 // Why an operation's wait ended: its own outcome, or a cancellation when the caller stopped it.
-bool finished_or_cancelled(bool outcome, const std::stop_token& caller) {
-  if (caller.stop_requested()) throw std::system_error(std::make_error_code(std::errc::operation_canceled));
+bool finished_or_cancelled(bool outcome, bool cancelled) {
+  if (cancelled) throw std::system_error(std::make_error_code(std::errc::operation_canceled));
   return outcome;
 }
 
@@ -80,7 +82,7 @@ void EventLatch::wait(Clock::time_point deadline, std::stop_token stop, BoolDone
         const OperationStop ends(stop, latch.closing.get_token());
         const bool open = co_await detail::latch_calls::wait(*latch.routes, latch.target, latch.loop(), deadline,
                                                              ends.token(), recheck);
-        co_return finished_or_cancelled(open, stop);
+        co_return finished_or_cancelled(open, stop.stop_requested());
       },
       std::move(done));
 }
@@ -136,9 +138,13 @@ void EventSemaphore::acquire(std::int64_t permits, Clock::time_point deadline, s
         const bool taken = co_await calls::acquire(*semaphore.routes, semaphore.target, permits, semaphore.loop(),
                                                    deadline, ends.token(), recheck);
         // Won by an attempt sent before the stop (the caller's, or the object going): given back,
-        // so a cancelled acquire never keeps permits.
-        if (taken && ends.token().stop_requested()) co_await calls::release(*semaphore.routes, semaphore.target, permits);
-        co_return finished_or_cancelled(taken, stop);
+        // so a cancelled acquire never keeps permits. The caller's stop is read once: it may come
+        // from another thread between two reads.
+        const bool cancelled = stop.stop_requested();
+        if (taken && (cancelled || ends.token().stop_requested())) {
+          co_await calls::release(*semaphore.routes, semaphore.target, permits);
+        }
+        co_return finished_or_cancelled(taken, cancelled);
       },
       std::move(done));
 }
@@ -193,10 +199,11 @@ void EventLeasedSemaphore::acquire(std::chrono::milliseconds lease, Clock::time_
         std::optional<std::string> permit = co_await leased::acquire(
             *semaphore.routes, semaphore.target, ids, lease, semaphore.loop(), deadline, ends.token(), recheck);
         // Won by an attempt sent before the stop: given back, so a cancelled acquire keeps none.
-        if (permit && ends.token().stop_requested()) {
+        const bool cancelled = stop.stop_requested();
+        if (permit && (cancelled || ends.token().stop_requested())) {
           (void)co_await leased::release(*semaphore.routes, semaphore.target, ids, *permit);
         }
-        (void)finished_or_cancelled(permit.has_value(), stop);
+        (void)finished_or_cancelled(permit.has_value(), cancelled);
         co_return permit.value_or(std::string());
       },
       std::move(done));

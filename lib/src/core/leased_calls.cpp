@@ -71,10 +71,18 @@ Task<std::int64_t> run_for_integer(Routes& routes, const AnnouncedKey& semaphore
   co_return integer_of(*reply, operation, semaphore.key);
 }
 
-// release(), never throwing: best effort (a permit with a lease comes back at its end anyway).
-Task<void> release_quietly(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::string permit) {
+// The release script: whether the permit was held within its lease.
+Task<bool> give_back(Routes& routes, const AnnouncedKey& semaphore, std::string stored_id) {
+  std::vector<std::string> args{std::move(stored_id), now_ms(), semaphore.publish_command()};
+  co_return co_await run_for_integer(routes, semaphore, kLeasedRelease, std::move(args), "release") == 1;
+}
+
+// After a lost acquire reply: gives the id back if the attempt took a permit under it. Never
+// throws (best effort: a permit with a lease comes back at its end anyway), and reports nothing:
+// the id most likely never held a permit.
+Task<void> release_quietly(Routes& routes, const AnnouncedKey& semaphore, std::string stored_id) {
   try {
-    (void)co_await release(routes, semaphore, ids, std::move(permit));
+    (void)co_await give_back(routes, semaphore, std::move(stored_id));
   } catch (...) {
   }
 }
@@ -86,8 +94,8 @@ Task<TryOutcome> attempt(Routes& routes, const AnnouncedKey& semaphore, PermitId
   fill_random(id);
   std::string hex = lowercase_hex(id);
   const std::string now = now_ms();
-  std::vector<std::string> args{"1",           lease_end(lease), now, kNoLeaseScore, semaphore.publish_command(),
-                                stored(hex, ids)};
+  std::string stored_id = stored(hex, ids);
+  std::vector<std::string> args{"1", lease_end(lease), now, kNoLeaseScore, semaphore.publish_command(), stored_id};
   ReplyPtr reply;
   std::exception_ptr lost;
   try {
@@ -99,7 +107,7 @@ Task<TryOutcome> attempt(Routes& routes, const AnnouncedKey& semaphore, PermitId
     lost = std::current_exception();
   }
   if (lost) {
-    co_await release_quietly(routes, semaphore, ids, hex);
+    co_await release_quietly(routes, semaphore, std::move(stored_id));
     std::rethrow_exception(lost);
   }
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1) {
@@ -165,11 +173,11 @@ Task<std::optional<std::string>> acquire(Routes& routes, const AnnouncedKey& sem
 }
 
 Task<bool> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::string permit) {
+  std::string stored_id = stored(permit, ids);  // a malformed id is refused before anything is reported
   const CounterEvents events(semaphore.state(), semaphore.key, "leased_semaphore");
   bool held = false;
   try {
-    std::vector<std::string> args{stored(permit, ids), now_ms(), semaphore.publish_command()};
-    held = co_await run_for_integer(routes, semaphore, kLeasedRelease, std::move(args), "release") == 1;
+    held = co_await give_back(routes, semaphore, std::move(stored_id));
   } catch (...) {
     events.released(1, current_error_code());
     throw;

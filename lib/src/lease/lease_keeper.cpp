@@ -34,6 +34,18 @@ Error ran_out(const Lease& lease, bool max_hold_reached) {
   return Error(Errc::lease_lost, describe("lease of", lease.key) + ": " + why);
 }
 
+// When to renew a lease renewed at `now` for `asked`: a third of it later. A renewal that max_hold
+// cut short has carried the lease to the hold's deadline, and later ones only check that the lock
+// is still ours, at the usual cadence (a third of the full lease), the last one at least that long
+// before the deadline: a third of an ever shorter lease asked again some two hundred times in the
+// last milliseconds.
+Lease::Clock::time_point next_renewal(const Lease& lease, Lease::Clock::time_point now, milliseconds asked) {
+  const milliseconds cadence = lease.renewal->lease / 3;
+  if (asked >= lease.renewal->lease) return now + asked / 3;
+  if (now + 2 * cadence > lease.renewal->hold_deadline) return Lease::Clock::time_point::max();
+  return now + cadence;
+}
+
 LeaseLossReason ran_out_reason(const Lease& lease, bool max_hold_reached) {
   return !lease.renewal || max_hold_reached ? LeaseLossReason::expired : LeaseLossReason::connection;
 }
@@ -243,12 +255,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
         lease.renewed(std::move(*value), now + asked[i]);
         renewals_.fetch_add(1, std::memory_order_relaxed);
         ++renewed;
-        // A renewal cut short by max_hold carried the lease to the hold's deadline: none can
-        // carry it further, so none follows (asking again every third of an ever shorter lease
-        // spent some two hundred round trips in the last milliseconds). It runs out there, and is
-        // told.
-        const bool last = lease.renewal->once || entry.max_hold_reached;
-        entry.next_renewal = last ? Clock::time_point::max() : now + asked[i] / 3;
+        entry.next_renewal = lease.renewal->once ? Clock::time_point::max() : next_renewal(lease, now, asked[i]);
         requeue(std::move(entry));
       } else {
         const LeaseLossReason reason = lease.observed ? why_not_ours(lease.key) : LeaseLossReason::taken;

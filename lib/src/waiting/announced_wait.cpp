@@ -19,7 +19,7 @@ Task<bool> wait_announced(ClientState& state, const ReleaseChannel& channel, std
     co_return listener.listen(deadline);
   };
   // Subscribed before the next attempt: what changes after that attempt is heard.
-  bool confirmed = co_await listen();
+  (void)co_await listen();
   while (true) {
     listener.arm();
     tried = co_await attempt();
@@ -29,15 +29,16 @@ Task<bool> wait_announced(ClientState& state, const ReleaseChannel& channel, std
     const auto pause = std::max(std::chrono::milliseconds(1), std::min(recheck, tried.retry_in.value_or(recheck)));
     const auto until = std::min(deadline, now + pause);
     if (loop) {
-      (void)co_await listener.wait_on(loop, until, {});
+      const std::string_view everyone;  // payloads name nobody
+      (void)co_await listener.wait_on(loop, until, everyone);
     } else {
       (void)listener.wait_until(until);
     }
-    // A slot that moved (Redis Cluster) makes the subscription deaf, and a subscription the
-    // server never confirmed (it was restarting) may hear nothing: subscribe again, where
-    // announcements go now.
+    if (stop.stop_requested()) co_return false;  // no attempt after a stop
+    // A slot that moved (Redis Cluster) makes the subscription deaf: subscribe again where
+    // announcements go now (also when the first subscription was never confirmed).
     listener.drop_if_redirected();
-    if (!confirmed || !listener.listening()) confirmed = co_await listen();
+    if (!listener.listening()) (void)co_await listen();
   }
 }
 
