@@ -2,31 +2,23 @@
 
 #include <utility>
 
-#include "metric_parts.hpp"
 #include "lockbridge/error.hpp"
+#include "metric_parts.hpp"
 
 namespace lockbridge::detail {
 
 CounterMetrics::CounterMetrics(prometheus::Registry& registry, const PrometheusOptions& options)
     : options_(options),
-      waits_(prometheus::BuildCounter()
-                 .Name("lockbridge_counter_waits_total")
-                 .Help("Latch waits and semaphore acquiring calls, by object (latch, semaphore, leased_semaphore) "
-                       "and outcome: done, timeout, cancelled or error")
-                 .Register(registry)),
-      wait_seconds_(prometheus::BuildHistogram()
-                        .Name("lockbridge_counter_wait_seconds")
-                        .Help("How long a latch wait or a semaphore acquiring call took, by object and outcome")
-                        .Register(registry)),
-      permits_acquired_(prometheus::BuildCounter()
-                            .Name("lockbridge_permits_acquired_total")
-                            .Help("Semaphore permits taken by this process's calls")
-                            .Register(registry)),
-      permits_released_(prometheus::BuildCounter()
-                            .Name("lockbridge_permits_released_total")
-                            .Help("Semaphore permits this process gave back, by outcome: released, lost (a leased "
-                                  "permit whose lease had ended, or unknown) or error (not confirmed)")
-                            .Register(registry)) {}
+      waits_(counters(registry, "lockbridge_counter_waits_total",
+                      "Latch waits and semaphore acquiring calls, by object (latch, semaphore, leased_semaphore) and "
+                      "outcome: done, timeout, cancelled or error")),
+      wait_seconds_(histograms(registry, "lockbridge_counter_wait_seconds",
+                               "How long a latch wait or a semaphore acquiring call took, by object and outcome")),
+      permits_acquired_(
+          counters(registry, "lockbridge_permits_acquired_total", "Semaphore permits taken by this process's calls")),
+      permits_released_(counters(registry, "lockbridge_permits_released_total",
+                                 "Semaphore permits this process gave back, by outcome: released, lost (a leased "
+                                 "permit whose lease had ended, or unknown) or error (not confirmed)")) {}
 
 namespace {
 

@@ -4,50 +4,31 @@
 #include <chrono>
 #include <utility>
 
-#include "metric_parts.hpp"
 #include "lockbridge/error.hpp"
+#include "metric_parts.hpp"
 
 namespace lockbridge::detail {
 
 LockMetrics::LockMetrics(prometheus::Registry& registry, PrometheusOptions options)
     : options_(std::move(options)),
-      acquisitions_(prometheus::BuildCounter()
-                        .Name("lockbridge_acquisitions_total")
-                        .Help("Calls that asked for a lock, by outcome: acquired, timeout (the retry policy gave up) "
-                              "or error")
-                        .Register(registry)),
-      starving_waits_(prometheus::BuildCounter()
-                          .Name("lockbridge_starving_waits_total")
-                          .Help("Waits that lasted past starvation_after (notify mode), from which on releases "
-                                "handed the lock to them in arrival order")
-                          .Register(registry)),
-      acquire_wait_(prometheus::BuildHistogram()
-                        .Name("lockbridge_acquire_wait_seconds")
-                        .Help("How long a call asking for a lock took, by outcome")
-                        .Register(registry)),
-      hold_(prometheus::BuildHistogram()
-                .Name("lockbridge_hold_seconds")
-                .Help("How long a lock was held, from its acquisition to its release")
-                .Register(registry)),
-      releases_(prometheus::BuildCounter()
-                    .Name("lockbridge_releases_total")
-                    .Help("Releases, by outcome: released, handed_over (to a starving waiter), lost (the lock "
-                          "was not ours any more) or error (not confirmed; the lease runs out)")
-                    .Register(registry)),
-      leases_lost_(prometheus::BuildCounter()
-                       .Name("lockbridge_leases_lost_total")
-                       .Help("Held locks that stopped being ours, by reason: expired, deleted, taken, connection, "
-                             "replication")
-                       .Register(registry)),
-      renewals_(prometheus::BuildCounter()
-                    .Name("lockbridge_renewals_total")
-                    .Help("Leases the watchdog renewed")
-                    .Register(registry)
-                    .Add({})),
-      locks_held_(prometheus::BuildGauge()
-                      .Name("lockbridge_locks_held")
-                      .Help("Locks held now: acquired, and neither released nor lost")
-                      .Register(registry)),
+      acquisitions_(
+          counters(registry, "lockbridge_acquisitions_total",
+                   "Calls that asked for a lock, by outcome: acquired, timeout (the retry policy gave up) or error")),
+      starving_waits_(counters(registry, "lockbridge_starving_waits_total",
+                               "Waits that lasted past starvation_after (notify mode), from which on releases handed "
+                               "the lock to them in arrival order")),
+      acquire_wait_(histograms(registry, "lockbridge_acquire_wait_seconds",
+                               "How long a call asking for a lock took, by outcome")),
+      hold_(histograms(registry, "lockbridge_hold_seconds",
+                       "How long a lock was held, from its acquisition to its release")),
+      releases_(counters(registry, "lockbridge_releases_total",
+                         "Releases, by outcome: released, handed_over (to a starving waiter), lost (the lock was not "
+                         "ours any more) or error (not confirmed; the lease runs out)")),
+      leases_lost_(
+          counters(registry, "lockbridge_leases_lost_total",
+                   "Held locks that stopped being ours, by reason: expired, deleted, taken, connection, replication")),
+      renewals_(counters(registry, "lockbridge_renewals_total", "Leases the watchdog renewed").Add({})),
+      locks_held_(gauges(registry, "lockbridge_locks_held", "Locks held now: acquired, and neither released nor lost")),
       counters_(registry, options_) {}
 
 namespace {

@@ -76,7 +76,7 @@ class LockMetrics final : public Observer {
   };
   std::unordered_map<HoldId, OpenHold> open_holds_;       // acquired, not ended yet
   std::unordered_map<std::string, HoldId> newest_holds_;  // the open hold of each key (the newest)
-  CounterMetrics counters_;  // last: it reads options_
+  CounterMetrics counters_;                               // last: it reads options_
 };
 
 }  // namespace lockbridge::detail

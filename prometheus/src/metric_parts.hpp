@@ -10,8 +10,11 @@
 #include <string_view>
 #include <utility>
 
+#include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
+#include <prometheus/registry.h>
 
 #include "lockbridge/prometheus.hpp"
 
@@ -27,6 +30,20 @@ inline const Buckets kHoldBuckets{25e-6,  50e-6,  100e-6, 250e-6, 500e-6, 1e-3, 
                                   100e-3, 250e-3, 500e-3, 1,      2.5,    5,    10,     30,   60,    300,   600};
 
 inline double seconds(std::chrono::nanoseconds duration) { return std::chrono::duration<double>(duration).count(); }
+
+// A family of `name` with its `help` text, registered in `registry`.
+inline prometheus::Family<prometheus::Counter>& counters(prometheus::Registry& registry, const char* name,
+                                                         const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+inline prometheus::Family<prometheus::Histogram>& histograms(prometheus::Registry& registry, const char* name,
+                                                             const char* help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry);
+}
+inline prometheus::Family<prometheus::Gauge>& gauges(prometheus::Registry& registry, const char* name,
+                                                     const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
 
 // The series in `slot`, found in `family` (with `labels` and `more`) the first time.
 template <class Metric, class... Args>

@@ -109,7 +109,8 @@ TEST_F(AsyncCountersTest, LatchWaitersOfEveryKindWakeOnTheLastCountDownWithNoThr
   EXPECT_FALSE(woken[0].has_value()) << "woken with the count at 1";
   EXPECT_TRUE(raw(redisson_latch_count_down_command(key)).is_nil());  // Java's, the last
   ASSERT_TRUE(runner_.run_until([&] {
-    return bounded.has_value() && std::all_of(woken.begin(), woken.end(), [](const auto& each) { return each.has_value(); });
+    return bounded.has_value() &&
+           std::all_of(woken.begin(), woken.end(), [](const auto& each) { return each.has_value(); });
   })) << "the Java count-down did not wake every waiter";
   for (const auto& each : woken) EXPECT_FALSE(*each);
   EXPECT_EQ(*bounded, std::make_tuple(std::error_code(), true));
@@ -182,9 +183,9 @@ TEST_F(AsyncCountersTest, AnAcquireThatGaveUpOrWasCancelledKeepsNoPermit) {
   // Cancelled while it waits.
   asio::cancellation_signal cancel;
   std::optional<std::error_code> cancelled;
-  slots.async_try_acquire_for(minutes(5), 1, asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code error, bool) {
-                                cancelled = error;
-                              }));
+  slots.async_try_acquire_for(
+      minutes(5), 1,
+      asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code error, bool) { cancelled = error; }));
   ASSERT_TRUE(subscribed(Semaphore::channel_name(key)));
   cancel.emit(asio::cancellation_type::terminal);
   ASSERT_TRUE(settled(cancelled));
@@ -246,7 +247,8 @@ TEST_F(AsyncCountersTest, ALeasedPermitIsTakenWaitedForAndGivenBackWithNoThreadW
   const std::string permit = value_of<std::string>([&](auto done) { workers.async_acquire(seconds(30), done); });
   ASSERT_EQ(permit.size(), 32u);
   EXPECT_EQ(raw({"ZCARD", LeasedSemaphore::leases_name(key)}).integer, 1);
-  EXPECT_FALSE(LeasedSemaphore(test_client(), key).try_acquire(seconds(30))) << "the blocking front took a taken permit";
+  EXPECT_FALSE(LeasedSemaphore(test_client(), key).try_acquire(seconds(30)))
+      << "the blocking front took a taken permit";
   EXPECT_EQ(value_of<std::string>([&](auto done) { workers.async_try_acquire(seconds(30), done); }), "");
   EXPECT_TRUE(value_of<bool>([&](auto done) { workers.async_update_lease(permit, minutes(5), done); }));
 

@@ -221,7 +221,8 @@ TEST(Observer, HearsTheWaitsOfLatchesAndSemaphoresAndThePermitsTheyGiveBack) {
   ASSERT_TRUE(semaphore.try_acquire(2));
   EXPECT_TRUE(recorder->heard("counter_waited " + pool + " semaphore permits=2 attempts=1 done error=none"));
   EXPECT_FALSE(semaphore.try_acquire_for(milliseconds(1)));
-  EXPECT_TRUE(recorder->heard_prefix("counter_waited " + pool + " semaphore permits=1 attempts=", " not-done error=none"))
+  EXPECT_TRUE(
+      recorder->heard_prefix("counter_waited " + pool + " semaphore permits=1 attempts=", " not-done error=none"))
       << "the wait that gave up";
   semaphore.release(2);
   EXPECT_TRUE(recorder->heard("permits_released " + pool + " semaphore permits=2 error=none"));
@@ -246,12 +247,13 @@ TEST(Observer, HearsTheWaitsOfLatchesAndSemaphoresAndThePermitsTheyGiveBack) {
   ASSERT_TRUE(leased.try_set_permits(1));
   const std::optional<std::string> permit = leased.try_acquire(std::chrono::seconds(30));
   ASSERT_TRUE(permit);
-  EXPECT_TRUE(recorder->heard("counter_waited " + leased_key + " leased_semaphore permits=1 attempts=1 done error=none"));
+  EXPECT_TRUE(
+      recorder->heard("counter_waited " + leased_key + " leased_semaphore permits=1 attempts=1 done error=none"));
   EXPECT_TRUE(leased.release(*permit));
   EXPECT_FALSE(leased.release(*permit));
   EXPECT_TRUE(recorder->heard("permits_released " + leased_key + " leased_semaphore permits=1 error=none"));
-  EXPECT_TRUE(recorder->heard("permits_released " + leased_key + " leased_semaphore permits=1 error=" +
-                              make_error_code(Errc::lease_lost).message()));
+  EXPECT_TRUE(recorder->heard("permits_released " + leased_key +
+                              " leased_semaphore permits=1 error=" + make_error_code(Errc::lease_lost).message()));
 }
 
 TEST(Observer, OneThatThrowsBreaksNoLock) {

@@ -419,7 +419,9 @@ class AsyncCounter {
   template <class Signature, class CompletionToken, class Start>
   auto initiate_cancellable(CompletionToken&& token, Start start) {
     return asio_impl::net::async_initiate<CompletionToken, Signature>(
-        [this, start](auto handler) { asio_impl::start_cancellable(client_.get_executor(), std::move(handler), start); },
+        [this, start](auto handler) {
+          asio_impl::start_cancellable(client_.get_executor(), std::move(handler), start);
+        },
         token);
   }
   // An engine callback that completes with (error, value).
@@ -505,9 +507,8 @@ class AsyncPermits : public AsyncCounter {
   // void(std::error_code, bool set)
   template <class CompletionToken>
   auto async_try_set_permits(std::int64_t permits, CompletionToken&& token) {
-    return initiate<void(std::error_code, bool)>(token, [this, permits](auto completion) {
-      semaphore_.try_set_permits(permits, with_value(completion));
-    });
+    return initiate<void(std::error_code, bool)>(
+        token, [this, permits](auto completion) { semaphore_.try_set_permits(permits, with_value(completion)); });
   }
   // void(std::error_code, std::int64_t now_available)
   template <class CompletionToken>
@@ -577,12 +578,12 @@ class AsyncSemaphore final : public AsyncPermits<EventSemaphore> {
   }
   template <class CompletionToken>
   auto async_try_acquire_until(Clock::time_point deadline, std::int64_t permits, CompletionToken&& token) {
-    return initiate_cancellable<void(std::error_code, bool)>(
-        token, [this, permits, deadline](auto completion, auto stop) {
-          semaphore_.acquire(permits, deadline, stop->get_token(), [completion, stop](std::error_code error, bool taken) {
-            completion(asio_impl::in_asio_terms(error), taken);
-          });
-        });
+    return initiate_cancellable<void(std::error_code, bool)>(token, [this, permits, deadline](auto completion,
+                                                                                              auto stop) {
+      semaphore_.acquire(permits, deadline, stop->get_token(), [completion, stop](std::error_code error, bool taken) {
+        completion(asio_impl::in_asio_terms(error), taken);
+      });
+    });
   }
   // void(std::error_code)
   template <class CompletionToken>
@@ -590,7 +591,6 @@ class AsyncSemaphore final : public AsyncPermits<EventSemaphore> {
     return initiate<void(std::error_code)>(
         token, [this, permits](auto completion) { semaphore_.release(permits, without_value(completion)); });
   }
-
 };
 
 // Redisson's permit-expirable semaphore, as LeasedSemaphore (EventLeasedSemaphore's rules).
@@ -618,10 +618,11 @@ class AsyncLeasedSemaphore final : public AsyncPermits<EventLeasedSemaphore> {
     const auto deadline = lockbridge::deadline_after(semaphore_.options().acquire_timeout);
     return initiate_cancellable<void(std::error_code, std::string)>(
         token, [this, lease, deadline](auto completion, auto stop) {
-          semaphore_.acquire(lease, deadline, stop->get_token(), [completion, stop](std::error_code error, std::string permit) {
-            if (!error && permit.empty()) error = make_error_code(Errc::timeout);
-            completion(asio_impl::in_asio_terms(error), std::move(permit));
-          });
+          semaphore_.acquire(lease, deadline, stop->get_token(),
+                             [completion, stop](std::error_code error, std::string permit) {
+                               if (!error && permit.empty()) error = make_error_code(Errc::timeout);
+                               completion(asio_impl::in_asio_terms(error), std::move(permit));
+                             });
         });
   }
   // Until a permit is taken or the wait ends: void(std::error_code, std::string permit), empty
@@ -635,9 +636,10 @@ class AsyncLeasedSemaphore final : public AsyncPermits<EventLeasedSemaphore> {
   auto async_try_acquire_until(Clock::time_point deadline, std::chrono::milliseconds lease, CompletionToken&& token) {
     return initiate_cancellable<void(std::error_code, std::string)>(
         token, [this, lease, deadline](auto completion, auto stop) {
-          semaphore_.acquire(lease, deadline, stop->get_token(), [completion, stop](std::error_code error, std::string permit) {
-            completion(asio_impl::in_asio_terms(error), std::move(permit));
-          });
+          semaphore_.acquire(lease, deadline, stop->get_token(),
+                             [completion, stop](std::error_code error, std::string permit) {
+                               completion(asio_impl::in_asio_terms(error), std::move(permit));
+                             });
         });
   }
   // void(std::error_code, bool held): false when its lease had ended (given back all the same).
@@ -654,7 +656,6 @@ class AsyncLeasedSemaphore final : public AsyncPermits<EventLeasedSemaphore> {
       semaphore_.update_lease(permit, lease, with_value(completion));
     });
   }
-
 };
 
 }  // namespace lockbridge

@@ -47,13 +47,14 @@ EventCounter::~EventCounter() { object_->closing.request_stop(); }
 const std::string& EventCounter::key() const noexcept { return object_->target.key; }
 
 EventLatch::EventLatch(EventClient& client, std::string key, LatchOptions options)
-    : EventCounter(std::make_shared<EventObject>(
-          EventObject{detail::latch_calls::announced(client.client(), std::move(key), options, "EventLatch"), client.routes_, {}})),
+    : EventCounter(std::make_shared<EventObject>(EventObject{
+          detail::latch_calls::announced(client.client(), std::move(key), options, "EventLatch"), client.routes_, {}})),
       options_(options) {}
 
 void EventLatch::try_set_count(std::int64_t count, BoolDone done) {
   run_operation<bool>(
-      object(), [count](EventObject& latch) { return detail::latch_calls::try_set_count(*latch.routes, latch.target, count); },
+      object(),
+      [count](EventObject& latch) { return detail::latch_calls::try_set_count(*latch.routes, latch.target, count); },
       std::move(done));
 }
 
@@ -90,7 +91,8 @@ void EventLatch::wait(Clock::time_point deadline, std::stop_token stop, BoolDone
 EventSemaphore::EventSemaphore(EventClient& client, std::string key, SemaphoreOptions options)
     : EventCounter(std::make_shared<EventObject>(
           EventObject{detail::semaphore_calls::announced(client.client(), std::move(key), options, "EventSemaphore"),
-                      client.routes_, {}})),
+                      client.routes_,
+                      {}})),
       options_(options) {}
 
 namespace calls = detail::semaphore_calls;
@@ -98,7 +100,9 @@ namespace calls = detail::semaphore_calls;
 void EventSemaphore::try_set_permits(std::int64_t permits, BoolDone done) {
   run_operation<bool>(
       object(),
-      [permits](EventObject& semaphore) { return calls::try_set_permits(*semaphore.routes, semaphore.target, permits); },
+      [permits](EventObject& semaphore) {
+        return calls::try_set_permits(*semaphore.routes, semaphore.target, permits);
+      },
       std::move(done));
 }
 
@@ -162,7 +166,8 @@ void EventSemaphore::release(std::int64_t permits, Done done) {
 EventLeasedSemaphore::EventLeasedSemaphore(EventClient& client, std::string key, LeasedSemaphoreOptions options)
     : EventCounter(std::make_shared<EventObject>(
           EventObject{detail::leased_calls::announced(client.client(), std::move(key), options, "EventLeasedSemaphore"),
-                      client.routes_, {}})),
+                      client.routes_,
+                      {}})),
       options_(options) {}
 
 namespace leased = detail::leased_calls;
@@ -170,7 +175,9 @@ namespace leased = detail::leased_calls;
 void EventLeasedSemaphore::try_set_permits(std::int64_t permits, BoolDone done) {
   run_operation<bool>(
       object(),
-      [permits](EventObject& semaphore) { return leased::try_set_permits(*semaphore.routes, semaphore.target, permits); },
+      [permits](EventObject& semaphore) {
+        return leased::try_set_permits(*semaphore.routes, semaphore.target, permits);
+      },
       std::move(done));
 }
 
@@ -196,8 +203,8 @@ void EventLeasedSemaphore::acquire(std::chrono::milliseconds lease, Clock::time_
       object(),
       [lease, deadline, stop, ids, recheck](EventObject& semaphore) -> Task<std::string> {
         const OperationStop ends(stop, semaphore.closing.get_token());
-        std::optional<std::string> permit = co_await leased::acquire(
-            *semaphore.routes, semaphore.target, ids, lease, semaphore.loop(), deadline, ends.token(), recheck);
+        std::optional<std::string> permit = co_await leased::acquire(*semaphore.routes, semaphore.target, ids, lease,
+                                                                     semaphore.loop(), deadline, ends.token(), recheck);
         // Won by an attempt sent before the stop: given back, so a cancelled acquire keeps none.
         const bool cancelled = stop.stop_requested();
         if (permit && (cancelled || ends.token().stop_requested())) {

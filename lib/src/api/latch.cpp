@@ -20,7 +20,8 @@ Latch::Latch(Client client, std::string key, LatchOptions options)
 const std::string& Latch::key() const noexcept { return target_->key; }
 
 bool Latch::try_set_count(std::int64_t count) {
-  return target_->in_place([&](auto& routes, auto& latch) { return detail::latch_calls::try_set_count(routes, latch, count); });
+  return target_->in_place(
+      [&](auto& routes, auto& latch) { return detail::latch_calls::try_set_count(routes, latch, count); });
 }
 
 void Latch::count_down() { target_->in_place(detail::latch_calls::count_down); }

@@ -13,7 +13,9 @@ void SemaphoreOptions::validate() const {
   detail::require_within("recheck", recheck, std::chrono::milliseconds(1));
 }
 
-std::string Semaphore::channel_name(std::string_view key) { return detail::RedissonStrategy::prefixed("redisson_sc", key); }
+std::string Semaphore::channel_name(std::string_view key) {
+  return detail::RedissonStrategy::prefixed("redisson_sc", key);
+}
 
 Semaphore::Semaphore(Client client, std::string key, SemaphoreOptions options)
     : target_(std::make_shared<const detail::AnnouncedKey>(

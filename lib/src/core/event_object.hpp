@@ -26,7 +26,9 @@ struct EventObject {
   std::stop_source closing;  // requested when the object goes: its waits end, nobody is told
 
   // The loop, without owning it: the program's loop outlives the objects on it.
-  std::shared_ptr<EventLoop> loop() const { return std::shared_ptr<EventLoop>(std::shared_ptr<void>(), routes->loop().get()); }
+  std::shared_ptr<EventLoop> loop() const {
+    return std::shared_ptr<EventLoop>(std::shared_ptr<void>(), routes->loop().get());
+  }
 };
 
 // A stop token that is requested when `caller`'s is or when the object goes. Lives in the
@@ -49,7 +51,8 @@ class OperationStop {
 
 // run_operation's coroutine.
 template <class T, class Body>
-Task<void> operation_steps(std::shared_ptr<EventObject> object, Body body, std::function<void(std::error_code, T)> done) {
+Task<void> operation_steps(std::shared_ptr<EventObject> object, Body body,
+                           std::function<void(std::error_code, T)> done) {
   std::error_code error;
   T value{};
   try {

@@ -19,8 +19,8 @@ Task<bool> try_set_count(Routes& routes, const AnnouncedKey& latch, std::int64_t
   if (count <= 0 || count >= (std::int64_t{1} << 53)) {
     throw Error(Errc::bad_option, "Latch::try_set_count: the count must be between 1 and 2^53 - 1");
   }
-  const ScriptCall call{&kRedissonTrySet, {latch.key, latch.channel.name},
-                        {std::to_string(count), "1", latch.publish_command()}};
+  const ScriptCall call{
+      &kRedissonTrySet, {latch.key, latch.channel.name}, {std::to_string(count), "1", latch.publish_command()}};
   const ReplyPtr reply = co_await call_on_key(routes, latch.state().scripts, call, "set the count of");
   co_return integer_of(*reply, "set the count of", latch.key) == 1;
 }
@@ -36,7 +36,8 @@ Task<std::int64_t> count(Routes& routes, const AnnouncedKey& latch) {
 }
 
 Task<bool> wait(Routes& routes, const AnnouncedKey& latch, std::shared_ptr<EventLoop> loop,
-                std::chrono::steady_clock::time_point deadline, std::stop_token stop, std::chrono::milliseconds recheck) {
+                std::chrono::steady_clock::time_point deadline, std::stop_token stop,
+                std::chrono::milliseconds recheck) {
   const auto began = CounterEvents::Clock::now();
   int attempts = 0;
   const TryStep open = [&]() -> Task<TryOutcome> {

@@ -28,6 +28,7 @@ Task<void> count_down(Routes& routes, const AnnouncedKey& latch);
 Task<std::int64_t> count(Routes& routes, const AnnouncedKey& latch);
 // Until the latch opens (true), `deadline` or `stop` (false). `loop` null: in place.
 Task<bool> wait(Routes& routes, const AnnouncedKey& latch, std::shared_ptr<EventLoop> loop,
-                std::chrono::steady_clock::time_point deadline, std::stop_token stop, std::chrono::milliseconds recheck);
+                std::chrono::steady_clock::time_point deadline, std::stop_token stop,
+                std::chrono::milliseconds recheck);
 
 }  // namespace lockbridge::detail::latch_calls

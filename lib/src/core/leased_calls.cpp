@@ -167,7 +167,8 @@ Task<std::optional<std::string>> acquire(Routes& routes, const AnnouncedKey& sem
     co_return co_await attempt(routes, semaphore, ids, lease, permit);
   };
   const CounterEvents events(semaphore.state(), semaphore.key, "leased_semaphore");
-  Task<bool> waiting = wait_announced(semaphore.state(), semaphore.channel, std::move(loop), deadline, stop, recheck, step);
+  Task<bool> waiting =
+      wait_announced(semaphore.state(), semaphore.channel, std::move(loop), deadline, stop, recheck, step);
   (void)co_await report_wait(std::move(waiting), events, began, 1, attempts, stop);
   co_return permit;
 }

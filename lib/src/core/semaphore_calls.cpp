@@ -72,9 +72,9 @@ Task<bool> try_acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64
   co_return co_await report_wait(std::move(taking), events, began, permits, attempts, unstoppable);
 }
 
-Task<bool> acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits,
-                   std::shared_ptr<EventLoop> loop, std::chrono::steady_clock::time_point deadline,
-                   std::stop_token stop, std::chrono::milliseconds recheck) {
+Task<bool> acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits, std::shared_ptr<EventLoop> loop,
+                   std::chrono::steady_clock::time_point deadline, std::stop_token stop,
+                   std::chrono::milliseconds recheck) {
   require_permits(permits, 1, "acquire");
   const auto began = CounterEvents::Clock::now();
   int attempts = 0;

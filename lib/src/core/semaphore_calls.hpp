@@ -31,9 +31,9 @@ Task<std::int64_t> drain(Routes& routes, const AnnouncedKey& semaphore);
 // Takes `permits` (>= 1) at once or none: true when taken.
 Task<bool> try_acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits);
 // Until `permits` are taken (true), `deadline` or `stop` (false). `loop` null: in place.
-Task<bool> acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits,
-                   std::shared_ptr<EventLoop> loop, std::chrono::steady_clock::time_point deadline,
-                   std::stop_token stop, std::chrono::milliseconds recheck);
+Task<bool> acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits, std::shared_ptr<EventLoop> loop,
+                   std::chrono::steady_clock::time_point deadline, std::stop_token stop,
+                   std::chrono::milliseconds recheck);
 // Gives back `permits` (>= 1), announced.
 Task<void> release(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits);
 

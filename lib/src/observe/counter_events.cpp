@@ -19,8 +19,9 @@ void CounterEvents::waited(Clock::time_point began, std::int64_t permits, int at
 }
 
 void CounterEvents::released(std::int64_t permits, std::error_code error) const noexcept {
-  post_event(observer_, *queue_, &Observer::permits_released,
-             [&] { return PermitsReleasedEvent{{key_, object_}, permits, error}; });
+  post_event(observer_, *queue_, &Observer::permits_released, [&] {
+    return PermitsReleasedEvent{{key_, object_}, permits, error};
+  });
 }
 
 Task<bool> report_wait(Task<bool> wait, CounterEvents events, CounterEvents::Clock::time_point began,
@@ -33,7 +34,8 @@ Task<bool> report_wait(Task<bool> wait, CounterEvents events, CounterEvents::Clo
     throw;
   }
   const bool stopped = !done && stop.stop_requested();
-  events.waited(began, permits, attempts, done, stopped ? std::make_error_code(std::errc::operation_canceled) : std::error_code());
+  events.waited(began, permits, attempts, done,
+                stopped ? std::make_error_code(std::errc::operation_canceled) : std::error_code());
   co_return done;
 }
 

@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "lockbridge/observer.hpp"
