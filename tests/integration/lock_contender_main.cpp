@@ -6,7 +6,9 @@
 // that CHECK_KEY is 0 (no writer beside it). STRATEGY semaphore is a Semaphore at KEY whose PRESET
 // is its number of permits (set once, by whoever comes first): each holder INCRs CHECK_KEY, which
 // must not exceed that number. STRATEGY leased takes one permit of a LeasedSemaphore at KEY for
-// PRESET ms, prints its id, and sleeps two minutes (to be killed). With
+// PRESET ms, prints its id, and sleeps two minutes (to be killed). STRATEGY redisson takes PRESET
+// fair (Redisson's RFairLock) or fenced (RFencedLock: each holder also checks that its token is
+// larger than CHECK_KEY:fence, the last holder's, and leaves its own there). With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
 // something else does). LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
@@ -20,7 +22,7 @@
 int main(int argc, char** argv) {
   if (argc < 7 || argc > 9) {
     std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock|semaphore|leased "
-                 "faithful|hardened|none|read|write|PERMITS "
+                 "faithful|hardened|none|fair|fenced|read|write|PERMITS "
                  "ACQUISITIONS "
                  "[LEASE_MS [STOP_KEY]]\n";
     return 2;
@@ -34,8 +36,11 @@ int main(int argc, char** argv) {
     options.strategy = strategy == "legacy"                                ? lockbridge::StrategyKind::legacy
                        : strategy == "redisson" || strategy == "rwlock" ? lockbridge::StrategyKind::redisson
                                                                            : lockbridge::StrategyKind::token;
+    const std::string preset = argv[5];
     options.legacy.preset =
-        std::string(argv[5]) == "faithful" ? lockbridge::LegacyPreset::faithful : lockbridge::LegacyPreset::hardened;
+        preset == "faithful" ? lockbridge::LegacyPreset::faithful : lockbridge::LegacyPreset::hardened;
+    if (preset == "fair") options.wait_mode = lockbridge::WaitMode::fair;
+    options.token.fencing = preset == "fenced";
     options.lease = std::chrono::milliseconds(argc > 7 ? std::strtol(argv[7], nullptr, 10) : 60000);
     const std::string stop_key = argc > 8 ? argv[8] : "";
     options.acquire_timeout = std::chrono::seconds(120);
@@ -87,9 +92,16 @@ int main(int argc, char** argv) {
       }
     } else {
       lockbridge::Mutex mutex(client, key, options);
+      const std::string fence_key = check_key + ":fence";
       for (; done < acquisitions && !stop_now(); ++done) {
         mutex.lock();
         count(check_key, "", true);
+        if (options.token.fencing) {
+          const auto last = client.command({"GET", fence_key});
+          const auto fence = mutex.fence();
+          if (!fence || (!last.is_nil() && *fence <= std::stoull(last.str))) ++violations;
+          if (fence) client.command({"SET", fence_key, std::to_string(*fence)});
+        }
         mutex.unlock();
         if (mutex.last_error()) ++errors;
       }

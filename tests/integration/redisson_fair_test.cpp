@@ -8,12 +8,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "contenders.hpp"
 #include "redis_test_support.hpp"
 #include "redisson_peer.hpp"
 #include "topology.hpp"
@@ -222,6 +225,53 @@ TEST(RedissonFair, AFirstWaiterThatGivesUpOnAFreeLockTellsTheNext) {
   EXPECT_EQ(java_waiter.next_message(), "0") << "the next waiter was not told";
   EXPECT_EQ(queue_of(key), std::vector<std::string>{kJavaWaiter});
   EXPECT_TRUE(java_lock(key, kJavaWaiter).is_nil()) << "its turn";
+}
+
+// A Java peer's thread on the fair lock: asks with Redisson's script every millisecond (it stays
+// queued meanwhile, its deadline pushed on), and when it holds the lock checks exclusion as
+// lock_contender does, until `stop` exists; then it leaves the queue as Java's acquireFailed does.
+// Returns its violations; `acquired` counts as it goes.
+long java_fair_side(const std::string& key, const std::string& check, const std::string& stop,
+                    const std::string& field, std::atomic<long>& acquired) {
+  long violations = 0;
+  while (raw({"EXISTS", stop}).integer == 0) {
+    if (!java_lock(key, field).is_nil()) {  // the wait Redisson defaults to, as the processes use
+      std::this_thread::sleep_for(milliseconds(1));
+      continue;
+    }
+    if (raw({"INCR", check}).integer != 1) ++violations;
+    raw({"DECR", check});
+    ++acquired;
+    raw(redisson_fair_unlock_command(key, field));
+  }
+  raw(redisson_fair_give_up_command(key, field, "300000"));
+  return violations;
+}
+
+TEST(RedissonFair, AMixedFleetOfProcessesAndJavaPeersHoldsItOneAtATimeAndLeavesTheQueueEmpty) {
+  const std::string key = unique_key();
+  const std::string check = key + ":check";
+  const std::string stop = check + ":stop";
+  std::atomic<long> first_java{0};
+  std::atomic<long> second_java{0};
+  auto first = std::async(std::launch::async, [&] { return java_fair_side(key, check, stop, kJavaHolder, first_java); });
+  auto second =
+      std::async(std::launch::async, [&] { return java_fair_side(key, check, stop, kJavaWaiter, second_java); });
+  std::vector<std::string> commands(4, contender_command("redisson", "fair", key, check, 1'000'000, 30000, stop));
+  Contenders fleet(commands);
+  // In queue order everyone gets in: the Java threads too, however the processes press.
+  const bool mixed = eventually([&] { return first_java >= 20 && second_java >= 20; }, seconds(60));
+  raw({"SET", stop, "1"});
+  const ContenderTotals totals = fleet.finish();
+  EXPECT_TRUE(mixed) << "the Java threads did not get their turns: " << first_java << ", " << second_java;
+  EXPECT_EQ(totals.failed_processes, 0);
+  EXPECT_GE(totals.acquisitions, 4);
+  EXPECT_EQ(totals.violations, 0);
+  EXPECT_EQ(totals.errors, 0);
+  EXPECT_EQ(first.get(), 0);
+  EXPECT_EQ(second.get(), 0);
+  EXPECT_TRUE(eventually([&] { return queue_of(key).empty(); })) << "waiters were left in the queue";
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
 
 TEST(RedissonFairOnCluster, OneQueueInTheLocksSlotAndWakeUpsBySpublishBothWays) {

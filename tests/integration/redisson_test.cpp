@@ -5,9 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <regex>
+#include <thread>
+#include <vector>
 
+#include "contenders.hpp"
 #include "redis_test_support.hpp"
 #include "redisson_peer.hpp"
 #include "topology.hpp"
@@ -205,6 +209,50 @@ TEST(RedissonFenced, EveryAcquisitionOnEitherSideDrawsTheNextToken) {
   ASSERT_TRUE(mutex.try_lock());
   EXPECT_EQ(mutex.fence(), first + 3);
   mutex.unlock();
+}
+
+// A fleet of processes and two Java peer threads on one RFencedLock: one holder at a time, and
+// every holder's token larger than the one before it, whichever side held it (the check key's
+// ":fence" keeps the last, as lock_contender does).
+TEST(RedissonFenced, AMixedFleetSeesOneHolderAtATimeAndEveryTokenLargerThanTheLast) {
+  const std::string key = unique_key();
+  const std::string check = key + ":check";
+  const std::string stop = check + ":stop";
+  const auto java = [&](const std::string& field, std::atomic<long>& acquired) {
+    long violations = 0;
+    while (raw({"EXISTS", stop}).integer == 0) {
+      const Reply taken = raw(redisson_fenced_lock_command(key, field));
+      if (taken.elements.size() != 2 || taken.elements[0].integer != -1) {
+        std::this_thread::sleep_for(milliseconds(1));
+        continue;
+      }
+      if (raw({"INCR", check}).integer != 1) ++violations;
+      const Reply last = raw({"GET", check + ":fence"});
+      if (!last.is_nil() && taken.elements[1].integer <= std::stoll(last.str)) ++violations;
+      raw({"SET", check + ":fence", std::to_string(taken.elements[1].integer)});
+      raw({"DECR", check});
+      ++acquired;
+      raw(redisson_unlock_command(key, field));
+    }
+    return violations;
+  };
+  std::atomic<long> first_java{0};
+  std::atomic<long> second_java{0};
+  auto first = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000f001:1", first_java); });
+  auto second = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000f002:1", second_java); });
+  std::vector<std::string> commands(4, contender_command("redisson", "fenced", key, check, 1'000'000, 30000, stop));
+  Contenders fleet(commands);
+  const bool mixed = eventually([&] { return first_java >= 10 && second_java >= 10; }, std::chrono::seconds(60));
+  std::this_thread::sleep_for(milliseconds(200));  // the processes' own share of the run
+  raw({"SET", stop, "1"});
+  const ContenderTotals totals = fleet.finish();
+  EXPECT_TRUE(mixed) << "the Java threads did not take part: " << first_java << ", " << second_java;
+  EXPECT_EQ(totals.failed_processes, 0);
+  EXPECT_GE(totals.acquisitions, 4);
+  EXPECT_EQ(totals.violations, 0);
+  EXPECT_EQ(totals.errors, 0);
+  EXPECT_EQ(first.get(), 0);
+  EXPECT_EQ(second.get(), 0);
 }
 
 TEST(RedissonFenced, ACounterThatIsNoNumberFailsTheAcquireWithNothingWritten) {
