@@ -23,7 +23,7 @@ const char* publish_command(bool sharded) { return sharded ? "SPUBLISH" : "PUBLI
 
 // Redisson names an owner <client uuid>:<java thread id>. Here the uuid is the process's (or the
 // one given in RedissonOptions) and the "thread id" is a number per lock object, since in
-// lockbridge one Mutex object, not one thread, is one holder (docs/design.md 4.7). A forked child
+// lockbridge one Mutex object, not one thread, is one holder (docs/design.md §4.4a). A forked child
 // has its own uuid (process_uuid()): the counter it inherited would repeat its parent's fields.
 std::string redisson_owner_field(const RedissonOptions& options) {
   static std::atomic<std::uint64_t> next_holder{1};
