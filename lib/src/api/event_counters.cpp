@@ -26,9 +26,7 @@ template <class Value>
 bool cancelled_before(const std::shared_ptr<EventObject>& object, const std::stop_token& stop,
                       const std::function<void(std::error_code, Value)>& done) {
   if (!stop.stop_requested()) return false;
-  object->loop()->post([object, done] {
-    if (!object->closing.stop_requested()) done(std::make_error_code(std::errc::operation_canceled), Value{});
-  });
+  detail::tell(object, done, std::make_error_code(std::errc::operation_canceled), Value{});
   return true;
 }
 

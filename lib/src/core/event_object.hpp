@@ -49,6 +49,17 @@ class OperationStop {
   std::stop_callback<Request> by_closing_;
 };
 
+// Tells `done` (error, value) on the loop, never inside the current call, and only if the object
+// still exists by then.
+template <class T>
+void tell(const std::shared_ptr<EventObject>& object, std::function<void(std::error_code, T)> done,
+          std::error_code error, T value) {
+  if (object->closing.stop_requested()) return;
+  object->loop()->post([object, done = std::move(done), error, value = std::move(value)] {
+    if (!object->closing.stop_requested()) done(error, value);
+  });
+}
+
 // run_operation's coroutine.
 template <class T, class Body>
 Task<void> operation_steps(std::shared_ptr<EventObject> object, Body body,
@@ -62,10 +73,7 @@ Task<void> operation_steps(std::shared_ptr<EventObject> object, Body body,
   } catch (const std::exception&) {
     error = make_error_code(Errc::io);
   }
-  if (object->closing.stop_requested()) co_return;
-  object->loop()->post([object, done = std::move(done), error, value] {
-    if (!object->closing.stop_requested()) done(error, value);
-  });
+  tell(object, std::move(done), error, std::move(value));
 }
 
 // Runs `body(object)` (a Task<T>) to its end; then, unless the object went, tells `done` its
