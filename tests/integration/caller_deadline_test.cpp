@@ -1,12 +1,15 @@
 // A caller's deadline holds in the waits lockbridge makes before a command is sent: a checkout
-// from a full connection pool and asking the sentinels again. (The cluster's TRYAGAIN backoff:
-// ClusterSplitKeys in cluster_errors_test.cpp.)
+// from a full connection pool (for locks, the latch and the semaphores) and asking the sentinels
+// again. (The cluster's TRYAGAIN backoff: ClusterSplitKeys in cluster_errors_test.cpp.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <future>
 #include <string>
 
+#include "lockbridge/latch.hpp"
+#include "lockbridge/leased_semaphore.hpp"
+#include "lockbridge/semaphore.hpp"
 #include "redis_test_support.hpp"
 #include "silent_server.hpp"
 
@@ -44,6 +47,21 @@ TEST(CallerDeadlines, AFullPoolIsWaitedForOnlyUntilTheDeadline) {
   EXPECT_THAT(error.what(), HasSubstr("stayed busy until the caller's deadline"));
   EXPECT_FALSE(mutex.owns_lock());
   EXPECT_FALSE(raw({"EXISTS", mutex.key()}).integer);
+}
+
+TEST(CallerDeadlines, TheLatchAndTheSemaphoresWaitForAFullPoolOnlyUntilTheDeadline) {
+  const BusyPool pool;
+  const std::string key = unique_key();
+  const auto busy_until_the_deadline = [](const Error& error) {
+    EXPECT_EQ(error.errc(), Errc::timeout);
+    EXPECT_THAT(error.what(), HasSubstr("stayed busy until the caller's deadline"));
+  };
+  busy_until_the_deadline(expect_error([&] { (void)Latch(pool.client(), key).try_wait_for(milliseconds(50)); }));
+  busy_until_the_deadline(
+      expect_error([&] { (void)Semaphore(pool.client(), key).try_acquire_for(milliseconds(50)); }));
+  busy_until_the_deadline(expect_error(
+      [&] { (void)LeasedSemaphore(pool.client(), key).try_acquire_for(milliseconds(50), std::chrono::seconds(1)); }));
+  EXPECT_FALSE(raw({"EXISTS", key}).integer);
 }
 
 TEST(CallerDeadlines, ASingleTryStillWaitsForAPooledConnection) {

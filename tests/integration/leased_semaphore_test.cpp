@@ -11,7 +11,9 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "contenders.hpp"
 #include "lockbridge/leased_semaphore.hpp"
 #include "redis_test_support.hpp"
 #include "redisson_peer.hpp"
@@ -170,6 +172,43 @@ TEST(LeasedSemaphore, BadInputIsRefusedAndKeysOfOtherTypesLeftAlone) {
   raw({"SET", key, "one"});
   EXPECT_EQ(expect_error([&] { (void)permits.available(); }).errc(), Errc::bad_value);
   EXPECT_EQ(raw({"GET", key}).str, "one");
+}
+
+// Three permits, four C++ processes and two Java threads drawing from them, each permit with a
+// lease: never more than three holders at once, no lease ends while held, every permit comes back.
+TEST(LeasedSemaphore, AMixedFleetNeverHasMoreHoldersThanPermits) {
+  const std::string key = unique_key();
+  const std::string check = key + ":check";
+  const std::string stop = key + ":stop";
+  const auto java = [&](char thread) {
+    long violations = 0;
+    std::string id(16, thread);
+    for (long n = 0; raw({"EXISTS", stop}).integer == 0; ++n) {
+      id.replace(8, 8, std::string(reinterpret_cast<const char*>(&n), 8));  // a new id for each permit, as Java's
+      if (raw(redisson_expirable_acquire_command(key, id, 60000)).str != "OK") {
+        std::this_thread::sleep_for(milliseconds(1));
+        continue;
+      }
+      if (raw({"INCR", check}).integer > 3) ++violations;
+      raw({"DECR", check});
+      if (raw(redisson_expirable_release_command(key, id)).integer != 1) ++violations;
+    }
+    return violations;
+  };
+  ASSERT_TRUE(LeasedSemaphore(test_client(), key).try_set_permits(3));
+  auto first_java = std::async(std::launch::async, java, 'a');
+  auto second_java = std::async(std::launch::async, java, 'b');
+  std::vector<std::string> commands(4, contender_command("leased_pool", "3", key, check, 100, 60000));
+  const ContenderTotals totals = run_contenders(commands);
+  raw({"SET", stop, "1"});
+  EXPECT_EQ(totals.failed_processes, 0);
+  EXPECT_EQ(totals.acquisitions, 400);
+  EXPECT_EQ(totals.violations, 0);
+  EXPECT_EQ(totals.errors, 0) << "a lease ended while its permit was held";
+  EXPECT_EQ(first_java.get(), 0);
+  EXPECT_EQ(second_java.get(), 0);
+  EXPECT_EQ(raw({"GET", key}).str, "3") << "every permit came back";
+  EXPECT_EQ(raw({"ZCARD", redisson_permit_leases(key)}).integer, 0) << "no lease was left behind";
 }
 
 TEST(LeasedSemaphoreOnCluster, PermitsLeasesAndTheirChannelShareTheKeysSlot) {

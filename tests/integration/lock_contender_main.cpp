@@ -6,7 +6,11 @@
 // that CHECK_KEY is 0 (no writer beside it). STRATEGY semaphore is a Semaphore at KEY whose PRESET
 // is its number of permits (set once, by whoever comes first): each holder INCRs CHECK_KEY, which
 // must not exceed that number. STRATEGY leased takes one permit of a LeasedSemaphore at KEY for
-// PRESET ms, prints its id, and sleeps two minutes (to be killed). STRATEGY redisson takes PRESET
+// PRESET ms, prints its id, and sleeps two minutes (to be killed); STRATEGY leased_pool draws one
+// permit of it at a time (LEASE_MS each), as semaphore does, from PRESET permits. STRATEGY latch
+// waits once for the Latch at KEY to open (re-reading only once a minute, so it must be woken) and
+// checks that CHECK_KEY, set just before the opening count-down, is there: a waiter that passed
+// a closed latch would not see it. STRATEGY redisson takes PRESET
 // fair (Redisson's RFairLock) or fenced (RFencedLock: each holder also checks that its token is
 // larger than CHECK_KEY:fence, the last holder's, and leaves its own there). With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
@@ -21,7 +25,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 7 || argc > 9) {
-    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock|semaphore|leased "
+    std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock|semaphore|leased|leased_pool|latch "
                  "faithful|hardened|none|fair|fenced|read|write|PERMITS "
                  "ACQUISITIONS "
                  "[LEASE_MS [STOP_KEY]]\n";
@@ -65,7 +69,22 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::minutes(2));
       return 0;
     }
-    if (strategy == "semaphore") {
+    if (strategy == "latch") {
+      const lockbridge::Latch latch(client, key, {.recheck = std::chrono::minutes(1)});
+      if (!latch.try_wait_for(std::chrono::seconds(100))) ++errors;
+      else if (client.command({"EXISTS", check_key}).integer != 1) ++violations;
+      done = 1;
+    } else if (strategy == "leased_pool") {
+      lockbridge::LeasedSemaphore permits(client, key, {.acquire_timeout = std::chrono::seconds(120)});
+      const long long most = std::strtoll(argv[5], nullptr, 10);
+      (void)permits.try_set_permits(most);
+      for (; done < acquisitions && !stop_now(); ++done) {
+        const std::string permit = permits.acquire(options.lease);
+        if (client.command({"INCR", check_key}).integer > most) ++violations;
+        client.command({"DECR", check_key});
+        if (!permits.release(permit)) ++errors;  // its lease ended while held
+      }
+    } else if (strategy == "semaphore") {
       lockbridge::Semaphore permits(client, key, {.acquire_timeout = std::chrono::seconds(120)});
       const long long most = std::strtoll(argv[5], nullptr, 10);
       (void)permits.try_set_permits(most);

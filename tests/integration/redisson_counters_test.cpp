@@ -63,6 +63,31 @@ TEST(RedissonLatch, ReachingZeroWakesEveryWaiterOfEveryProcess) {
   EXPECT_TRUE(latch.try_wait());
 }
 
+// Four waiting processes and a Java subscriber; Java counts down first, then our count-down opens
+// the latch: every process passes, none before it opened, and Java hears the one opening message.
+TEST(RedissonLatch, WaitersInSeparateProcessesPassOnlyOnceItOpens) {
+  const std::string key = unique_key();
+  const std::string opening = key + ":opening";
+  ASSERT_EQ(raw(redisson_latch_try_set_count_command(key, 2)).integer, 1);
+  PeerSubscriber java_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", redisson_latch_channel(key));
+  ASSERT_TRUE(java_waiter.subscribed());
+  Contenders waiters(std::vector<std::string>(4, contender_command("latch", "-", key, opening, 1)));
+  ASSERT_TRUE(eventually([&] { return subscribers_of(redisson_latch_channel(key)) == 5; }));
+  raw(redisson_latch_count_down_command(key));
+  Latch latch(test_client(), key);
+  EXPECT_EQ(latch.count(), 1);
+  EXPECT_EQ(subscribers_of(redisson_latch_channel(key)), 5) << "a waiter left a closed latch";
+  raw({"SET", opening, "1"});
+  latch.count_down();
+  const ContenderTotals totals = waiters.finish();
+  EXPECT_EQ(totals.failed_processes, 0);
+  EXPECT_EQ(totals.acquisitions, 4) << "every process passed";
+  EXPECT_EQ(totals.violations, 0) << "a process passed before the latch opened";
+  EXPECT_EQ(totals.errors, 0) << "a process was not woken";
+  EXPECT_EQ(java_waiter.next_message(), "0") << "the opening was not announced once, as Java announces it";
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+}
+
 TEST(RedissonLatch, OurCountDownWakesAJavaWaiterAndOurSetCountClosesForIt) {
   const std::string key = unique_key();
   PeerSubscriber java_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", redisson_latch_channel(key));

@@ -26,7 +26,9 @@ bool Latch::try_set_count(std::int64_t count) {
 
 void Latch::count_down() { target_->in_place(detail::latch_calls::count_down); }
 
-std::int64_t Latch::count() const { return target_->in_place(detail::latch_calls::count); }
+std::int64_t Latch::count() const {
+  return target_->in_place([](auto& routes, auto& latch) { return detail::latch_calls::count(routes, latch); });
+}
 
 bool Latch::wait(std::stop_token stop) const {
   return wait_until_steady(std::chrono::steady_clock::time_point::max(), std::move(stop));

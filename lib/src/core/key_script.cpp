@@ -39,10 +39,11 @@ ReplyPtr run_on_key(ClientState& state, const ScriptCall& call, std::string_view
   return call_on_key(routes, state.scripts, call, operation).run_now();
 }
 
-Task<std::int64_t> read_integer(Routes& routes, std::string key, std::string_view operation) {
+Task<std::int64_t> read_integer(Routes& routes, std::string key, std::string_view operation,
+                                Routes::Clock::time_point deadline) {
   ReplyPtr reply;
   const Routes::Operation run = [&](Link& link) -> Task<void> { reply = co_await link.command("GET", key); };
-  co_await on_key(routes, key, run, operation, Routes::Clock::time_point::max());
+  co_await on_key(routes, key, run, operation, deadline);
   const std::optional<std::string> value = string_or_nil(*reply, ReplyContext(operation, key));
   if (!value) co_return 0;
   std::int64_t number = 0;

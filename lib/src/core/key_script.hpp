@@ -24,9 +24,11 @@ Task<ReplyPtr> call_on_key(Routes& routes, ScriptCache& scripts, const ScriptCal
 // The same, on the blocking front, in place.
 ReplyPtr run_on_key(ClientState& state, const ScriptCall& call, std::string_view operation);
 
-// The integer `key` holds (GET), 0 when absent. Throws Error: bad_value for a value that is no
-// integer, wrong_type, and the connection's failures, naming `operation` and the key.
-Task<std::int64_t> read_integer(Routes& routes, std::string key, std::string_view operation);
+// The integer `key` holds (GET), 0 when absent, no route's wait past `deadline`. Throws Error:
+// bad_value for a value that is no integer, wrong_type, and the connection's failures, naming
+// `operation` and the key.
+Task<std::int64_t> read_integer(Routes& routes, std::string key, std::string_view operation,
+                                Routes::Clock::time_point deadline = Routes::Clock::time_point::max());
 
 // Permits and counts the Java peers read as an int (Redisson's semaphores): refused (bad_option,
 // naming `what`) below `least` or above kJavaIntMax.

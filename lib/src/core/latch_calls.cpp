@@ -31,8 +31,8 @@ Task<void> count_down(Routes& routes, const AnnouncedKey& latch) {
   (void)integer_of(*reply, "count down", latch.key);
 }
 
-Task<std::int64_t> count(Routes& routes, const AnnouncedKey& latch) {
-  return read_integer(routes, latch.key, "read the count of");
+Task<std::int64_t> count(Routes& routes, const AnnouncedKey& latch, Routes::Clock::time_point deadline) {
+  return read_integer(routes, latch.key, "read the count of", deadline);
 }
 
 Task<bool> wait(Routes& routes, const AnnouncedKey& latch, std::shared_ptr<EventLoop> loop,
@@ -42,7 +42,7 @@ Task<bool> wait(Routes& routes, const AnnouncedKey& latch, std::shared_ptr<Event
   int attempts = 0;
   const TryStep open = [&]() -> Task<TryOutcome> {
     ++attempts;
-    co_return TryOutcome::finished(co_await count(routes, latch) <= 0);
+    co_return TryOutcome::finished(co_await count(routes, latch, deadline) <= 0);
   };
   const CounterEvents events(latch.state(), latch.key, "latch");
   Task<bool> waiting = wait_announced(latch.state(), latch.channel, std::move(loop), deadline, stop, recheck, open);

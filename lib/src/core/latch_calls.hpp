@@ -24,8 +24,9 @@ AnnouncedKey announced(const Client& client, std::string key, const LatchOptions
 // not positive or not exact as a Lua double).
 Task<bool> try_set_count(Routes& routes, const AnnouncedKey& latch, std::int64_t count);
 Task<void> count_down(Routes& routes, const AnnouncedKey& latch);
-// 0 when open.
-Task<std::int64_t> count(Routes& routes, const AnnouncedKey& latch);
+// 0 when open; no route's wait (a full pool, a sentinel, a TRYAGAIN) past `deadline`.
+Task<std::int64_t> count(Routes& routes, const AnnouncedKey& latch,
+                         Routes::Clock::time_point deadline = Routes::Clock::time_point::max());
 // Until the latch opens (true), `deadline` or `stop` (false). `loop` null: in place.
 Task<bool> wait(Routes& routes, const AnnouncedKey& latch, std::shared_ptr<EventLoop> loop,
                 std::chrono::steady_clock::time_point deadline, std::stop_token stop,

@@ -57,12 +57,13 @@ std::string stored(const std::string& permit, PermitIds ids) {
   return lowercase_hex(std::span(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
 }
 
-// One script on the permits, their leases and the channel.
+// One script on the permits, their leases and the channel; no wait for a route past `deadline` (a
+// waiter's).
 Task<ReplyPtr> run(Routes& routes, const AnnouncedKey& semaphore, const Script& script, std::vector<std::string> args,
-                   std::string_view operation) {
+                   std::string_view operation, Routes::Clock::time_point deadline = Routes::Clock::time_point::max()) {
   const ScriptCall call{
       &script, {semaphore.key, LeasedSemaphore::leases_name(semaphore.key), semaphore.channel.name}, std::move(args)};
-  co_return co_await call_on_key(routes, semaphore.state().scripts, call, operation);
+  co_return co_await call_on_key(routes, semaphore.state().scripts, call, operation, deadline);
 }
 
 Task<std::int64_t> run_for_integer(Routes& routes, const AnnouncedKey& semaphore, const Script& script,
@@ -89,7 +90,7 @@ Task<void> release_quietly(Routes& routes, const AnnouncedKey& semaphore, std::s
 
 // One acquire attempt under a new id: done with `permit` set, or when to try again.
 Task<TryOutcome> attempt(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::chrono::milliseconds lease,
-                         std::optional<std::string>& permit) {
+                         Routes::Clock::time_point deadline, std::optional<std::string>& permit) {
   std::array<unsigned char, 16> id{};
   fill_random(id);
   std::string hex = lowercase_hex(id);
@@ -99,7 +100,7 @@ Task<TryOutcome> attempt(Routes& routes, const AnnouncedKey& semaphore, PermitId
   ReplyPtr reply;
   std::exception_ptr lost;
   try {
-    reply = co_await run(routes, semaphore, kLeasedAcquire, std::move(args), "acquire");
+    reply = co_await run(routes, semaphore, kLeasedAcquire, std::move(args), "acquire", deadline);
   } catch (const Error& error) {
     // The reply was lost, perhaps after the permit was taken under this id: give it back (a
     // permit without a lease would otherwise be gone for good), as Java releases its ids then.
@@ -164,7 +165,7 @@ Task<std::optional<std::string>> acquire(Routes& routes, const AnnouncedKey& sem
   int attempts = 0;
   const TryStep step = [&]() -> Task<TryOutcome> {
     ++attempts;
-    co_return co_await attempt(routes, semaphore, ids, lease, permit);
+    co_return co_await attempt(routes, semaphore, ids, lease, deadline, permit);
   };
   const CounterEvents events(semaphore.state(), semaphore.key, "leased_semaphore");
   Task<bool> waiting =

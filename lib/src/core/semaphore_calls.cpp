@@ -16,13 +16,15 @@ void require_permits(std::int64_t permits, std::int64_t least, const char* call)
   require_java_int(std::string("Semaphore::") + call + ": permits", permits, least);
 }
 
-// One script on the permits (the channel as its second key when it announces), its integer reply.
+// One script on the permits (the channel as its second key when it announces), its integer reply;
+// no wait for a route past `deadline` (a waiter's).
 Task<std::int64_t> run(Routes& routes, const AnnouncedKey& semaphore, const Script& script,
-                       std::vector<std::string> args, bool announces, std::string_view operation) {
+                       std::vector<std::string> args, bool announces, std::string_view operation,
+                       Routes::Clock::time_point deadline = Routes::Clock::time_point::max()) {
   std::vector<std::string> keys{semaphore.key};
   if (announces) keys.push_back(semaphore.channel.name);
   const ScriptCall call{&script, std::move(keys), std::move(args)};
-  const ReplyPtr reply = co_await call_on_key(routes, semaphore.state().scripts, call, operation);
+  const ReplyPtr reply = co_await call_on_key(routes, semaphore.state().scripts, call, operation, deadline);
   co_return integer_of(*reply, operation, semaphore.key);
 }
 
@@ -56,9 +58,11 @@ Task<std::int64_t> drain(Routes& routes, const AnnouncedKey& semaphore) {
 
 namespace {
 // One acquire script, unreported: true when the permits were taken.
-Task<bool> take(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits) {
+Task<bool> take(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits,
+               Routes::Clock::time_point deadline = Routes::Clock::time_point::max()) {
   std::vector<std::string> args{std::to_string(permits)};
-  co_return co_await run(routes, semaphore, kRedissonSemaphoreAcquire, std::move(args), false, "acquire") == 1;
+  co_return co_await run(routes, semaphore, kRedissonSemaphoreAcquire, std::move(args), false, "acquire", deadline) ==
+            1;
 }
 }  // namespace
 
@@ -80,7 +84,7 @@ Task<bool> acquire(Routes& routes, const AnnouncedKey& semaphore, std::int64_t p
   int attempts = 0;
   const TryStep attempt = [&]() -> Task<TryOutcome> {
     ++attempts;
-    co_return TryOutcome::finished(co_await take(routes, semaphore, permits));
+    co_return TryOutcome::finished(co_await take(routes, semaphore, permits, deadline));
   };
   const CounterEvents events(semaphore.state(), semaphore.key, "semaphore");
   Task<bool> waiting =
