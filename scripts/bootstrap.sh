@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lockbridge needs to build, test and run, when any is missing.
 # Safe to run again: it does nothing when everything is there.
+#   scripts/bootstrap.sh               to build, test and run
+#   scripts/bootstrap.sh --packaging   also to build and check the Debian packages (scripts/package.sh)
 set -euo pipefail
 
 packages=(
@@ -19,6 +21,14 @@ packages=(
   gnuplot-nox                          # the compare chart (optional: compare says so when it is missing)
   python3 python3-redis                # interop tests: an independent Redisson / jedis-lock peer (tests/interop)
 )
+if [[ "${1:-}" == "--packaging" ]]; then
+  packages+=(
+    debhelper dpkg-dev fakeroot        # Debian's own package build (packaging/debian)
+    lintian                            # the packages' check
+    abigail-tools                      # abidw and abidiff: the exported ABI against abi/ (scripts/check-abi.sh)
+    help2man bash-completion           # the man pages and the completion script, built with the packages
+  )
+fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -71,6 +71,12 @@ TlsOptions tls_options_from(const po::variables_map& vm) {
     if (value.empty()) throw Error(Errc::bad_option, "--" + std::string(name) + " must not be empty");
     return value;
   };
+  // --key alone is most often a lock key given with bench's old spelling: say what it is.
+  if (vm.count("key") && !vm.count("cert")) {
+    throw Error(Errc::bad_option,
+                "--key is the private key of a TLS client certificate and goes with --cert; the key to lock is "
+                "--lock-key (bench, hold, inspect)");
+  }
   tls.ca_file = text("cacert");
   tls.ca_dir = text("cacertdir");
   tls.cert_file = text("cert");

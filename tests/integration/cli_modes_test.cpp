@@ -69,6 +69,16 @@ TEST(CliModes, AUnixSocketPathTooLongForTheKernelIsABadUrl) {
   EXPECT_NO_THROW(Client("unix:///" + std::string(106, 'b')));
 }
 
+TEST(CliModes, KeyAloneIsToldItIsTheTlsKeyAndTheLockKeyIsLockKey) {
+  for (const std::string command : {"bench --key mylock --ops 1", "hold --key mylock", "audit --key mylock"}) {
+    const CliRun run = run_cli(command, false);
+    EXPECT_EQ(run.exit_code, 2) << run;
+    EXPECT_THAT(run.errors, HasSubstr("--key is the private key of a TLS client certificate and goes with --cert; "
+                                      "the key to lock is --lock-key"))
+        << run;
+  }
+}
+
 TEST(CliModes, ASoakOfAnUnreachableServerFailsAtOnce) {
   // Before, its first episode failed and the soak waited 30 s for the server to answer.
   const CliRun run = run_cli("bench --soak 0.1 --url redis://127.0.0.1:1", false, "timeout -s KILL 20");

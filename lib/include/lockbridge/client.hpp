@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockbridge/export.hpp"
 #include "lockbridge/observer.hpp"
 #include "lockbridge/url.hpp"
 
@@ -34,7 +35,7 @@ struct ClientState;
 // Verification is on unless turned off: the server's chain must lead to a trusted CA (ca_file /
 // ca_dir, or the system's default store when both are empty), and the certificate must be for the
 // host the URL names (DNS name or IP address), or for server_name when it is set.
-struct TlsOptions {
+struct LOCKBRIDGE_API TlsOptions {
   bool enabled = false;       // TLS for a redis:// URL too (redis-cli --tls); rediss:// URLs always use it
   std::string ca_file{};      // PEM bundle of trusted CAs (--cacert)
   std::string ca_dir{};       // directory of hashed CA certificates, as c_rehash makes (--cacertdir)
@@ -54,7 +55,7 @@ struct TlsOptions {
   std::string settings_given() const;
 };
 
-struct ClientOptions {
+struct LOCKBRIDGE_API ClientOptions {
   static constexpr std::size_t kMaxPoolSize = 10000;
   std::chrono::milliseconds connect_timeout{1000};  // per connect and TLS handshake, then AUTH and SELECT; <= 365 days
   std::chrono::milliseconds command_timeout{1000};  // per reply; after it the outcome is unknown; <= 365 days
@@ -77,7 +78,7 @@ struct ClientOptions {
 };
 
 // What a Client (and its copies) has done so far.
-struct ClientStats {
+struct LOCKBRIDGE_API ClientStats {
   // Requests written to the server by every connection of the Client, each one round trip: lock
   // attempts, releases, extends, scripts resent as EVAL, commands, pings, AUTH/SELECT at connect, and the
   // release subscriber's SSUBSCRIBE/SUNSUBSCRIBE.
@@ -91,7 +92,7 @@ struct ClientStats {
 };
 
 // A reply to Client::command, copied out of hiredis.
-struct Reply {
+struct LOCKBRIDGE_API Reply {
   // error: only inside Client::pipeline's replies (command() throws instead) and nested arrays.
   enum class Kind { nil, string, status, integer, array, error };
   Kind kind = Kind::nil;
@@ -101,7 +102,7 @@ struct Reply {
   bool is_nil() const noexcept { return kind == Kind::nil; }
 };
 
-class Client {
+class LOCKBRIDGE_API Client {
  public:
   // Parses the URL (Error{bad_option} when malformed) and validates the options. Connects lazily:
   // the first command (or ping()) opens the first connection.
@@ -135,7 +136,7 @@ class Client {
   std::vector<Reply> pipeline(std::span<const std::vector<std::string>> commands) const;
 
   // One run of a Lua script: its keys (the first routes it on Redis Cluster) and its arguments.
-  struct EvalCall {
+  struct LOCKBRIDGE_API EvalCall {
     std::vector<std::string> keys;
     std::vector<std::string> args;
   };
@@ -167,6 +168,6 @@ class Client {
 // The SHA1 that Redis names a Lua script by (EVALSHA; what SCRIPT LOAD would answer): 40 lowercase
 // hex digits. lockbridge never sends SCRIPT LOAD, which an ACL may deny while it allows EVALSHA:
 // send EVALSHA with this, and EVAL on NOSCRIPT (Client::eval does both).
-std::string script_sha1(std::string_view body);
+LOCKBRIDGE_API std::string script_sha1(std::string_view body);
 
 }  // namespace lockbridge

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "lockbridge/export.hpp"
+
 namespace lockbridge {
 
 enum class Errc {
@@ -26,12 +28,12 @@ enum class Errc {
                  // host name mismatch, no client certificate where the server wants one, a plain port
 };
 
-const std::error_category& error_category() noexcept;
+LOCKBRIDGE_API const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(Errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 // The one exception type lockbridge throws. what() is "<context>: <code description>".
-class Error : public std::system_error {
+class LOCKBRIDGE_API Error : public std::system_error {
  public:
   Error(Errc code, const std::string& message) : std::system_error(make_error_code(code), message) {}
   Errc errc() const noexcept { return static_cast<Errc>(code().value()); }
@@ -39,8 +41,8 @@ class Error : public std::system_error {
 
 // The short name of a code ("io", "wrong_type", ...), as used in JSON output and docs/errors.md,
 // and back.
-const char* errc_name(Errc e) noexcept;
-std::optional<Errc> errc_from_string(std::string_view name) noexcept;
+LOCKBRIDGE_API const char* errc_name(Errc e) noexcept;
+LOCKBRIDGE_API std::optional<Errc> errc_from_string(std::string_view name) noexcept;
 
 }  // namespace lockbridge
 

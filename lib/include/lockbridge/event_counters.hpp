@@ -23,6 +23,7 @@
 #include <system_error>
 
 #include "lockbridge/event_mutex.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/latch.hpp"
 #include "lockbridge/leased_semaphore.hpp"
 #include "lockbridge/semaphore.hpp"
@@ -34,7 +35,7 @@ struct EventObject;
 }
 
 // What EventLatch and EventSemaphore share: the key, and the operations still running.
-class EventCounter {
+class LOCKBRIDGE_API EventCounter {
  public:
   using Clock = std::chrono::steady_clock;
   using Done = std::function<void(std::error_code)>;
@@ -55,7 +56,7 @@ class EventCounter {
 };
 
 // RCountDownLatch, as Latch.
-class EventLatch final : public EventCounter {
+class LOCKBRIDGE_API EventLatch final : public EventCounter {
  public:
   // Throws Error{bad_option} as Latch's constructor does. Does no I/O.
   EventLatch(EventClient& client, std::string key, LatchOptions options = {});
@@ -73,7 +74,7 @@ class EventLatch final : public EventCounter {
 };
 
 // RSemaphore, as Semaphore.
-class EventSemaphore final : public EventCounter {
+class LOCKBRIDGE_API EventSemaphore final : public EventCounter {
  public:
   // Throws Error{bad_option} as Semaphore's constructor does. Does no I/O.
   EventSemaphore(EventClient& client, std::string key, SemaphoreOptions options = {});
@@ -99,7 +100,7 @@ class EventSemaphore final : public EventCounter {
 };
 
 // RPermitExpirableSemaphore, as LeasedSemaphore: permits with leases, handed out as ids.
-class EventLeasedSemaphore final : public EventCounter {
+class LOCKBRIDGE_API EventLeasedSemaphore final : public EventCounter {
  public:
   // The permit's id (32 hex digits), or empty when none was taken.
   using PermitDone = std::function<void(std::error_code, std::string permit)>;

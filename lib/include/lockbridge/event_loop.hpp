@@ -17,9 +17,11 @@
 #include <functional>
 #include <memory>
 
+#include "lockbridge/export.hpp"
+
 namespace lockbridge {
 
-class EventLoop {
+class LOCKBRIDGE_API EventLoop {
  public:
   using Clock = std::chrono::steady_clock;
   virtual ~EventLoop() = default;
@@ -28,7 +30,7 @@ class EventLoop {
   virtual void post(std::function<void()> work) = 0;
 
   // A timer, set again and again: one pending expiry at a time.
-  class Timer {
+  class LOCKBRIDGE_API Timer {
    public:
     virtual ~Timer() = default;  // cancels the pending expiry
     // Calls `fire` on the loop once `when` has come (soon, when it has already), in place of any
@@ -41,7 +43,7 @@ class EventLoop {
 
   // Readiness of a file descriptor that lockbridge owns (a connection's socket). The loop does not
   // own or close it, and stops using it when this object is destroyed (before lockbridge closes it).
-  class Descriptor {
+  class LOCKBRIDGE_API Descriptor {
    public:
     virtual ~Descriptor() = default;  // cancels both waits
     // Calls `ready` once, on the loop, when the descriptor is readable, or hung up or in error

@@ -26,6 +26,7 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/error.hpp"
 #include "lockbridge/event_loop.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/options.hpp"
 
 namespace lockbridge {
@@ -37,7 +38,7 @@ class EventLockCore;
 
 // A Client's server, reached through `loop`: the connection its locks pipeline on, opened when
 // the first operation needs it. Construct, use and destroy it on the loop; the loop outlives it.
-class EventClient {
+class LOCKBRIDGE_API EventClient {
  public:
   EventClient(Client client, std::shared_ptr<EventLoop> loop);
   ~EventClient();
@@ -62,7 +63,7 @@ class EventClient {
 // One lock holder, as Mutex and MultiMutex are (one object, one lease), used on the loop: what
 // EventMutex (one key) and EventMultiMutex (a set of keys, all or none) share. One operation at a
 // time: a second one while the first runs completes with Errc::bad_option.
-class EventLock {
+class LOCKBRIDGE_API EventLock {
  public:
   using Clock = std::chrono::steady_clock;
   // Called once, on the loop, never inside the call that started the operation.
@@ -107,7 +108,7 @@ class EventLock {
 };
 
 // A lock on one key, as Mutex.
-class EventMutex final : public EventLock {
+class LOCKBRIDGE_API EventMutex final : public EventLock {
  public:
   // Throws Error{bad_option} for an empty key or invalid options. Does no I/O. The client outlives it.
   EventMutex(EventClient& client, std::string key, MutexOptions options = {});
@@ -116,7 +117,7 @@ class EventMutex final : public EventLock {
 
 // A lock on several keys, taken all at once or not at all, as MultiMutex (its rules and refusals:
 // token strategy, no watchdog, fair mode, fencing, reentry or extend yet).
-class EventMultiMutex final : public EventLock {
+class LOCKBRIDGE_API EventMultiMutex final : public EventLock {
  public:
   // Throws Error{bad_option} as MultiMutex's constructor does. Does no I/O. The client outlives it.
   EventMultiMutex(EventClient& client, std::vector<std::string> keys, MutexOptions options = {});
@@ -128,7 +129,7 @@ class EventMultiMutex final : public EventLock {
 // events: its two sides, each an EventLock of the same holder. The write side's acquire completes
 // at once with Errc::bad_option while the read side holds (a reader cannot upgrade); a writer may
 // take the read side too, and its release then leaves it reading (a downgrade).
-struct EventSharedMutex {
+struct LOCKBRIDGE_API EventSharedMutex {
   // Throws Error{bad_option} as SharedMutex's constructor does. Does no I/O. The client outlives it.
   EventSharedMutex(EventClient& client, std::string key, MutexOptions options = MutexOptions::redisson_lock());
   std::unique_ptr<EventLock> shared;     // the read side

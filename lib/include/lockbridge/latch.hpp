@@ -19,6 +19,7 @@
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/options.hpp"
 
 namespace lockbridge {
@@ -27,7 +28,7 @@ namespace detail {
 struct AnnouncedKey;
 }
 
-struct LatchOptions {
+struct LOCKBRIDGE_API LatchOptions {
   // While waiting, the count is read again on every announcement and at least this often: an
   // announcement may never come (the key set or deleted by hand, a TTL that ran out). 1 ms to 365 days.
   std::chrono::milliseconds recheck{5000};
@@ -37,7 +38,7 @@ struct LatchOptions {
 };
 
 // Thread-safe: a Latch holds no state of its own but its names, so one object may be shared.
-class Latch {
+class LOCKBRIDGE_API Latch {
  public:
   // Throws Error{bad_option} for an empty key, bad options, a Redlock Client, or on Redis Cluster
   // a key with a '{' (the channel's braces would put it in another slot than the key, which the

@@ -21,6 +21,7 @@
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/options.hpp"
 
 namespace lockbridge {
@@ -34,7 +35,7 @@ struct AnnouncedKey;
 // as 32 hex digits either way, as Java hands them.
 enum class PermitIds { raw, hex };
 
-struct LeasedSemaphoreOptions {
+struct LOCKBRIDGE_API LeasedSemaphoreOptions {
   // How long acquire() waits before Error{timeout}; 0 to 365 days.
   std::chrono::milliseconds acquire_timeout{10000};
   // While waiting, permits are asked for again on every announcement, when the first lease ends,
@@ -47,7 +48,7 @@ struct LeasedSemaphoreOptions {
 };
 
 // Thread-safe: it holds no state of its own but its names, so one object may be shared.
-class LeasedSemaphore {
+class LOCKBRIDGE_API LeasedSemaphore {
  public:
   // A permit without a lease: it comes back only when released (Redisson's acquire() without a
   // lease time).

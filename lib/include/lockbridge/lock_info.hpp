@@ -5,12 +5,13 @@
 #include <optional>
 #include <string>
 
+#include "lockbridge/export.hpp"
 #include "lockbridge/legacy_value.hpp"
 
 namespace lockbridge {
 
 // What a key holds right now, read without acquiring (one round trip).
-struct LockInfo {
+struct LOCKBRIDGE_API LockInfo {
   bool exists = false;
   std::string value;                             // empty when the key does not exist
   std::optional<std::chrono::milliseconds> ttl;  // Redis TTL; nullopt when the key has none

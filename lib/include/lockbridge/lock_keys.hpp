@@ -6,9 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "lockbridge/export.hpp"
+
 namespace lockbridge {
 
-struct LockKeyNames {
+struct LOCKBRIDGE_API LockKeyNames {
   std::string release_channel;   // sharded pub/sub: releases of token and legacy locks
   std::string redisson_channel;  // Redisson's release channel (redisson_lock__channel:{key})
   std::string waiter_queue;      // notify mode's waiters, in arrival order (a list of waiter ids)
@@ -20,6 +22,6 @@ struct LockKeyNames {
   std::string waiter_channels;   // a PUBSUB pattern: each waiting Client's own release channel (sharded)
 };
 
-LockKeyNames lock_key_names(std::string_view key);
+LOCKBRIDGE_API LockKeyNames lock_key_names(std::string_view key);
 
 }  // namespace lockbridge

@@ -36,6 +36,7 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/mutex.hpp"
 
 namespace lockbridge {
@@ -46,7 +47,7 @@ class LockCore;
 
 // A moved-from MultiMutex may only be destroyed or assigned to (owns_lock() and valid_for() answer
 // false and zero).
-class MultiMutex {
+class LOCKBRIDGE_API MultiMutex {
  public:
   // Throws Error{bad_option} for an empty key list, an empty key, the legacy strategy, invalid
   // options, or options a set of keys does not have yet (watchdog, fair mode, fencing,

@@ -25,6 +25,7 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/lock_info.hpp"
 #include "lockbridge/options.hpp"
 
@@ -36,7 +37,7 @@ class LockCore;
 
 // One Mutex object is one lease holder. A moved-from Mutex may only be destroyed or assigned to
 // (owns_lock() and valid_for() answer false and zero).
-class Mutex {
+class LOCKBRIDGE_API Mutex {
  public:
   static constexpr std::chrono::hours kNoDeadline = lockbridge::kNoDeadline;
 

@@ -24,11 +24,13 @@
 #include <string_view>
 #include <system_error>
 
+#include "lockbridge/export.hpp"
+
 namespace lockbridge {
 
 // What every event names: the lock's key (a MultiMutex's keys, space-separated, in its order) and
 // its strategy: "token", "legacy_hardened", "legacy_faithful" or "redisson".
-struct LockEvent {
+struct LOCKBRIDGE_API LockEvent {
   std::string key;
   std::string_view strategy;
 };
@@ -39,7 +41,7 @@ struct LockEvent {
 using HoldId = std::uint64_t;
 
 // lock(), try_lock(), try_lock_for() (or a reentrant hold's first acquisition) got the lock.
-struct AcquiredEvent : LockEvent {
+struct LOCKBRIDGE_API AcquiredEvent : LockEvent {
   HoldId hold = 0;
   std::chrono::nanoseconds wait{};     // from the call to the acquisition
   int attempts = 0;                    // attempts in Redis (a hold taken in this process's local line counts its own)
@@ -49,7 +51,7 @@ struct AcquiredEvent : LockEvent {
 
 // A call that did not get the lock: the retry policy gave up (error empty; lock() then throws
 // Errc::timeout) or an attempt failed with `error` (the call threw it).
-struct NotAcquiredEvent : LockEvent {
+struct LOCKBRIDGE_API NotAcquiredEvent : LockEvent {
   std::chrono::nanoseconds wait{};
   int attempts = 0;
   std::error_code error;
@@ -61,13 +63,13 @@ struct NotAcquiredEvent : LockEvent {
 // waiters in arrival order instead of letting newcomers barge. Posted once per wait, when the
 // bound passes; the wait's AcquiredEvent or NotAcquiredEvent follows with `starved` set. Only for
 // observed locks whose waits queue (token and hardened legacy in notify mode, MultiMutex).
-struct StarvingEvent : LockEvent {
+struct LOCKBRIDGE_API StarvingEvent : LockEvent {
   std::chrono::nanoseconds wait{};  // so far: at least starvation_after
 };
 
 // unlock() (or the destructor) ended a hold: released in Redis (error empty), or found it was not
 // ours any more (Errc::lease_lost), or could not tell (io, timeout: the lease still runs out).
-struct ReleasedEvent : LockEvent {
+struct LOCKBRIDGE_API ReleasedEvent : LockEvent {
   HoldId hold = 0;
   std::chrono::nanoseconds held{};  // since the acquisition
   std::error_code error;
@@ -83,11 +85,11 @@ enum class LeaseLossReason {
   connection,   // no renewal got through before the lease ran out (server unreachable)
   replication,  // replica_ack: too few replicas had an extend, so it was released (Errc::no_quorum)
 };
-std::string_view to_string(LeaseLossReason reason) noexcept;
+LOCKBRIDGE_API std::string_view to_string(LeaseLossReason reason) noexcept;
 
 // A held lock is no longer ours, found by the watchdog, by extend(), or by the lease running out.
 // (A release that finds the lock gone is a ReleasedEvent with Errc::lease_lost instead.)
-struct LeaseLostEvent : LockEvent {
+struct LOCKBRIDGE_API LeaseLostEvent : LockEvent {
   HoldId hold = 0;
   LeaseLossReason reason = LeaseLossReason::expired;
   std::chrono::nanoseconds held{};
@@ -96,14 +98,14 @@ struct LeaseLostEvent : LockEvent {
 
 // The watchdog renewed `leases` leases in one request (one pipeline; with Redis Cluster, one per
 // master). Only the Client's observer hears it: a batch spans locks.
-struct RenewedEvent {
+struct LOCKBRIDGE_API RenewedEvent {
   std::size_t leases = 0;
 };
 
 // The objects that are not locks (Latch, Semaphore and LeasedSemaphore, on either front) have no
 // holds: they report their waits and the permits that move. Only the Client's observer hears them.
 // `object` is "latch", "semaphore" or "leased_semaphore".
-struct CounterEvent {
+struct LOCKBRIDGE_API CounterEvent {
   std::string key;
   std::string_view object;
 };
@@ -111,7 +113,7 @@ struct CounterEvent {
 // A latch's wait, or a semaphore's acquiring call (one attempt or a wait), ended: done (the latch
 // was open, the permits were taken), or not: it gave up at its deadline (error empty), was stopped
 // (std::errc::operation_canceled) or failed (the error it threw or completed with).
-struct CounterWaitEvent : CounterEvent {
+struct LOCKBRIDGE_API CounterWaitEvent : CounterEvent {
   std::int64_t permits = 0;  // a semaphore's: asked for, taken when done; a latch's: 0
   std::chrono::nanoseconds wait{};
   int attempts = 0;  // reads or acquire scripts run in Redis
@@ -121,12 +123,12 @@ struct CounterWaitEvent : CounterEvent {
 
 // Permits given back by this process (a release; a cancelled acquire giving back what it won), or
 // a release that failed (error).
-struct PermitsReleasedEvent : CounterEvent {
+struct LOCKBRIDGE_API PermitsReleasedEvent : CounterEvent {
   std::int64_t permits = 0;
   std::error_code error;
 };
 
-class Observer {
+class LOCKBRIDGE_API Observer {
  public:
   // Events posted but not yet delivered beyond which new ones are dropped.
   static constexpr std::size_t kMaxPendingEvents = 10000;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "lockbridge/export.hpp"
 #include "lockbridge/legacy_value.hpp"
 #include "lockbridge/name_table.hpp"
 #include "lockbridge/observer.hpp"
@@ -35,7 +36,7 @@ enum class LegacyPreset {
   hardened,  // the same bytes in Redis, plus a safety TTL, owner-checked release and Redis TIME
 };
 
-struct LegacyOptions {
+struct LOCKBRIDGE_API LegacyOptions {
   LegacyPreset preset = LegacyPreset::hardened;
   LegacyFormat format = LegacyFormat::epoch_ms;
   // Hardened only: the key's Redis TTL is lease + grace, so a crashed holder's key cannot live
@@ -58,7 +59,7 @@ struct LegacyOptions {
   bool jedis_lock_master = false;
 };
 
-struct TokenOptions {
+struct LOCKBRIDGE_API TokenOptions {
   // Each acquisition also draws a fencing token (Mutex::fence()): the next value of a counter kept
   // next to the lock (same hash slot), drawn in the acquiring script, so a later acquisition always
   // has a larger fence. The acquire becomes a script instead of SET NX (docs/design.md 4.4).
@@ -87,7 +88,7 @@ constexpr bool sharded_on(ShardedSubscription mode, bool on_cluster) noexcept {
   return on_cluster && mode != ShardedSubscription::off;
 }
 
-struct RedissonOptions {
+struct LOCKBRIDGE_API RedissonOptions {
   // The <client uuid> of the hash field <client uuid>:<thread id> that names the holder; empty =
   // one random UUID per process. The thread id is a number per Mutex object: in lockbridge one
   // Mutex, not one thread, is one holder, so two Mutex objects never share a field.
@@ -107,7 +108,7 @@ struct RedissonOptions {
 // most `timeout` (the reply is waited for that long on top of ClientOptions::command_timeout). It
 // narrows the window in which a failover to a replica that never saw the write loses the lock
 // (docs/guarantees.md). Watchdog renewals do not wait.
-struct ReplicaAckOptions {
+struct LOCKBRIDGE_API ReplicaAckOptions {
   int replicas = 0;  // 0: no WAIT
   std::chrono::milliseconds timeout{500};
   enum class OnShortfall {
@@ -120,14 +121,14 @@ struct ReplicaAckOptions {
 // The watchdog renews a held lock every lease/3 on the Client's renewal thread (one per Client,
 // renewals of many locks share a round trip), for as long as the lock is held, up to max_hold.
 // Token and hardened legacy; the faithful preset has no extend.
-struct WatchdogOptions {
+struct LOCKBRIDGE_API WatchdogOptions {
   bool enabled = false;
   // A holder that never unlocks (stuck, or forgotten) keeps the lock at most this long: then the
   // watchdog stops renewing, the lease runs out and the holder is told it was lost.
   std::chrono::milliseconds max_hold{10 * 60 * 1000};
 };
 
-struct MutexOptions {
+struct LOCKBRIDGE_API MutexOptions {
   StrategyKind strategy = StrategyKind::token;
   std::chrono::milliseconds lease{60000};            // how long an acquisition is valid
   std::chrono::milliseconds acquire_timeout{10000};  // how long lock() waits before Error{timeout}; <= 365 days

@@ -21,6 +21,7 @@
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/options.hpp"
 
 namespace lockbridge {
@@ -29,7 +30,7 @@ namespace detail {
 struct AnnouncedKey;
 }
 
-struct SemaphoreOptions {
+struct LOCKBRIDGE_API SemaphoreOptions {
   // How long acquire() waits before Error{timeout}; 0 to 365 days.
   std::chrono::milliseconds acquire_timeout{10000};
   // While waiting, permits are asked for again on every announcement and at least this often: an
@@ -41,7 +42,7 @@ struct SemaphoreOptions {
 };
 
 // Thread-safe: a Semaphore holds no state of its own but its names, so one object may be shared.
-class Semaphore {
+class LOCKBRIDGE_API Semaphore {
  public:
   // Throws Error{bad_option} for an empty key, bad options or a Redlock Client. Does no I/O.
   Semaphore(Client client, std::string key, SemaphoreOptions options = {});

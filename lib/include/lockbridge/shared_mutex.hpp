@@ -30,6 +30,7 @@
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
 #include "lockbridge/error.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/lock_info.hpp"
 #include "lockbridge/options.hpp"
 
@@ -39,7 +40,7 @@ namespace detail {
 class LockCore;
 }
 
-class SharedMutex {
+class LOCKBRIDGE_API SharedMutex {
  public:
   // `options` as for Mutex, with the redisson strategy (Redisson's own defaults:
   // MutexOptions::redisson_lock()); both sides use them. Throws Error{bad_option} for an empty key,

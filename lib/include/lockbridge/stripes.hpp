@@ -22,11 +22,12 @@
 #include <string_view>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/mutex.hpp"
 
 namespace lockbridge {
 
-class LockStripes {
+class LOCKBRIDGE_API LockStripes {
  public:
   static constexpr std::size_t kMaxStripes = 1'000'000;
 

@@ -23,13 +23,15 @@
 #include <string_view>
 #include <vector>
 
+#include "lockbridge/export.hpp"
+
 namespace lockbridge {
 
-struct RedisUrl {
+struct LOCKBRIDGE_API RedisUrl {
   enum class Transport { tcp, unix_socket };
   // single: one server (redis://, unix://); the others name several nodes (see above).
   enum class Topology { single, sentinel, redlock, cluster };
-  struct Node {
+  struct LOCKBRIDGE_API Node {
     std::string host;  // without brackets
     int port = 6379;
     bool operator==(const Node&) const = default;
@@ -56,6 +58,6 @@ struct RedisUrl {
 };
 
 // Throws Error{Errc::bad_option}.
-RedisUrl parse_redis_url(std::string_view url);
+LOCKBRIDGE_API RedisUrl parse_redis_url(std::string_view url);
 
 }  // namespace lockbridge

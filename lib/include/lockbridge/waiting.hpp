@@ -12,11 +12,12 @@
 #include <string_view>
 #include <utility>
 
+#include "lockbridge/export.hpp"
 #include "lockbridge/name_table.hpp"
 
 namespace lockbridge {
 
-struct RetryPolicy {
+struct LOCKBRIDGE_API RetryPolicy {
   enum class Kind {
     // Default: exponential backoff with full jitter. The n-th sleep is drawn uniformly from
     // [0, min(cap, initial * 2^n)], and never runs past the moment the holder's lease ends when

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/observer.hpp"
 
 namespace prometheus {
@@ -25,14 +26,14 @@ class Registry;
 
 namespace lockbridge {
 
-struct PrometheusOptions {
+struct LOCKBRIDGE_API PrometheusOptions {
   // The value of a `key` label on the per-lock metrics, from the lock's key: it must take few
   // values (a prefix, a job name). Unset: no key label, since a label per key is one time series
   // per key, without bound.
   std::function<std::string(std::string_view key)> key_label;
 };
 
-class PrometheusMetrics {
+class LOCKBRIDGE_API PrometheusMetrics {
  public:
   explicit PrometheusMetrics(PrometheusOptions options = {});
   ~PrometheusMetrics();

@@ -11,12 +11,13 @@
 #include <string>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/mutex.hpp"
 
 namespace lockbridge::compat::detail {
 
 // One key, held through a succession of Mutex objects of one identity. Thread-compatible.
-class HeldLock {
+class LOCKBRIDGE_API HeldLock {
  public:
   // Validates the options and the key (Error{bad_option}); no I/O.
   HeldLock(std::string key, MutexOptions options);

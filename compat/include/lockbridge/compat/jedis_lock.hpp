@@ -25,12 +25,13 @@
 #include <string>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/compat/held_lock.hpp"
 #include "lockbridge/mutex.hpp"
 
 namespace lockbridge::compat {
 
-class JedisLock {
+class LOCKBRIDGE_API JedisLock {
  public:
   static constexpr std::chrono::milliseconds kDefaultTimeout{10000};  // timeoutMsecs
   static constexpr std::chrono::milliseconds kDefaultExpire{60000};   // expireMsecs

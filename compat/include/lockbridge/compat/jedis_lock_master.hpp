@@ -31,12 +31,13 @@
 #include <string>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/compat/held_lock.hpp"
 #include "lockbridge/mutex.hpp"
 
 namespace lockbridge::compat {
 
-class JedisLockMaster {
+class LOCKBRIDGE_API JedisLockMaster {
  public:
   static constexpr std::chrono::milliseconds kDefaultAcquireTimeout{10000};  // DEFAULT_ACQUIRE_TIMEOUT_MILLIS
   static constexpr std::chrono::milliseconds kDefaultExpiry{60000};          // DEFAULT_EXPIRY_TIME_MILLIS

@@ -30,16 +30,17 @@
 #include <unordered_map>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/mutex.hpp"
 
 namespace lockbridge::compat {
 
-struct RedisLockerOptions {
+struct LOCKBRIDGE_API RedisLockerOptions {
   int retry_count = 10;                            // the seed's RetryCount: attempts after the first
   std::chrono::milliseconds wait_lock_time{2000};  // the seed's WaitLockTimeSecond (milliseconds, despite its name)
 };
 
-class RedisLocker {
+class LOCKBRIDGE_API RedisLocker {
  public:
   // Throws Error{bad_option} for a retry_count outside 0 - 1,000,000 or a wait outside 0 - 365 days.
   explicit RedisLocker(Client client, RedisLockerOptions options = {});

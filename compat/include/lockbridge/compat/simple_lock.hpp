@@ -26,11 +26,12 @@
 #include <utility>
 
 #include "lockbridge/client.hpp"
+#include "lockbridge/export.hpp"
 #include "lockbridge/compat/jedis_lock.hpp"
 
 namespace lockbridge::compat {
 
-class SimpleLock {
+class LOCKBRIDGE_API SimpleLock {
  public:
   // Throws Error{bad_option} for an empty key or a bad expiry. No I/O.
   SimpleLock(Client client, std::string key, std::chrono::milliseconds timeoutMsecs = JedisLock::kDefaultTimeout,

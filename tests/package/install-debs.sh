@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The packages are the test: installs the .deb files of DEB_DIR (scripts/package.sh) with apt-get,
+# builds the consumer (find_package, on the shared and the static libraries; pkg-config) and the
+# example against the installed files alone, runs the installed command, then purges the packages
+# and checks that nothing of them is left. Needs root (or sudo) and a machine where lockbridge's
+# packages are not installed yet.
+#   install-debs.sh DEB_DIR SOURCE_DIR
+set -euo pipefail
+debs=$(realpath "${1:?usage: install-debs.sh DEB_DIR SOURCE_DIR}")
+source=$(realpath "${2:?usage: install-debs.sh DEB_DIR SOURCE_DIR}")
+packages=(liblockbridge0 liblockbridge-dev lockbridge-tools)
+sudo=()
+[[ $(id -u) -eq 0 ]] || sudo=(sudo)
+work=$(mktemp -d)
+purge() { "${sudo[@]}" apt-get purge -y -qq "${packages[@]}" >/dev/null 2>&1 || true; }
+trap 'purge; rm -rf "$work"' EXIT
+
+for package in "${packages[@]}"; do
+  if dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    echo "install-debs: $package is installed already; this test installs and purges it itself" >&2
+    trap 'rm -rf "$work"' EXIT
+    exit 1
+  fi
+done
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$debs"/*.deb >/dev/null
+
+# The CMake consumer, from the system's own search paths: no prefix given.
+cmake -S "$source/tests/package/consumer" -B "$work/cmake-build" >/dev/null
+cmake --build "$work/cmake-build" >/dev/null
+"$work/cmake-build/consumer"
+"$work/cmake-build/consumer_static"
+# pkg-config, as a Makefile would.
+g++ -std=c++20 "$source/tests/package/consumer/main.cpp" -o "$work/pc-consumer" \
+  $(pkg-config --cflags --libs lockbridge-compat lockbridge)
+"$work/pc-consumer"
+# The example, on lockbridge/asio.hpp (Debian's standalone Asio) and the shared library.
+g++ -std=c++20 "$source/examples/async_lock.cpp" -o "$work/async-example" $(pkg-config --cflags --libs lockbridge)
+[[ -x "$work/async-example" ]]
+
+# The command, its version, and the shared library it loads from the system.
+installed=$(lockbridge --version)
+[[ "$installed" == "lockbridge $(dpkg-query -W -f='${Version}' lockbridge-tools)" ]] ||
+  { echo "install-debs: lockbridge --version says '$installed'" >&2; exit 1; }
+ldd "$(command -v lockbridge)" | grep -q "liblockbridge.so.[0-9]* => /usr/lib/" ||
+  { echo "install-debs: the installed lockbridge does not load the packaged shared library" >&2; exit 1; }
+
+purge
+trap 'rm -rf "$work"' EXIT
+for package in "${packages[@]}"; do
+  if dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "installed"; then
+    echo "install-debs: $package is still installed after the purge" >&2
+    exit 1
+  fi
+done
+left=$(find /usr/include/lockbridge /usr/lib/*/cmake/lockbridge /usr/bin/lockbridge 2>/dev/null || true)
+[[ -z "$left" ]] || { echo "install-debs: left behind by the purge: $left" >&2; exit 1; }
+echo "install-debs: installed ${packages[*]}, built and ran against them, and purged them cleanly"
