@@ -75,7 +75,7 @@ TlsOptions tls_options_from(const po::variables_map& vm) {
   if (vm.count("key") && !vm.count("cert")) {
     throw Error(Errc::bad_option,
                 "--key is the private key of a TLS client certificate and goes with --cert; the key to lock is "
-                "--lock-key (bench, hold, inspect)");
+                "--lock-key (or KEY: hold KEY, inspect KEY)");
   }
   tls.ca_file = text("cacert");
   tls.ca_dir = text("cacertdir");

@@ -70,7 +70,7 @@ TEST(CliModes, AUnixSocketPathTooLongForTheKernelIsABadUrl) {
 }
 
 TEST(CliModes, KeyAloneIsToldItIsTheTlsKeyAndTheLockKeyIsLockKey) {
-  for (const std::string command : {"bench --key mylock --ops 1", "hold --key mylock", "audit --key mylock"}) {
+  for (const std::string command : {"bench --key mylock --ops 1", "hold k --key mylock", "audit --key mylock"}) {
     const CliRun run = run_cli(command, false);
     EXPECT_EQ(run.exit_code, 2) << run;
     EXPECT_THAT(run.errors, HasSubstr("--key is the private key of a TLS client certificate and goes with --cert; "
