@@ -26,7 +26,7 @@ if [[ "${1:-}" == "--packaging" ]]; then
     debhelper dpkg-dev fakeroot        # Debian's own package build (packaging/debian)
     lintian                            # the packages' check
     abigail-tools                      # abidw and abidiff: the exported ABI against abi/ (scripts/check-abi.sh)
-    help2man bash-completion           # the man pages and the completion script, built with the packages
+    help2man bash-completion man-db    # the man pages and the completion script: built, then checked installed
   )
 fi
 

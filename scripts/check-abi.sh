@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the ABI that each shared library of a build exports against the baseline committed for
-# its SONAME, abi/<soname>.abi (written by abidw from Debian's abigail-tools). The build must carry
+# its SONAME, abi/<soname>.abi.xz (written by abidw from Debian's abigail-tools; xz keeps the
+# repository small: the XML is some megabytes). The build must carry
 # full debug information (-g: the package build does; the test builds' -g1 does not).
 #   scripts/check-abi.sh BUILD_DIR            exit 0: the same ABI, or only additions (listed);
 #                                             1: a change that breaks programs built against the
@@ -29,12 +30,15 @@ abidw_options=(--no-corpus-path --no-show-locs --drop-private-types "${headers[@
 mapfile -t libraries < <(find "$build" -name 'liblockbridge*.so.*.*' -type f | sort)
 [[ ${#libraries[@]} -gt 0 ]] || { echo "check-abi: no shared library under $build" >&2; exit 1; }
 mkdir -p abi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 failed=0
 for library in "${libraries[@]}"; do
   soname=$(objdump -p "$library" | awk '$1 == "SONAME" { print $2 }')
-  baseline=abi/$soname.abi
+  baseline=abi/$soname.abi.xz
   if $update; then
-    abidw "${abidw_options[@]}" --out-file "$baseline" "$library"
+    abidw "${abidw_options[@]}" --out-file "$work/$soname.abi" "$library"
+    xz -9 --stdout "$work/$soname.abi" >"$baseline"
     echo "check-abi: wrote $baseline"
     continue
   fi
@@ -44,7 +48,9 @@ for library in "${libraries[@]}"; do
     continue
   fi
   status=0
-  report=$(abidiff --no-show-locs --drop-private-types "${headers[@]/--headers-dir/--headers-dir2}" "$baseline" "$library" 2>&1) ||
+  xz --decompress --stdout "$baseline" >"$work/$soname.abi"
+  report=$(abidiff --no-show-locs --drop-private-types "${headers[@]/--headers-dir/--headers-dir2}" "$work/$soname.abi" \
+    "$library" 2>&1) ||
     status=$?
   # abidiff's exit status is a bit set: 1 error, 2 usage error, 4 a change, 8 an incompatible one.
   if ((status & 3)); then

@@ -59,7 +59,7 @@ FailOn fail_on_from(const std::string& list) {
 }  // namespace
 
 int run_audit(int argc, char** argv) {
-  po::options_description options("audit options");
+  po::options_description options("audit options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   add_far_future_option(options);
   add_batch_option(options, "one pipelined round trip each");

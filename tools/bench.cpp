@@ -175,7 +175,7 @@ int soak_bench(const po::variables_map& vm) {
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-  po::options_description options("bench options");
+  po::options_description options("bench options", kHelpColumns, kHelpColumns / 2);
   add_lock_options(options);
   add_url_option(options);
   add_metrics_option(options);

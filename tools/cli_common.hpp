@@ -81,6 +81,10 @@ class RedisTarget {
 
 // --url and the TLS flags (--tls, --cacert, --cacertdir, --cert, --key, --sni, --insecure, named
 // as redis-cli names them), and --connect-timeout, shared by every subcommand that talks to Redis.
+// The width of every subcommand's option list: 120 columns, not Boost's 80, at which its wrapping
+// split the URL forms in the middle of a word (and the man pages, made from that text, with them).
+inline constexpr unsigned kHelpColumns = 120;
+
 void add_url_option(po::options_description& options);
 
 // Options that do not apply to what the command line asks for are refused, never dropped: each

@@ -197,7 +197,7 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
 }  // namespace
 
 int run_compare(int argc, char** argv) {
-  po::options_description options("compare options");
+  po::options_description options("compare options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   options.add_options()("duration", number_value("3"), "seconds per strategy and workload (0.001 to 3600)")(
       "json", po::value<std::string>()->default_value("lockbridge-compare.json"), "write all results here")(

@@ -202,7 +202,7 @@ int run_convert(const po::variables_map& vm, const Client& client) {
 }  // namespace
 
 int run_convert(int argc, char** argv) {
-  po::options_description options("convert options");
+  po::options_description options("convert options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   add_far_future_option(options);
   add_batch_option(options, "one journal sync, one round trip of writes");

@@ -16,7 +16,7 @@ constexpr std::string_view kUsage = "lockbridge demo [--url URL]";
 }  // namespace
 
 int run_demo(int argc, char** argv) {
-  po::options_description options("demo options");
+  po::options_description options("demo options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;

@@ -31,7 +31,7 @@ void print(bool json, const nlohmann::ordered_json& line, const std::string& tex
 }  // namespace
 
 int run_hold(int argc, char** argv) {
-  po::options_description options("hold options");
+  po::options_description options("hold options", kHelpColumns, kHelpColumns / 2);
   add_lock_options(options);
   add_url_option(options);
   add_metrics_option(options);

@@ -27,7 +27,7 @@ constexpr std::string_view kUsage =
 }  // namespace
 
 int run_inspect(int argc, char** argv) {
-  po::options_description options("inspect options");
+  po::options_description options("inspect options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   options.add_options()("lock-key", po::value<std::string>(), "the key (positional)")(
       "type-hint", po::value<std::string>()->default_value("none"), "as for audit")("json", "print one JSON object");

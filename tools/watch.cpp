@@ -142,7 +142,7 @@ std::size_t default_top() {
 }  // namespace
 
 int run_watch(int argc, char** argv) {
-  po::options_description options("watch options");
+  po::options_description options("watch options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   options.add_options()("pattern", po::value<std::string>(), "SCAN MATCH pattern (positional)")(
       "interval", number_value("1000"), "ms between frames (10 to 1 day)")("once", "print one frame and exit")(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The packages are the test: installs the .deb files of DEB_DIR (scripts/package.sh) with apt-get,
 # builds the consumer (find_package, on the shared and the static libraries; pkg-config) and the
-# example against the installed files alone, runs the installed command, then purges the packages
+# example against the installed files alone, runs the installed command and checks its man pages
+# and completion, then purges the packages
 # and checks that nothing of them is left. Needs root (or sudo) and a machine where lockbridge's
 # packages are not installed yet.
 #   install-debs.sh DEB_DIR SOURCE_DIR
@@ -22,7 +23,9 @@ for package in "${packages[@]}"; do
     exit 1
   fi
 done
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$debs"/*.deb >/dev/null
+files=()
+for package in "${packages[@]}"; do files+=("$debs/${package}_"*.deb); done  # not the -dbgsym ones
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${files[@]}" >/dev/null
 
 # The CMake consumer, from the system's own search paths: no prefix given.
 cmake -S "$source/tests/package/consumer" -B "$work/cmake-build" >/dev/null
@@ -41,8 +44,13 @@ g++ -std=c++20 "$source/examples/async_lock.cpp" -o "$work/async-example" $(pkg-
 installed=$(lockbridge --version)
 [[ "$installed" == "lockbridge $(dpkg-query -W -f='${Version}' lockbridge-tools)" ]] ||
   { echo "install-debs: lockbridge --version says '$installed'" >&2; exit 1; }
-ldd "$(command -v lockbridge)" | grep -q "liblockbridge.so.[0-9]* => /usr/lib/" ||
+ldd "$(command -v lockbridge)" | grep -Eq "liblockbridge.so.[0-9]+ => /(usr/)?lib/" ||
   { echo "install-debs: the installed lockbridge does not load the packaged shared library" >&2; exit 1; }
+
+# Its man pages and its completion, as installed.
+man -w lockbridge >/dev/null && man -w lockbridge-bench >/dev/null ||
+  { echo "install-debs: man cannot find the lockbridge pages" >&2; exit 1; }
+bash "$source/tests/package/completion-check.sh" /usr/share/bash-completion/completions/lockbridge
 
 purge
 trap 'rm -rf "$work"' EXIT
@@ -52,6 +60,7 @@ for package in "${packages[@]}"; do
     exit 1
   fi
 done
-left=$(find /usr/include/lockbridge /usr/lib/*/cmake/lockbridge /usr/bin/lockbridge 2>/dev/null || true)
+left=$(find /usr/include/lockbridge /usr/lib/*/cmake/lockbridge /usr/bin/lockbridge /usr/share/man/man1/lockbridge* \
+  /usr/share/bash-completion/completions/lockbridge 2>/dev/null || true)
 [[ -z "$left" ]] || { echo "install-debs: left behind by the purge: $left" >&2; exit 1; }
 echo "install-debs: installed ${packages[*]}, built and ran against them, and purged them cleanly"
