@@ -5,9 +5,11 @@
 #   build-asan  clang, AddressSanitizer + UndefinedBehaviorSanitizer, with the libFuzzer targets:
 #               their corpora are replayed and each fuzzes for LOCKBRIDGE_FUZZ_SECONDS (20) as tests
 #   build-tsan  g++, ThreadSanitizer (the library has background threads: notifier, watchdog, observer)
+# and then the Debian packages: built, checked (lintian, the ABI against abi/), installed, used by
+# a program built against the installed files alone, and purged (docs/packaging.md).
 # Each ends with one summary line: tests run, passed, seconds. The main job (scripts/main-job.sh)
 # builds in build/, apart from these, so either command may run first, any number of times.
-#   scripts/test.sh            all three builds
+#   scripts/test.sh            all three builds and the packages
 #   scripts/test.sh --quick    build-test only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +50,14 @@ if [[ "${1:-}" != "--quick" ]]; then
   run_suite build-asan -DCMAKE_CXX_COMPILER=clang++-14 -DLOCKBRIDGE_FUZZ=ON \
     "-DLOCKBRIDGE_SANITIZE=address;undefined" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
   run_suite build-tsan "-DLOCKBRIDGE_SANITIZE=thread" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+  started=$SECONDS
+  echo "== packages"
+  if bash scripts/package.sh build-packages && bash tests/package/install-debs.sh build-packages .; then
+    summaries+=("== packages: built, checked, installed, used and purged, $((SECONDS - started)) s")
+  else
+    summaries+=("== packages: FAILED, $((SECONDS - started)) s")
+    failed=1
+  fi
 fi
 printf '%s\n' "${summaries[@]}"
 exit $failed

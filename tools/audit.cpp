@@ -66,9 +66,9 @@ int run_audit(int argc, char** argv) {
   options.add_options()("match", po::value<std::string>()->default_value("*"), "SCAN MATCH pattern")(
       "type-hint", po::value<std::string>()->default_value("none"),
       "the keys matched are locks of this kind: a value that does not parse is bad_value, another type wrong_type")(
-      "json", "print one JSON summary object")("details", po::value<std::string>(),
-                                               "write one JSON line per lock key to FILE")(
+      "details", po::value<std::string>(), "write one JSON line per lock key to FILE")(
       "fail-on", po::value<std::string>()->default_value(""), "comma-separated flags that make the exit status 4");
+  add_json_option(options, "one JSON summary object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   audit::ClassifyOptions classify_options;

@@ -200,8 +200,8 @@ int run_bench(int argc, char** argv) {
       "seed", number_value(), "--soak: the random stream's seed (default: drawn; the report gives it)")(
       "api", po::value<std::string>()->default_value("blocking"),
       "blocking (threads or processes, Mutex) | async (coroutines on one thread, AsyncMutex)")(
-      "keys", number_value(), "--api async: spread the clients over this many keys (1 to --clients)")(
-      "json", "print one JSON object");
+      "keys", number_value(), "--api async: spread the clients over this many keys (1 to --clients)");
+  add_json_option(options, "one JSON object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   // Each mode takes its own options; one of another mode is refused, never ignored.

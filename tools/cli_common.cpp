@@ -116,6 +116,10 @@ RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence
   }
 }
 
+void add_json_option(po::options_description& options, const std::string& what) {
+  options.add_options()("json", ("print " + what + " instead of text").c_str());
+}
+
 void add_url_option(po::options_description& options) {
   options.add_options()("url", po::value<std::string>(),
                         "Redis URL: redis[s]://[user[:password]@]host[:port][/db], unix:///path[?db=N], "

@@ -87,6 +87,11 @@ inline constexpr unsigned kHelpColumns = 120;
 
 void add_url_option(po::options_description& options);
 
+// --json: machine-readable output on stdout instead of the text, `what` saying its shape ("one JSON
+// object", "one JSON line per ..."). One definition for every subcommand that prints; compare's
+// --json is another thing, the FILE its results go to, besides its table.
+void add_json_option(po::options_description& options, const std::string& what);
+
 // Options that do not apply to what the command line asks for are refused, never dropped: each
 // of `names` given on the command line (a default does not count) is Error{bad_option}, "--X
 // <why>" (why: "does not apply to --soak", say).

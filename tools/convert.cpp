@@ -213,8 +213,8 @@ int run_convert(int argc, char** argv) {
       "delete-stale", "--to token: delete legacy locks whose expiry has passed (otherwise reported)")(
       "journal", po::value<std::string>(), "the write-ahead journal to create (required unless --dry-run)")(
       "rollback", po::value<std::string>(), "restore the keys in this journal that still hold what convert wrote")(
-      "details", po::value<std::string>(), "write one JSON line per lock key (or journalled write) to FILE")(
-      "json", "print one JSON summary object");
+      "details", po::value<std::string>(), "write one JSON line per lock key (or journalled write) to FILE");
+  add_json_option(options, "one JSON summary object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
   const RedisTarget target(vm);

@@ -37,7 +37,8 @@ int run_hold(int argc, char** argv) {
   add_metrics_option(options);
   options.add_options()("lock-key", po::value<std::string>(), "the lock key (positional)")(
       "wait", number_value("0"), "ms to keep trying (0 to 365 days); 0 = a single attempt")(
-      "for", number_value("0"), "ms to hold the lock before releasing it (0 to 365 days)")("json", "print JSON lines");
+      "for", number_value("0"), "ms to hold the lock before releasing it (0 to 365 days)");
+  add_json_option(options, "one JSON line per step");
   po::positional_options_description positional;
   positional.add("lock-key", 1);
   po::variables_map vm;

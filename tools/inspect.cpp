@@ -30,7 +30,8 @@ int run_inspect(int argc, char** argv) {
   po::options_description options("inspect options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   options.add_options()("lock-key", po::value<std::string>(), "the key (positional)")(
-      "type-hint", po::value<std::string>()->default_value("none"), "as for audit")("json", "print one JSON object");
+      "type-hint", po::value<std::string>()->default_value("none"), "as for audit");
+  add_json_option(options, "one JSON object");
   po::positional_options_description positional;
   positional.add("lock-key", 1);
   po::variables_map vm;

@@ -146,9 +146,9 @@ int run_watch(int argc, char** argv) {
   add_url_option(options);
   options.add_options()("pattern", po::value<std::string>(), "SCAN MATCH pattern (positional)")(
       "interval", number_value("1000"), "ms between frames (10 to 1 day)")("once", "print one frame and exit")(
-      "json", "one JSON line per key per frame, every key, in SCAN order")(
       "top", number_value(),
       "the table shows the N keys (1 to 100000) with the most waiters (default: what fits the terminal, else 100)");
+  add_json_option(options, "one JSON line per key per frame, every key, in SCAN order");
   add_batch_option(options, "one SCAN round trip each");
   po::positional_options_description positional;
   positional.add("pattern", 1);

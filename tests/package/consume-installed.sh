@@ -16,7 +16,7 @@ cmake -S "$source/tests/package/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer"
 "$work/cmake-build/consumer_static"
-if ldd "$work/cmake-build/consumer_static" | grep -q liblockbridge; then
+if [[ $(ldd "$work/cmake-build/consumer_static") == *liblockbridge* ]]; then
   echo "consume-installed: consumer_static loads a shared lockbridge" >&2
   exit 1
 fi

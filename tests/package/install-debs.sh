@@ -44,7 +44,8 @@ g++ -std=c++20 "$source/examples/async_lock.cpp" -o "$work/async-example" $(pkg-
 installed=$(lockbridge --version)
 [[ "$installed" == "lockbridge $(dpkg-query -W -f='${Version}' lockbridge-tools)" ]] ||
   { echo "install-debs: lockbridge --version says '$installed'" >&2; exit 1; }
-ldd "$(command -v lockbridge)" | grep -Eq "liblockbridge.so.[0-9]+ => /(usr/)?lib/" ||
+loads=$(ldd "$(command -v lockbridge)")  # whole, first: grep -q would end ldd early (pipefail)
+grep -Eq "liblockbridge.so.[0-9]+ => /(usr/)?lib/" <<<"$loads" ||
   { echo "install-debs: the installed lockbridge does not load the packaged shared library" >&2; exit 1; }
 
 # Its man pages and its completion, as installed.
