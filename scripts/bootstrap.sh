@@ -27,6 +27,7 @@ if [[ "${1:-}" == "--packaging" ]]; then
     lintian                            # the packages' check
     abigail-tools                      # abidw and abidiff: the exported ABI against abi/ (scripts/check-abi.sh)
     help2man bash-completion man-db    # the man pages and the completion script: built, then checked installed
+    prometheus                         # promtool: the alerting rules and a live scrape (tests/package/operations-check.sh)
   )
 fi
 

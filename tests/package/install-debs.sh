@@ -2,7 +2,7 @@
 # The packages are the test: installs the .deb files of DEB_DIR (scripts/package.sh) with apt-get,
 # builds the consumer (find_package, on the shared and the static libraries; pkg-config) and the
 # example against the installed files alone, runs the installed command and checks its man pages
-# and completion, then purges the packages
+# and completion and the operators' kit (tests/package/operations-check.sh), then purges the packages
 # and checks that nothing of them is left. Needs root (or sudo) and a machine where lockbridge's
 # packages are not installed yet.
 #   install-debs.sh DEB_DIR SOURCE_DIR
@@ -52,6 +52,8 @@ grep -Eq "liblockbridge.so.[0-9]+ => /(usr/)?lib/" <<<"$loads" ||
 man -w lockbridge >/dev/null && man -w lockbridge-bench >/dev/null ||
   { echo "install-debs: man cannot find the lockbridge pages" >&2; exit 1; }
 bash "$source/tests/package/completion-check.sh" /usr/share/bash-completion/completions/lockbridge
+# The operators' kit, as installed, with a live scrape of the installed command's metrics.
+bash "$source/tests/package/operations-check.sh" /usr/share/lockbridge "$source"
 
 purge
 trap 'rm -rf "$work"' EXIT
@@ -62,6 +64,6 @@ for package in "${packages[@]}"; do
   fi
 done
 left=$(find /usr/include/lockbridge /usr/lib/*/cmake/lockbridge /usr/bin/lockbridge /usr/share/man/man1/lockbridge* \
-  /usr/share/bash-completion/completions/lockbridge 2>/dev/null || true)
+  /usr/share/bash-completion/completions/lockbridge /usr/share/lockbridge 2>/dev/null || true)
 [[ -z "$left" ]] || { echo "install-debs: left behind by the purge: $left" >&2; exit 1; }
 echo "install-debs: installed ${packages[*]}, built and ran against them, and purged them cleanly"
