@@ -25,9 +25,9 @@ constexpr std::string_view kUsage =
     "legacy_uuid_ms, legacy_forever, token, redisson, redisson_rwlock, redisson_fair_queue,\n"
     "redisson_semaphore, redisson_latch, python_redis_lock or other; flags stale, no_ttl,\n"
     "far_future, bad_value, wrong_type. Says whether each server's maxmemory-policy may evict lock\n"
-    "keys (--fail-on eviction: it may, or INFO cannot tell). Changes nothing. Progress goes to stderr.\n"
-    "Exit status: 0 nothing named by --fail-on found, 4 something was, 2 bad usage, 3 Redis error,\n"
-    "5 a local file (details, stdout) could not be written, 130 interrupted.";
+    "keys (--fail-on eviction: it may, or INFO cannot tell). Changes nothing. Progress goes to stderr.";
+constexpr ExitMeanings kExits{
+    .ok = "nothing named by --fail-on found", .findings = "something was", .files = "details, stdout"};
 
 // What --fail-on names: key flags, and "eviction" (a server that may evict lock keys, or cannot
 // tell).
@@ -70,7 +70,7 @@ int run_audit(int argc, char** argv) {
       "fail-on", po::value<std::string>()->default_value(""), "comma-separated flags that make the exit status 4");
   add_json_option(options, "one JSON summary object");
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, {}, vm)) return *done;
   audit::ClassifyOptions classify_options;
   classify_options.hint = choice_option(audit::kTypeHintNames, "type-hint", vm["type-hint"].as<std::string>());
   classify_options.far_future = far_future_option(vm);

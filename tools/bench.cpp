@@ -40,10 +40,12 @@ constexpr std::string_view kUsage =
     "skew, stall) and a random lock (token with fencing, hardened and faithful legacy), drawn from\n"
     "--seed, checking exclusion and fencing throughout; exit 1 when an overlap no fault allows, or a\n"
     "stale fenced write, was seen. Without --url its server keeps an append-only file (fsync always)\n"
-    "and restart crashes it.\n"
-    "Exit status: 0 no violation, 1 violations seen (without --fault), 2 bad usage, 3 Redis error (also\n"
-    "when errors stopped the work: a client still failing at the end, e.g. a server that died),\n"
-    "5 stdout could not be written, 130 interrupted (SIGINT, SIGTERM, SIGHUP: the run stops at once).";
+    "and restart crashes it.";
+constexpr ExitMeanings kExits{
+    .ok = "no violation",
+    .not_acquired = "violations seen (without --fault)",
+    .redis_detail = "(also when errors stopped the work: a client still failing at the end, e.g. a server that died)",
+    .interrupt_detail = "(SIGINT, SIGTERM, SIGHUP: the run stops at once)"};
 
 // --duration: at most a day.
 constexpr std::chrono::milliseconds kMaxBenchDuration{24LL * 3600 * 1000};
@@ -203,7 +205,7 @@ int run_bench(int argc, char** argv) {
       "keys", number_value(), "--api async: spread the clients over this many keys (1 to --clients)");
   add_json_option(options, "one JSON object");
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, {}, vm)) return *done;
   // Each mode takes its own options; one of another mode is refused, never ignored.
   if (vm.count("soak")) {
     refuse_all_but(vm, {"soak", "seed", "json"},

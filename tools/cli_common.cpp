@@ -273,14 +273,14 @@ std::vector<NamedStrategy> every_strategy() {
   return {{"legacy faithful", "jedis-lock 1.0.0", faithful}, {"legacy hardened", {}, hardened}, {"token", {}, token}};
 }
 
-std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage,
+std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage, const ExitMeanings& exits,
                                       const po::options_description& options,
                                       const po::positional_options_description& positional, po::variables_map& vm) {
   po::options_description all(options);
   all.add_options()("help,h", "show this help")("version", "show the version");
   po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
   if (vm.count("help")) {
-    std::cout << "Usage: " << usage << "\n\n" << all << "\n";
+    std::cout << "Usage: " << usage << "\n" << exit_status_text(exits) << "\n\n" << all << "\n";
     return kExitOk;
   }
   if (vm.count("version")) {

@@ -18,22 +18,13 @@
 #include <vector>
 
 #include "embedded_server.hpp"
+#include "exit_status.hpp"
 #include "lockbridge/mutex.hpp"
 #include "metrics_option.hpp"
 
 namespace lockbridge::tools {
 
 namespace po = boost::program_options;
-
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitNotAcquired = 1,  // not acquired, or the lease was lost before release
-  kExitUsage = 2,        // bad usage or bad input (options, URL, key, wrong type, unparsable value)
-  kExitRedis = 3,        // Redis or connection error
-  kExitFindings = 4,     // audit: something named by --fail-on was found; convert: a key was skipped
-  kExitFile = 5,         // a local file (an output, the journal, standard output) could not be written or read
-  kExitInterrupted = 130,
-};
 
 // The exit code for a lockbridge::Error, or for its code (a release's last_error()).
 int exit_code_for(const Error& error) noexcept;
@@ -169,9 +160,10 @@ struct NamedStrategy {
 };
 std::vector<NamedStrategy> every_strategy();
 
-// Parses argv for a subcommand; handles --help and --version (returns them as an exit code).
-// `positional` names the positional arguments in order (may be empty).
-std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage,
+// Parses argv for a subcommand; handles --help (the usage, the exit status as `exits` gives it,
+// the options) and --version (returns them as an exit code). `positional` names the positional
+// arguments in order (may be empty).
+std::optional<int> parse_command_line(int argc, char** argv, std::string_view usage, const ExitMeanings& exits,
                                       const po::options_description& options,
                                       const po::positional_options_description& positional, po::variables_map& vm);
 

@@ -27,9 +27,8 @@ constexpr std::string_view kUsage =
     "token only) instead of showing notify and fair side by side; the columns that wait as the peers\n"
     "do keep polling. --watchdog renews every lease while held, where the strategy can.\n"
     "--clients-as: each client of a contended workload is its own OS process (default, as a fleet of\n"
-    "service instances runs), or a thread of this process (where the local line orders the waiters).\n"
-    "Exit status: 0 no violation, 1 violations seen, 2 bad usage, 3 Redis error, 5 a local file (json,\n"
-    "plot, stdout) could not be written, 130 interrupted.";
+    "service instances runs), or a thread of this process (where the local line orders the waiters).";
+constexpr ExitMeanings kExits{.ok = "no violation", .not_acquired = "violations seen", .files = "json, plot, stdout"};
 
 // How the clients of the contended workloads run: one OS process each (a fleet, as users run
 // services) or threads of one process.
@@ -208,7 +207,7 @@ int run_compare(int argc, char** argv) {
       "clients-as", po::value<std::string>()->default_value("processes"),
       "processes | threads: how the clients of a contended workload run");
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, {}, vm)) return *done;
   // Per run: 24 of them, so an hour each is more than a day.
   const std::chrono::milliseconds duration =
       seconds_option(vm, "duration", std::chrono::milliseconds(1), std::chrono::milliseconds(3600 * 1000));

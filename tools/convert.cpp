@@ -28,12 +28,14 @@ constexpr std::string_view kUsage =
     "skipped and reported. Redisson, python-redis-lock and other keys are never touched. Every write\n"
     "is journalled (and synced) before it is sent; --rollback restores the keys that still hold what\n"
     "convert wrote. --dry-run writes nothing and prints one JSON line per lock key.\n"
-    "Exit status: 0 every lock key converted or already in the target format, 4 some were skipped\n"
-    "and reported (--rollback: nothing restored, as none of the keys held what convert wrote), 2 bad\n"
-    "usage (--rollback: another database than the journal's), 3 Redis error, 5 a local file (journal, details, stdout) "
-    "could not be\n"
-    "written, 130 interrupted (after the batch in flight). After an error or an interrupt the summary\n"
-    "says \"incomplete\" and has the counts so far.";
+    "After an error or an interrupt the summary says \"incomplete\" and has the counts so far.";
+constexpr ExitMeanings kExits{
+    .ok = "every lock key converted or already in the target format",
+    .usage_detail = "(--rollback: another database than the journal's)",
+    .findings = "some were skipped and reported (--rollback: nothing restored, as none of the keys held what "
+                "convert wrote)",
+    .files = "journal, details, stdout",
+    .interrupt_detail = "(after the batch in flight)"};
 
 convert::FreshIdentities kernel_random() { return {random_token, random_uuid}; }
 
@@ -216,7 +218,7 @@ int run_convert(int argc, char** argv) {
       "details", po::value<std::string>(), "write one JSON line per lock key (or journalled write) to FILE");
   add_json_option(options, "one JSON summary object");
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, {}, vm)) return *done;
   const RedisTarget target(vm);
   const Client client = target.client();
   return vm.count("rollback") ? run_rollback(vm, client) : run_convert(vm, client);

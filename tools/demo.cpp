@@ -12,6 +12,7 @@ namespace lockbridge::tools {
 namespace {
 
 constexpr std::string_view kUsage = "lockbridge demo [--url URL]";
+constexpr ExitMeanings kExits{.ok = "every strategy locked and unlocked"};
 
 }  // namespace
 
@@ -19,7 +20,7 @@ int run_demo(int argc, char** argv) {
   po::options_description options("demo options", kHelpColumns, kHelpColumns / 2);
   add_url_option(options);
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, {}, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, {}, vm)) return *done;
   const RedisTarget target(vm);
   const Client client = target.client();
   std::cout << "lockbridge " << version() << " demo on " << terminal_text(client.url().redacted())

@@ -15,10 +15,12 @@ constexpr std::string_view kUsage =
     "                    [--lease MS] [--wait MS] [--for MS] [--wait-mode poll|notify|fair] [--retry MS]\n"
     "                    [--starvation-after MS] [--grant-lease MS] [--fair-wait MS] [--sharded-subscription auto|on|off]\n"
     "                    [--watchdog] [--fencing] [--url URL] [--json]\n\n"
-    "Acquires KEY within --wait ms (0 = one attempt), holds it for --for ms, releases it.\n"
-    "Exit status: 0 acquired and released, 1 not acquired (or lost before release),\n"
-    "2 bad usage or bad input, 3 Redis or connection error, 5 stdout could not be written,\n"
-    "130 interrupted (SIGINT, SIGTERM or SIGHUP: a --wait ends at once, a held lock is released first).";
+    "Acquires KEY within --wait ms (0 = one attempt), holds it for --for ms, releases it.";
+constexpr ExitMeanings kExits{
+    .ok = "acquired and released",
+    .not_acquired = "not acquired (or lost before release)",
+    .usage_detail = "or bad input",
+    .interrupt_detail = "(SIGINT, SIGTERM or SIGHUP: a --wait ends at once, a held lock is released first)"};
 
 void print(bool json, const nlohmann::ordered_json& line, const std::string& text) {
   if (json) {
@@ -42,7 +44,7 @@ int run_hold(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("lock-key", 1);
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, positional, vm)) return *done;
   if (!vm.count("lock-key")) throw po::error("missing KEY");
   const bool json = vm.count("json") > 0;
   const std::string key = vm["lock-key"].as<std::string>();

@@ -20,9 +20,8 @@ namespace {
 constexpr std::string_view kUsage =
     "lockbridge inspect KEY [--url URL] [--type-hint ...] [--json]\n\n"
     "Shows KEY's lock class and flags (as lockbridge audit judges them), the holder's identity when\n"
-    "the format has one, and the remaining lease by Redis TIME and by this machine's clock.\n"
-    "Exit status: 0 the key exists, 1 it does not, 2 bad usage, 3 Redis error, 5 stdout could not be\n"
-    "written, 130 interrupted.";
+    "the format has one, and the remaining lease by Redis TIME and by this machine's clock.";
+constexpr ExitMeanings kExits{.ok = "the key exists", .not_acquired = "it does not"};
 
 }  // namespace
 
@@ -35,7 +34,7 @@ int run_inspect(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("lock-key", 1);
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, positional, vm)) return *done;
   if (!vm.count("lock-key")) throw po::error("missing KEY");
   audit::ClassifyOptions classify_options;
   classify_options.hint = choice_option(audit::kTypeHintNames, "type-hint", vm["type-hint"].as<std::string>());

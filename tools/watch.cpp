@@ -27,8 +27,8 @@ constexpr std::string_view kUsage =
     "channel, and waiters queued in Redis), starving waiters and the fence. The table shows the\n"
     "--top keys with the most waiters. Every master of a cluster. Never writes. --once prints one\n"
     "frame; --json prints one JSON line per key per frame, every key, in SCAN order. Memory is one\n"
-    "batch, whatever the keyspace. --batch: keys per SCAN (larger: fewer round trips in a large keyspace).\n"
-    "Exit status: 0, 2 bad usage, 3 Redis error, 5 stdout could not be written, 130 interrupted.";
+    "batch, whatever the keyspace. --batch: keys per SCAN (larger: fewer round trips in a large keyspace).";
+constexpr ExitMeanings kExits{.ok = "--once printed its frame"};
 
 // `text` in at most `width` bytes: cut with ".." at a character's start, never inside one.
 std::string cut(const std::string& text, std::size_t width) {
@@ -153,7 +153,7 @@ int run_watch(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("pattern", 1);
   po::variables_map vm;
-  if (const auto done = parse_command_line(argc, argv, kUsage, options, positional, vm)) return *done;
+  if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, positional, vm)) return *done;
   if (!vm.count("pattern")) throw po::error("missing PATTERN");
   const std::string pattern = scan_pattern(vm, "pattern", "PATTERN");
   const auto interval =
