@@ -1,6 +1,6 @@
-// The compat APIs against a real Redis: each behaves as the Java library it replaces (values, TTLs,
-// timeouts, what release deletes), including the failure paths, and the documented differences
-// hold (docs/compat.md). Outcomes, not timings: short timeouts only bound the waits.
+// The compat APIs against a real Redis: each behaves as the Java library it replaces (values, TTLs, timeouts,
+// what release deletes), including the failure paths, and the documented differences hold (docs/compat.md).
+// Outcomes, not timings: short timeouts only bound the waits. "hazard N" is docs/wire-formats.md hazard N.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -195,7 +195,7 @@ TEST(CompatJedisLockMaster, TakesAnotherUuidsExpiredLock) {
   lock.release();
 }
 
-// DANGER, kept on purpose (wire-formats.md hazard 1): what master cannot read, it steals.
+// DANGER, kept on purpose (docs/wire-formats.md hazard 1): what master cannot read, it steals.
 TEST(CompatJedisLockMaster, StealsAValueItCannotReadWhileItsHolderStillRuns) {
   for (const std::string& foreign : {live_stamp(), std::string("d77d35b6b3da96da86da6422474258d8"),
                                      std::string("garbage"), kOtherUuid + ":", kOtherUuid + ":not-a-number"}) {
@@ -427,7 +427,7 @@ TEST(CompatRedisLocker, AHashAtTheKeyIsWrongType) {
             Errc::wrong_type);
 }
 
-// ---- SimpleLock (seed 003) ---------------------------------------------------------------------
+// ---- SimpleLock (the wrapper blog posts on jedis-lock 1.0.0 show; docs/compat.md §2) ------------
 
 TEST(CompatSimpleLock, WrapRunsTheBodyUnderTheLockAndReleases) {
   const std::string key = unique_key();

@@ -1,7 +1,7 @@
 // The compat APIs, recorded on the server with MONITOR, must send the golden transcripts in
 // compat/golden/<peer>/: the same commands as the Java library they replace (jedis-lock 1.0.0 and
-// master), or the documented atomic equivalent (RedisLocker), or the token strategy the seed 002
-// lock maps onto (docs/compat.md).
+// master), or the documented atomic equivalent (RedisLocker), or the token strategy that the blog recipe
+// "token + Lua release + renewal" maps onto (docs/compat.md §5).
 #include <gtest/gtest.h>
 
 #include "golden_transcript.hpp"
@@ -172,7 +172,7 @@ TEST(CompatWireSimpleLock, NotAcquiredMeansNoBodyAndNoRelease) {
       });
 }
 
-// ---- seed 002: token + Lua release + renewal = the token strategy with the watchdog -------------
+// ---- the blog recipe, token + Lua release + renewal = the token strategy with the watchdog -------
 
 class CompatWireTokenWatchdog : public ::testing::Test {
  protected:

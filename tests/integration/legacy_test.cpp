@@ -182,7 +182,7 @@ TEST(LegacyFaithful, ExtendIsRefusedBecauseJedisLockHasNone) {
 }
 
 TEST(LegacyFaithful, ReadsASecondsStampAsMillisecondsAndStealsItLikeItsPeers) {
-  // Unit mix-up between a seconds peer and a milliseconds peer (wire-formats.md hazard 5): the
+  // Unit mix-up between a seconds peer and a milliseconds peer (docs/wire-formats.md hazard 5): the
   // faithful preset does what jedis-lock 1.0.0 does, which is to take over at once.
   const std::string key = unique_key();
   raw({"SET", key, format_legacy_value(LegacyFormat::epoch_seconds, wall_ms() + 600000)});

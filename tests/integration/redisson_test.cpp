@@ -282,7 +282,7 @@ TEST(Redisson, DefaultsAreRedissons) {
 }
 
 // On a Redis Cluster, Redisson >= 3.22 announces releases with SPUBLISH and waits with SSUBSCRIBE
-// on the slot's master (wire-formats.md §4.1): lockbridge does the same there, so the releases
+// on the slot's master (docs/wire-formats.md §4.1): lockbridge does the same there, so the releases
 // cross both ways between it and such Java peers.
 TEST(RedissonOnCluster, ReleasesCrossBothWaysBySpublishAsRedisson322Does) {
   ClusterTopology cluster(3);

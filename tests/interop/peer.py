@@ -21,7 +21,7 @@ import uuid
 
 import redis
 
-# Redisson tryLockInnerAsync (wire-formats.md 4.2): nil = acquired, else the holder's PTTL.
+# Redisson tryLockInnerAsync (docs/wire-formats.md §4.2): nil = acquired, else the holder's PTTL.
 REDISSON_LOCK = """
 if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
@@ -31,7 +31,7 @@ end
 return redis.call('pttl', KEYS[1])
 """
 
-# Redisson unlockInnerAsync, 3.10.6-3.23 layout (wire-formats.md 4.3).
+# Redisson unlockInnerAsync, 3.10.6-3.23 layout (docs/wire-formats.md §4.3).
 REDISSON_UNLOCK = """
 if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
   return nil
@@ -65,7 +65,7 @@ def mark_waiting():
 
 def redisson_contend(r, key, lease_ms, stats):
     """RLock.lock(leaseTime): try, subscribe to the channel, then wait for its message (or the
-    holder's TTL) between tries (wire-formats.md 4.6). Returns the field that holds the lock."""
+    holder's TTL) between tries (docs/wire-formats.md §4.6). Returns the field that holds the lock."""
     field = "%s:%d" % (uuid.uuid4(), threading.get_ident() % 1000000)
     channel = "redisson_lock__channel:{%s}" % key
     if r.eval(REDISSON_LOCK, 1, key, lease_ms, field) is None:
@@ -97,7 +97,7 @@ def redisson_release(r, key, channel, field, lease_ms):
 
 
 def jedis_contend(r, key, lease_ms, stats):
-    """jedis-lock 1.0.0 acquire() (wire-formats.md 1.1), polling every millisecond here."""
+    """jedis-lock 1.0.0 acquire() (docs/wire-formats.md §1.1), polling every millisecond here."""
     while True:
         expires = int(time.time() * 1000) + lease_ms + 1
         value = str(expires)

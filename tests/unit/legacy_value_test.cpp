@@ -445,8 +445,8 @@ TEST(LegacyFormatName, RejectsUnknownNames) {
   }
 }
 
-// jedis-lock master's Lock.fromString + isExpiredOrMine (wire-formats.md 1.3): what it cannot read
-// is NO_LOCK, expired, so it may take it (hazard 1, LegacyOptions::jedis_lock_master).
+// jedis-lock master's Lock.fromString + isExpiredOrMine (docs/wire-formats.md §1.3): what it cannot
+// read is NO_LOCK, expired, so it may take it (docs/wire-formats.md hazard 1, LegacyOptions::jedis_lock_master).
 TEST(JedisLockMasterMayTake, TakesWhatItCannotReadAndWhatIsExpiredOrMine) {
   using lockbridge::jedis_lock_master_may_take;
   const std::string mine = "0b6f0a2c-3c4d-4e5f-8a9b-0c1d2e3f4a5b";

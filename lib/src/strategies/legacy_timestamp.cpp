@@ -62,7 +62,7 @@ Task<AcquireAttempt> LegacyFaithful::try_acquire(Link& link, std::string_view ke
   const ReplyPtr got = co_await link.command("GET", key);
   const std::optional<std::string> current = string_or_nil(*got, context);
   if (options_.jedis_lock_master) {
-    // jedis-lock master reads nothing or garbage as an expired lock and GETSETs it (hazard 1).
+    // jedis-lock master reads nothing or garbage as an expired lock and GETSETs it (docs/wire-formats.md hazard 1).
     if (!jedis_lock_master_may_take(current, owner_, now)) {
       if (const auto stamp = parse_legacy_value(*current, options_.format))
         attempt.holder_remaining = remaining(*stamp, now);

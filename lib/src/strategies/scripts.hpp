@@ -491,7 +491,7 @@ return {0, redis.call('GET', KEYS[1]), now(), redis.call('PTTL', KEYS[1])}
 )lua");
 inline constexpr Script kLegacyHardenedAcquire = script_of("legacy_hardened_acquire", kLegacyHardenedAcquireText);
 
-// ---- redisson: Redisson's RLock scripts, as it sends them (wire-formats.md §4.2-4.4) ----------
+// ---- redisson: Redisson's RLock scripts, as it sends them (docs/wire-formats.md §4.2-4.4) -----
 
 // KEYS[1] the lock name; ARGV: lease ms, field (<client uuid>:<thread id>). nil = acquired (or
 // re-entered); otherwise the holder's PTTL (-1: no TTL).

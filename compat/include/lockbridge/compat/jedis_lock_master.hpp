@@ -44,7 +44,7 @@ class LOCKBRIDGE_API JedisLockMaster {
   static constexpr std::chrono::milliseconds kResolution{100};               // DEFAULT_ACQUIRY_RESOLUTION_MILLIS
 
   // `uuid`: this lock's identity (Java's fifth argument), any case; empty = a random one. Objects
-  // given the same UUID are one owner: each takes the others' locks as "mine" (hazard 12).
+  // given the same UUID are one owner: each takes the others' locks as "mine" (docs/wire-formats.md hazard 12).
   // Throws Error{bad_option} for an empty key, a malformed UUID or a bad lease. No I/O.
   JedisLockMaster(Client client, std::string lockKey,
                   std::chrono::milliseconds acquireTimeoutMillis = kDefaultAcquireTimeout,

@@ -13,7 +13,7 @@
 // - The seed sends SETNX, then EXPIRE: a crash between the two leaves a key without a TTL that
 //   nobody ever frees (docs/compat.md, RedisLocker). Here it is one atomic SET key uuid NX PX ms,
 //   with PX = lockKeyExpireSecond x 1000: the same value and TTL, without the crash window.
-// - The seed's release is a plain DEL of whatever is there (hazard 6): called after its lease ran
+// - The seed's release is a plain DEL of whatever is there (docs/wire-formats.md hazard 6): called after its lease ran
 //   out, or for a key it never acquired, it deletes another process's lock. Here only a key this
 //   RedisLocker acquired is released, and only while it still holds this process's identity (one
 //   compare-and-delete script). Otherwise it returns false and leaves the key alone.
