@@ -21,8 +21,8 @@ MutexOptions RedisLocker::mutex_options(std::chrono::seconds expire) const {
   options.token.fixed_value = getRedisIdentityKey();
   options.lease = expire;
   options.retry = RetryPolicy::fixed_retries(options_.retry_count, options_.wait_lock_time);
-  options.wait_mode = WaitMode::poll;  // the seed's peers never announce a release
-  options.local_queue = false;         // each thread tries on its own, as the seed's do
+  options.wait_mode = WaitMode::poll;  // RedisLocker's peers never announce a release
+  options.local_queue = false;         // each thread tries on its own, as RedisLocker's do
   return options;
 }
 

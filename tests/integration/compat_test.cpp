@@ -275,7 +275,7 @@ TEST(CompatJedisLockMaster, AHashAtTheKeyIsWrongType) {
   EXPECT_EQ(raw({"TYPE", key}).str, "hash");
 }
 
-// ---- RedisLocker (the seed's Plen-wang/redis-lock) -------------------------------------------
+// ---- RedisLocker (Plen-wang/redis-lock) ------------------------------------------------------
 
 compat::RedisLocker quick_locker(int retries = 2) {
   return compat::RedisLocker(test_client(), compat::RedisLockerOptions{retries, milliseconds(5)});
@@ -338,7 +338,7 @@ TEST(CompatRedisLocker, WaitingMakesOnePlusRetryCountAttempts) {
 
 TEST(CompatRedisLocker, AWaiterGetsTheKeyWhenTheHolderReleases) {
   const std::string key = unique_key();
-  raw({"SET", key, "another-process", "PX", "100"});  // ends by its TTL: the seed's holders never announce
+  raw({"SET", key, "another-process", "PX", "100"});  // ends by its TTL: RedisLocker's holders never announce
   auto locker = compat::RedisLocker(test_client(), compat::RedisLockerOptions{1000, milliseconds(5)});
   ASSERT_TRUE(locker.acquireLockWithTimeout(seconds(50), key, true));
   EXPECT_EQ(raw({"GET", key}).str, compat::RedisLocker::getRedisIdentityKey());
@@ -359,7 +359,7 @@ TEST(CompatRedisLocker, ReleaseOfAKeyItDoesNotHoldLeavesItAlone) {
   const std::string key = unique_key();
   raw({"SET", key, "another-process", "EX", "100"});
   auto locker = quick_locker();
-  EXPECT_FALSE(locker.releaseLockWithTimeout(key)) << "the seed would DEL it (hazard 6)";
+  EXPECT_FALSE(locker.releaseLockWithTimeout(key)) << "RedisLocker would DEL it (hazard 6)";
   EXPECT_EQ(raw({"GET", key}).str, "another-process");
   EXPECT_FALSE(locker.releaseLockWithTimeout(unique_key("never-existed")));
 }

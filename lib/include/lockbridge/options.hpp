@@ -65,7 +65,7 @@ struct LOCKBRIDGE_API TokenOptions {
   // has a larger fence. The acquire becomes a script instead of SET NX (docs/design.md 4.4).
   bool fencing = false;
   // Written by every acquisition instead of a fresh random token; empty = a fresh token per
-  // attempt. Only for peers that lock with one fixed identity (the seed's RedisLocker writes one
+  // attempt. Only for peers that lock with one fixed identity (Plen-wang/redis-lock's RedisLocker writes one
   // UUID per process: lockbridge::compat::RedisLocker). Every Mutex given the same value is one
   // owner: its release or extend acts on a lock any of them took.
   std::string fixed_value;

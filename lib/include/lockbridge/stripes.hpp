@@ -1,7 +1,7 @@
 // lockbridge: striped locks, many resource ids onto a fixed number of lock keys.
 //
 // LockStripes maps any resource id onto one of `stripe_count` keys, "<prefix>:stripe:<index>", and
-// gives a Mutex on that key. The seed's lock segmentation: locking a million orders by order id
+// gives a Mutex on that key. Lock segmentation, as Redis lock write-ups advise it: locking a million orders by order id
 // would create (and leave to expire) a key per order; with stripes the key count stays bounded by
 // the stripe count, whatever the ids. The price is false sharing: two ids that land on the same
 // stripe exclude each other although they are unrelated, so more stripes mean fewer needless

@@ -27,7 +27,7 @@ struct LOCKBRIDGE_API RetryPolicy {
     // timeout / interval + 1 attempts, `interval` apart. The time the commands take is not counted,
     // exactly as in jedis-lock, so the wall-clock wait can run slightly past the timeout.
     jedis_lock,
-    // The seed's RedisLocker: at most 1 + `retries` attempts, `interval` apart (RetryCount x
+    // Plen-wang/redis-lock's RedisLocker: at most 1 + `retries` attempts, `interval` apart (RetryCount x
     // WaitLockTime), and never past the acquire timeout.
     fixed_count,
   };

@@ -1,5 +1,6 @@
-// lockbridge::compat::SimpleLock: the seed's SimpleLock.wrap (a jedis-lock 1.0.0 lock around a
-// piece of code), for C++ code ported from Java services that lock the same keys.
+// lockbridge::compat::SimpleLock: SimpleLock.wrap as blog posts on jedis-lock 1.0.0 show it (a
+// jedis-lock 1.0.0 lock around a piece of code), for C++ code ported from Java services that lock
+// the same keys.
 //
 //   Java                                                C++
 //   SimpleLock lock = new SimpleLock(key);              compat::SimpleLock lock(redis, key);
@@ -9,13 +10,13 @@
 //
 // wrap(body) acquires with compat::JedisLock (jedis-lock 1.0.0's commands and timing: SETNX, GET,
 // GETSET every 100 ms for up to timeoutMsecs), runs the body, and always releases (DEL), also when
-// the body throws. The seed shows wrap only as the short form of its "general usage", whose code
+// the body throws. Those posts show wrap only as the short form of its "general usage", whose code
 // runs the business logic only `if (jedisLock.acquire())` and otherwise logs "The time wait for
 // lock more than [timeoutMsecs] ms" and goes on; wrap does the same: when the lock is not acquired
-// within timeoutMsecs the body is NOT run and nothing throws; the result says so. Unlike the seed's
+// within timeoutMsecs the body is NOT run and nothing throws; the result says so. Unlike the posts'
 // general usage, which catches and logs every Throwable, exceptions propagate: from the body
 // (after the release) and from the acquire (lockbridge::Error; nothing to release then).
-// Thread-compatible: one SimpleLock per thread (the seed makes one per use).
+// Thread-compatible: one SimpleLock per thread (the posts make one per use).
 #pragma once
 
 #include <chrono>
