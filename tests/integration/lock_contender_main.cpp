@@ -55,10 +55,12 @@ int main(int argc, char** argv) {
     long violations = 0;
     long errors = 0;
     long done = 0;
-    const auto count = [&](const std::string& mine, const std::string& others, bool alone) {
+    // One holder's check: INCR `mine` (more than `most` holders, when most > 0, is a violation),
+    // nobody on `others`' side, DECR.
+    const auto count = [&](const std::string& mine, const std::string& others, long long most) {
       const long long held = client.command({"INCR", mine}).integer;
       const std::string beside = others.empty() ? "" : client.command({"GET", others}).str;
-      if ((alone && held != 1) || (!beside.empty() && beside != "0")) ++violations;
+      if ((most > 0 && held > most) || (!beside.empty() && beside != "0")) ++violations;
       client.command({"DECR", mine});
     };
     const auto stop_now = [&] { return !stop_key.empty() && client.command({"EXISTS", stop_key}).integer == 1; };
@@ -80,8 +82,7 @@ int main(int argc, char** argv) {
       (void)permits.try_set_permits(most);
       for (; done < acquisitions && !stop_now(); ++done) {
         const std::string permit = permits.acquire(options.lease);
-        if (client.command({"INCR", check_key}).integer > most) ++violations;
-        client.command({"DECR", check_key});
+        count(check_key, "", most);
         if (!permits.release(permit)) ++errors;  // its lease ended while held
       }
     } else if (strategy == "semaphore") {
@@ -90,8 +91,7 @@ int main(int argc, char** argv) {
       (void)permits.try_set_permits(most);
       for (; done < acquisitions && !stop_now(); ++done) {
         permits.acquire();
-        if (client.command({"INCR", check_key}).integer > most) ++violations;
-        client.command({"DECR", check_key});
+        count(check_key, "", most);
         permits.release();
       }
     } else if (strategy == "rwlock") {
@@ -100,11 +100,11 @@ int main(int argc, char** argv) {
       for (; done < acquisitions && !stop_now(); ++done) {
         if (reader) {
           rw.lock_shared();
-          count(readers_key, check_key, false);
+          count(readers_key, check_key, 0);
           rw.unlock_shared();
         } else {
           rw.lock();
-          count(check_key, readers_key, true);
+          count(check_key, readers_key, 1);
           rw.unlock();
         }
         if (rw.last_error()) ++errors;
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
       const std::string fence_key = check_key + ":fence";
       for (; done < acquisitions && !stop_now(); ++done) {
         mutex.lock();
-        count(check_key, "", true);
+        count(check_key, "", 1);
         if (options.token.fencing) {
           const auto last = client.command({"GET", fence_key});
           const auto fence = mutex.fence();
