@@ -224,10 +224,14 @@ TEST(ConvertCrash, KilledAtRandomMomentsItResumesOrRollsBackLosingNothing) {
   const std::string stop_key = "stop:" + tag;
   // Lockers on two keys under the converted pattern, two processes each, all through every round:
   // convert rewrites a held token lock to a stamp (--to legacy) and must never free it for another.
+  // Their lease (3 s, no watchdog) is far above any pause of a holder between its lock and its
+  // check, even under ThreadSanitizer on two loaded cores (a 300 ms lease once ended there, which
+  // the check counted as a lock taken from its holder); a lock convert leaves stuck (its holder's
+  // release no longer matches) frees itself within that lease.
   std::vector<std::string> lockers;
   for (int i = 0; i < 4; ++i) {
     const std::string key = tag + ":live:" + std::to_string(i % 2);
-    lockers.push_back(contender_command("token", "none", key, "check:" + key, 1000000, 300, stop_key));
+    lockers.push_back(contender_command("token", "none", key, "check:" + key, 1000000, 3000, stop_key));
   }
   Contenders contenders(lockers);
   struct StopOnExit {
