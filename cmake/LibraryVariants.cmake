@@ -21,6 +21,12 @@ function(lockbridge_library)
   target_compile_features(${objects} PUBLIC cxx_std_20)
   target_include_directories(${objects} PUBLIC ${arg_INCLUDE_DIRS} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_link_libraries(${objects} PUBLIC ${arg_PUBLIC} PRIVATE ${arg_PRIVATE} lockbridge_warnings lockbridge_sanitize)
+  # The standard headers nearly every file includes, parsed once per library rather than once per
+  # file (four builds in CI). The packages' consumer builds against the installed headers alone,
+  # so a public header that forgets an include still fails there.
+  target_precompile_headers(${objects} PRIVATE <algorithm> <chrono> <cstdint> <functional> <memory> <mutex>
+                                               <optional> <span> <stop_token> <string> <string_view> <utility>
+                                               <vector>)
 
   add_library(${arg_NAME} SHARED $<TARGET_OBJECTS:${objects}>)
   add_library(${arg_NAME}_static STATIC $<TARGET_OBJECTS:${objects}>)

@@ -14,17 +14,18 @@ sudo=()
 [[ $(id -u) -eq 0 ]] || sudo=(sudo)
 work=$(mktemp -d)
 purge() { "${sudo[@]}" apt-get purge -y -qq "${packages[@]}" >/dev/null 2>&1 || true; }
-trap 'purge; rm -rf "$work"' EXIT
+on_system=false  # from the install until the purge: what an early exit must undo
+trap '! $on_system || purge; rm -rf "$work"' EXIT
 
 for package in "${packages[@]}"; do
   if dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
     echo "install-debs: $package is installed already; this test installs and purges it itself" >&2
-    trap 'rm -rf "$work"' EXIT
     exit 1
   fi
 done
 files=()
 for package in "${packages[@]}"; do files+=("$debs/${package}_"*.deb); done  # not the -dbgsym ones
+on_system=true
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${files[@]}" >/dev/null
 
 # The CMake consumer, from the system's own search paths: no prefix given.
@@ -36,6 +37,17 @@ cmake --build "$work/cmake-build" >/dev/null
 g++ -std=c++20 "$source/tests/package/consumer/main.cpp" -o "$work/pc-consumer" \
   $(pkg-config --cflags --libs lockbridge-compat lockbridge)
 "$work/pc-consumer"
+# Every installed header on its own, as a program that includes only the one it needs: the
+# libraries' builds precompile the standard headers, which could hide an include a header forgets.
+# (prometheus.hpp also needs prometheus-cpp's headers, in the system's include path.)
+headers=$(cd /usr/include && find lockbridge -name '*.hpp' | sort)
+[[ -n "$headers" ]] || { echo "install-debs: no header installed under /usr/include/lockbridge" >&2; exit 1; }
+header_flags=$(pkg-config --cflags lockbridge-compat lockbridge)
+alone=0
+printf '%s\n' $headers | xargs -P "$(nproc)" -I{} bash -c \
+  "echo '#include <{}>' | g++ -std=c++20 -fsyntax-only $header_flags -x c++ - ||
+   { echo 'install-debs: {} does not compile on its own' >&2; exit 1; }" || alone=$?
+[[ $alone -eq 0 ]] || exit 1
 # The example, on lockbridge/asio.hpp (Debian's standalone Asio) and the shared library.
 g++ -std=c++20 "$source/examples/async_lock.cpp" -o "$work/async-example" $(pkg-config --cflags --libs lockbridge)
 [[ -x "$work/async-example" ]]
@@ -63,7 +75,7 @@ bash "$source/tests/package/completion-check.sh" /usr/share/bash-completion/comp
 bash "$source/tests/package/operations-check.sh" /usr/share/lockbridge "$source"
 
 purge
-trap 'rm -rf "$work"' EXIT
+on_system=false
 for package in "${packages[@]}"; do
   if dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "installed"; then
     echo "install-debs: $package is still installed after the purge" >&2
