@@ -84,10 +84,10 @@ int run_audit(int argc, char** argv) {
     details.emplace(file, kOwnerOnly);  // lock values (tokens), as convert's
   }
 
-  const RedisTarget target(vm);
+  const SubcommandRedis redis(vm);
   // Every master of a cluster (SCAN sees one server's keys), only masters: a replica's keys are
   // its master's.
-  const std::vector<Client> masters = target.client().masters();
+  const std::vector<Client> masters = redis.client().masters();
   std::vector<audit::Eviction> eviction;
   for (const Client& master : masters) eviction.push_back(audit::read_eviction(master));
   ScanProgress progress("audit", total_keys(masters));

@@ -82,7 +82,7 @@ bench::BenchConfig config_from(const po::variables_map& vm) {
     if (vm["lease"].defaulted()) config.lock.lease = std::chrono::milliseconds(2000);
     if (vm["duration"].defaulted()) config.duration = std::chrono::seconds(8);
     // A process to stop or kill; and skew models clients on different machines, which never
-    // share a process's local queue (it would line them up and hide the double grants).
+    // share a process's local queue (it would line them up and hide the two holders at once).
     if (bench::catches_a_holder(config.fault) || config.fault == bench::Fault::skew) {
       config.procs = true;
     }
@@ -107,8 +107,8 @@ int renewal_bench(const po::variables_map& vm) {
   if (vm["lease"].defaulted()) options.lease = std::chrono::milliseconds(3000);
   options.validate();
   const std::chrono::milliseconds duration = duration_option(vm);
-  const RedisTarget target(vm);
-  const auto result = bench::run_renewal_bench(target.server(), options, locks, duration);
+  const SubcommandRedis redis(vm);
+  const auto result = bench::run_renewal_bench(redis.server(), options, locks, duration);
   const nlohmann::ordered_json json = bench::to_json(result);
   if (vm.count("json")) {
     std::cout << dump_line(json) << std::endl;
@@ -137,8 +137,8 @@ int async_bench(const po::variables_map& vm) {
   config.duration = duration_option(vm);
   config.hold = milliseconds_option(vm, "hold", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   config.think = milliseconds_option(vm, "think", std::chrono::milliseconds::zero(), kMaxOptionDuration);
-  const RedisTarget target(vm);
-  const bench::AsyncBenchResult result = bench::run_async_bench(config, target.server());
+  const SubcommandRedis redis(vm);
+  const bench::AsyncBenchResult result = bench::run_async_bench(config, redis.server());
   if (vm.count("json")) {
     std::cout << dump_line(bench::to_json(result)) << std::endl;
   } else {
@@ -160,11 +160,11 @@ int soak_bench(const po::variables_map& vm) {
   config.length = minutes_option(vm, "soak", std::chrono::seconds(6), std::chrono::hours(7 * 24));
   config.seed =
       vm.count("seed") ? static_cast<std::uint64_t>(count_option(vm, "seed", 0, INT64_MAX)) : std::random_device{}();
-  RedisTarget target(vm, EmbeddedRedis::Persistence::append_only);
+  SubcommandRedis redis(vm, EmbeddedRedis::Persistence::append_only);
   // Asked once before the first episode: an episode that fails waits up to 30 s for the server to
   // answer again (a restart), which for a server that never answered was 30 s of silence.
-  target.client().ping();
-  const bench::SoakReport report = bench::run_soak(config, target.server(), target.embedded_server());
+  redis.client().ping();
+  const bench::SoakReport report = bench::run_soak(config, redis.server(), redis.embedded_server());
   if (vm.count("json")) {
     std::cout << dump_line(bench::to_json(report)) << std::endl;
   } else {
@@ -224,8 +224,8 @@ int run_bench(int argc, char** argv) {
     throw Error(Errc::bad_option, "--api must be blocking or async, not " + vm["api"].as<std::string>());
   refuse_given(vm, {"keys"}, "is --api async's");
   const bench::BenchConfig config = config_from(vm);
-  RedisTarget target(vm);
-  const bench::BenchResult result = bench::run_bench(config, target.server(), target.embedded_server());
+  SubcommandRedis redis(vm);
+  const bench::BenchResult result = bench::run_bench(config, redis.server(), redis.embedded_server());
   if (vm.count("json")) {
     std::cout << dump_line(bench::to_json(result)) << std::endl;
   } else {

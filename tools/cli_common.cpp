@@ -87,7 +87,7 @@ TlsOptions tls_options_from(const po::variables_map& vm) {
 }
 }  // namespace
 
-RedisTarget::RedisTarget(const po::variables_map& vm, EmbeddedRedis::Persistence persistence) {
+SubcommandRedis::SubcommandRedis(const po::variables_map& vm, EmbeddedRedis::Persistence persistence) {
   server_.tls = tls_options_from(vm);
   server_.tls.validate();
   server_.connect_timeout =

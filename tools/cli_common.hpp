@@ -54,11 +54,11 @@ struct RedisServer {
 // Where the subcommand's Redis is: --url, else $LOCKBRIDGE_URL, else an embedded redis-server
 // (started here and stopped when this object goes away); with the TLS flags (add_url_option).
 // --insecure prints a warning on stderr.
-class RedisTarget {
+class SubcommandRedis {
  public:
   // `persistence`: the embedded server's, when one is started.
-  explicit RedisTarget(const po::variables_map& vm,
-                       EmbeddedRedis::Persistence persistence = EmbeddedRedis::Persistence::on_shutdown);
+  explicit SubcommandRedis(const po::variables_map& vm,
+                           EmbeddedRedis::Persistence persistence = EmbeddedRedis::Persistence::on_shutdown);
   const std::string& url() const noexcept { return server_.url; }
   const RedisServer& server() const noexcept { return server_; }
   Client client() const { return server_.client(); }

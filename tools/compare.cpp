@@ -225,12 +225,12 @@ int run_compare(int argc, char** argv) {
   std::optional<OutputFile> plot_out;
   if (plot) plot_out.emplace(plot_file);
 
-  RedisTarget target(vm);
+  SubcommandRedis redis(vm);
   const std::vector<Column> columns =
-      runnable_on(target.server(), strategies(wait_mode, vm.count("watchdog") > 0));
+      runnable_on(redis.server(), strategies(wait_mode, vm.count("watchdog") > 0));
   std::cerr << "lockbridge compare: " << columns.size() << " strategies x " << workloads().size() << " workloads, "
-            << seconds << " s each, on " << terminal_text(target.client().url().redacted())
-            << (target.embedded() ? " (embedded redis-server)" : "") << "\n";
+            << seconds << " s each, on " << terminal_text(redis.client().url().redacted())
+            << (redis.embedded() ? " (embedded redis-server)" : "") << "\n";
   std::vector<bench::BenchResult> results;
   std::uint64_t violations = 0;
   for (const Workload& workload : workloads()) {
@@ -246,7 +246,7 @@ int run_compare(int argc, char** argv) {
       config.duration = duration;
       config.procs = clients_as == ClientsAs::processes && workload.clients > 1;
       std::cerr << "  " << workload.name << ": " << strategy.name << "\n";
-      results.push_back(bench::run_bench(config, target.server(), target.embedded_server()));
+      results.push_back(bench::run_bench(config, redis.server(), redis.embedded_server()));
       violations += results.back().violations;
       // A run whose work errors stopped (a server that died, an ACL refusing the lock's commands)
       // measured nothing; the next ones would not either. The files are left as they were.
@@ -273,8 +273,8 @@ int run_compare(int argc, char** argv) {
   print_comparison(std::cout, results, columns);
 
   nlohmann::ordered_json all{{"version", version()},
-                             {"url", target.client().url().redacted()},
-                             {"embedded_server", target.embedded()},
+                             {"url", redis.client().url().redacted()},
+                             {"embedded_server", redis.embedded()},
                              {"duration_s_each", seconds},
                              {"clients_as", kClientsAsNames.name(clients_as, "processes")},
                              {"results", nlohmann::ordered_json::array()}};

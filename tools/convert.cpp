@@ -22,10 +22,10 @@ constexpr std::string_view kUsage =
     "MS]\n"
     "                   [--dry-run] [--delete-stale] [--details FILE] [--json] --journal FILE [--url URL]\n"
     "lockbridge convert --rollback JOURNAL [--details FILE] [--json] [--url URL]\n\n"
-    "Rewrites the lock keys matching PATTERN: live legacy timestamp locks become token locks expiring\n"
-    "when their stamp does (--to token), token locks become stamps of their expiry, keeping the TTL\n"
-    "(--to legacy). Each key is rewritten by a compare-and-set: a key changed since it was read is\n"
-    "skipped and reported. Redisson, python-redis-lock and other keys are never touched. Every write\n"
+    "Rewrites the lock keys matching PATTERN: live legacy timestamp locks become token locks whose lease\n"
+    "ends when their stamp's does (--to token), token locks become stamps of their lease's end, keeping\n"
+    "the TTL (--to legacy). Each key is rewritten by a compare-and-set: a key changed since it was read\n"
+    "is skipped and reported. Redisson, python-redis-lock and other keys are never touched. Every write\n"
     "is journalled (and synced) before it is sent; --rollback restores the keys that still hold what\n"
     "convert wrote. --dry-run writes nothing and prints one JSON line per lock key.\n"
     "After an error or an interrupt the summary says \"incomplete\" and has the counts so far.";
@@ -128,7 +128,7 @@ int run_rollback(const po::variables_map& vm, const Client& client) {
     const std::uint64_t keys = count("not_restored");
     std::cerr << "lockbridge convert: nothing was restored: " << (keys == 1 ? "the key" : "none of the keys")
               << " convert wrote (" << keys << ") " << (keys == 1 ? "no longer holds" : "holds")
-              << " what it wrote. A rollback already ran, their owners changed them, or this is not the server the "
+              << " what it wrote. A rollback already ran, their holders changed them, or this is not the server the "
                  "journal was written on ("
               << terminal_text(written_on) << ")\n";
     return kExitFindings;
@@ -219,8 +219,8 @@ int run_convert(int argc, char** argv) {
   add_json_option(options, "one JSON summary object");
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, {}, vm)) return *done;
-  const RedisTarget target(vm);
-  const Client client = target.client();
+  const SubcommandRedis redis(vm);
+  const Client client = redis.client();
   return vm.count("rollback") ? run_rollback(vm, client) : run_convert(vm, client);
 }
 

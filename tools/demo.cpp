@@ -21,10 +21,10 @@ int run_demo(int argc, char** argv) {
   add_url_option(options);
   po::variables_map vm;
   if (const auto done = parse_command_line(argc, argv, kUsage, kExits, options, {}, vm)) return *done;
-  const RedisTarget target(vm);
-  const Client client = target.client();
+  const SubcommandRedis redis(vm);
+  const Client client = redis.client();
   std::cout << "lockbridge " << version() << " demo on " << terminal_text(client.url().redacted())
-            << (target.embedded() ? " (embedded redis-server)" : "") << "\n\n";
+            << (redis.embedded() ? " (embedded redis-server)" : "") << "\n\n";
   std::cout << std::left << std::setw(36) << "strategy" << std::setw(40) << "value in Redis while held" << std::setw(12)
             << "Redis TTL" << std::setw(14) << "2nd owner"
             << "after unlock\n";

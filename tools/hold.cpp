@@ -53,8 +53,8 @@ int run_hold(int argc, char** argv) {
   const auto hold_for = milliseconds_option(vm, "for", std::chrono::milliseconds::zero(), kMaxOptionDuration);
   const MutexOptions lock_options = lock_options_from(vm);
 
-  const RedisTarget target(vm);
-  Mutex mutex(target.client(), key, lock_options);
+  const SubcommandRedis redis(vm);
+  Mutex mutex(redis.client(), key, lock_options);
 
   nlohmann::ordered_json acquired_line{{"acquired", false}};
   put_key(acquired_line, key);  // any bytes: escaped, with key_base64 when not UTF-8

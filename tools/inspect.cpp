@@ -39,8 +39,8 @@ int run_inspect(int argc, char** argv) {
   audit::ClassifyOptions classify_options;
   classify_options.hint = choice_option(audit::kTypeHintNames, "type-hint", vm["type-hint"].as<std::string>());
 
-  const RedisTarget target(vm);
-  const Client client = target.client();
+  const SubcommandRedis redis(vm);
+  const Client client = redis.client();
   std::int64_t server_now = 0;
   const auto samples = audit::read_keys(client, {vm["lock-key"].as<std::string>()}, server_now);
   const std::int64_t local_now = wall_clock_ms();
@@ -51,12 +51,12 @@ int run_inspect(int argc, char** argv) {
   const bool exists = sample.type != "none";
   out["exists"] = exists;
   put_holder(out, sample, found);
-  const std::optional<std::int64_t> expiry = lease_end_of(sample, found, server_now);
-  out["expiry_ms"] = expiry ? nlohmann::ordered_json(*expiry) : nlohmann::ordered_json(nullptr);
+  const std::optional<std::int64_t> lease_end = lease_end_of(sample, found, server_now);
+  out["expiry_ms"] = lease_end ? nlohmann::ordered_json(*lease_end) : nlohmann::ordered_json(nullptr);
   out["remaining_ms_by_redis_time"] =
-      expiry ? nlohmann::ordered_json(*expiry - server_now) : nlohmann::ordered_json(nullptr);
+      lease_end ? nlohmann::ordered_json(*lease_end - server_now) : nlohmann::ordered_json(nullptr);
   out["remaining_ms_by_local_clock"] =
-      expiry ? nlohmann::ordered_json(*expiry - local_now) : nlohmann::ordered_json(nullptr);
+      lease_end ? nlohmann::ordered_json(*lease_end - local_now) : nlohmann::ordered_json(nullptr);
   out["local_clock_ahead_ms"] = local_now - server_now;
 
   if (vm.count("json")) {

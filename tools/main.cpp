@@ -21,7 +21,7 @@ constexpr std::array kSubcommands{
                lockbridge::tools::run_compare},
     Subcommand{"bench", "N clients on one key: latency, throughput, cost and safety of one strategy",
                lockbridge::tools::run_bench},
-    Subcommand{"audit", "what lock keys sit in a Redis: classes, stale leftovers, locks that never expire",
+    Subcommand{"audit", "what lock keys sit in a Redis: classes, stale leftovers, locks that never free themselves",
                lockbridge::tools::run_audit},
     Subcommand{"inspect", "one key: its lock class, holder, and remaining lease by Redis TIME and by this clock",
                lockbridge::tools::run_inspect},

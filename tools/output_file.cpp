@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // The file `path` names once its symlinks are followed, even when the last one dangles (then the
-// file it would create). Relative link targets are relative to the link's own directory.
-std::string target_of(const std::string& path) {
+// file it would create). A relative link is followed from the link's own directory.
+std::string resolve_links(const std::string& path) {
   fs::path at = path;
   for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit (ELOOP)
     std::error_code error;
@@ -37,7 +37,7 @@ std::string target_of(const std::string& path) {
 
 // What a file is, to tell whether two names are one file: device and inode when it exists (this
 // sees through hard links and symlinks), else where its name leads.
-struct Identity {
+struct FileId {
   bool exists = false;
   bool regular = false;
   dev_t device = 0;
@@ -45,41 +45,41 @@ struct Identity {
   fs::path where;
 };
 
-Identity from_stat(const struct stat& status) {
-  Identity identity;
-  identity.exists = true;
-  identity.regular = S_ISREG(status.st_mode);
-  identity.device = status.st_dev;
-  identity.inode = status.st_ino;
-  return identity;
+FileId from_stat(const struct stat& status) {
+  FileId id;
+  id.exists = true;
+  id.regular = S_ISREG(status.st_mode);
+  id.device = status.st_dev;
+  id.inode = status.st_ino;
+  return id;
 }
 
-Identity identify(const std::string& path) {
+FileId identify(const std::string& path) {
   struct stat status {};
-  Identity identity = ::stat(path.c_str(), &status) == 0 ? from_stat(status) : Identity{};
+  FileId id = ::stat(path.c_str(), &status) == 0 ? from_stat(status) : FileId{};
   std::error_code error;
-  identity.where = fs::weakly_canonical(fs::absolute(target_of(path), error), error);
-  if (error) identity.where = fs::absolute(path, error).lexically_normal();
-  return identity;
+  id.where = fs::weakly_canonical(fs::absolute(resolve_links(path), error), error);
+  if (error) id.where = fs::absolute(path, error).lexically_normal();
+  return id;
 }
 
-bool same_file(const Identity& a, const Identity& b) {
+bool same_file(const FileId& a, const FileId& b) {
   if (a.exists != b.exists) return false;
   if (a.exists) return a.device == b.device && a.inode == b.inode;
   return a.where == b.where;
 }
 
 // Only regular files (and names not yet taken) can be replaced, and so lost.
-bool replaceable(const Identity& identity) { return !identity.exists || identity.regular; }
+bool replaceable(const FileId& id) { return !id.exists || id.regular; }
 
 std::string named(const NamedFile& file) {
   return file.path.empty() ? file.option : file.option + " '" + terminal_text(file.path) + "'";
 }
 
-// A new empty file next to `target`, created with `mode` less the umask, never one that exists
-// already. Returns its descriptor; `path` is set to its name.
-int create_temporary(const std::string& target, const std::string& option, unsigned mode, std::string& path) {
-  const fs::path where = target;
+// A new empty file next to `destination`, created with `mode` less the umask, never one that
+// exists already. Returns its descriptor; `path` is set to its name.
+int create_temporary(const std::string& destination, const std::string& option, unsigned mode, std::string& path) {
+  const fs::path where = destination;
   const fs::path dir = where.parent_path().empty() ? fs::path(".") : where.parent_path();
   std::random_device random;
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -88,9 +88,9 @@ int create_temporary(const std::string& target, const std::string& option, unsig
     path = (dir / ("." + where.filename().string() + suffix)).string();
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
     if (fd >= 0) return fd;
-    if (errno != EEXIST) throw FileError("cannot create the " + option + " file next to", target, errno);
+    if (errno != EEXIST) throw FileError("cannot create the " + option + " file next to", destination, errno);
   }
-  throw FileError("cannot create the " + option + " file next to", target, EEXIST);
+  throw FileError("cannot create the " + option + " file next to", destination, EEXIST);
 }
 
 [[noreturn]] void refuse_same(const NamedFile& output, const NamedFile& other) {
@@ -110,25 +110,24 @@ void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFi
   // (`--rollback J --json >> J` would append the summary to the journal).
   const NamedFile standard_output{"standard output", ""};
   struct stat status {};
-  const std::optional<Identity> out =
+  const std::optional<FileId> out =
       ::fstat(STDOUT_FILENO, &status) == 0 ? std::optional(from_stat(status)) : std::nullopt;
-  std::vector<std::pair<NamedFile, Identity>> seen;
+  std::vector<std::pair<NamedFile, FileId>> seen;
   for (const NamedFile& input : inputs) {
-    const Identity identity = identify(input.path);
-    if (out && replaceable(*out) && replaceable(identity) && same_file(*out, identity))
-      refuse_same(standard_output, input);
-    seen.emplace_back(input, identity);
+    const FileId id = identify(input.path);
+    if (out && replaceable(*out) && replaceable(id) && same_file(*out, id)) refuse_same(standard_output, input);
+    seen.emplace_back(input, id);
   }
   if (out) seen.emplace_back(standard_output, *out);
   for (const NamedFile& output : outputs) {
-    const Identity identity = identify(output.path);
-    if (!replaceable(identity)) continue;
-    for (const auto& [other, other_identity] : seen) {
-      if (replaceable(other_identity) && same_file(identity, other_identity)) refuse_same(output, other);
+    const FileId id = identify(output.path);
+    if (!replaceable(id)) continue;
+    for (const auto& [other, other_id] : seen) {
+      if (replaceable(other_id) && same_file(id, other_id)) refuse_same(output, other);
     }
     bool journal = false;
     try {
-      journal = identity.exists && convert::is_convert_journal(output.path);
+      journal = id.exists && convert::is_convert_journal(output.path);
     } catch (const FileError& error) {
       throw Error(Errc::bad_option, "cannot tell whether " + named(output) +
                                         " is a lockbridge convert journal, which is "
@@ -140,7 +139,7 @@ void check_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFi
                                         " is a lockbridge convert journal, which is never overwritten "
                                         "(it may be needed for --rollback): name another file");
     }
-    seen.emplace_back(output, identity);
+    seen.emplace_back(output, id);
   }
 }
 
@@ -152,16 +151,16 @@ OutputFile::OutputFile(NamedFile file, unsigned mode) : file_(std::move(file)), 
   int fd = -1;
   if (exists && !S_ISREG(status.st_mode)) {
     direct_ = true;
-    target_ = write_path_ = file_.path;
+    destination_ = write_path_ = file_.path;
     fd = ::open(file_.path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) throw FileError("cannot open the " + file_.option + " file", file_.path, errno);
   } else {
-    target_ = target_of(file_.path);
+    destination_ = resolve_links(file_.path);
     // Renaming needs only the directory's permission: keep a read-only file's protection.
-    if (exists && ::access(target_.c_str(), W_OK) != 0) {
+    if (exists && ::access(destination_.c_str(), W_OK) != 0) {
       throw FileError("cannot write the " + file_.option + " file", file_.path, errno);
     }
-    fd = create_temporary(target_, file_.option, mode, write_path_);
+    fd = create_temporary(destination_, file_.option, mode, write_path_);
     if (exists) ::fchmod(fd, status.st_mode & 07777);
   }
   buffer_ = std::make_unique<FdBuffer>(fd, /*owned=*/true);
@@ -189,10 +188,12 @@ void OutputFile::commit() {
   if (!direct_ && ::fsync(buffer_->fd()) != 0) throw FileError("syncing" + what, file_.path, errno);
   if (!buffer_->close()) throw FileError("writing" + what, file_.path, errno);
   if (!direct_) {
-    if (::rename(write_path_.c_str(), target_.c_str()) != 0) throw FileError("replacing" + what, file_.path, errno);
+    if (::rename(write_path_.c_str(), destination_.c_str()) != 0)
+      throw FileError("replacing" + what, file_.path, errno);
     committed_ = true;
     // The rename itself is on disk once the directory is (some file systems cannot sync one: EINVAL).
-    const std::string dir = fs::path(target_).parent_path().empty() ? "." : fs::path(target_).parent_path().string();
+    const std::string dir =
+        fs::path(destination_).parent_path().empty() ? "." : fs::path(destination_).parent_path().string();
     const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd >= 0) {
       const bool synced = ::fsync(dir_fd) == 0 || errno == EINVAL;

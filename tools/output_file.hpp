@@ -34,12 +34,12 @@ inline constexpr unsigned kOwnerOnly = 0600;
 
 // One output. A regular file (or one that does not exist yet; through a symlink, the file the link
 // names) is written to a temporary file in the same directory, which commit() renames over it once
-// complete: until then, and for ever if the command fails or is interrupted, the target is left
-// exactly as it was. A target that exists and is not a regular file is written directly.
+// complete: until then, and for ever if the command fails or is interrupted, the destination is
+// left exactly as it was. A destination that exists and is not a regular file is written directly.
 class OutputFile {
  public:
-  // Creates the temporary file (or opens the target). A new file gets `mode` (less the umask); one
-  // that replaces a file keeps that file's mode. Throws FileError.
+  // Creates the temporary file (or opens the destination). A new file gets `mode` (less the
+  // umask); one that replaces a file keeps that file's mode. Throws FileError.
   explicit OutputFile(NamedFile file, unsigned mode = 0666);
   ~OutputFile();  // without commit(): removes the temporary file
   OutputFile(const OutputFile&) = delete;
@@ -47,7 +47,7 @@ class OutputFile {
 
   std::ostream& stream() noexcept { return stream_; }
   // Where another program (gnuplot) should write instead of stream(): the temporary file, or the
-  // target when it is written directly.
+  // destination when it is written directly.
   const std::string& write_path() const noexcept { return write_path_; }
   const NamedFile& file() const noexcept { return file_; }
 
@@ -55,18 +55,18 @@ class OutputFile {
   // file-size limit). Commands call it between batches, so that a failed write stops them there
   // rather than at commit(), after all the work.
   void check();
-  // Flushes, syncs to disk and renames the temporary file over the target. Throws FileError for
-  // any write, flush, sync or rename that failed, including earlier writes to stream().
+  // Flushes, syncs to disk and renames the temporary file over the destination. Throws FileError
+  // for any write, flush, sync or rename that failed, including earlier writes to stream().
   void commit();
   // The end of a command's run: commit() when it went to the end; otherwise (interrupted) a
-  // replaced target is left as it was, and a direct one has what reached it so far: which of these
-  // is said on stderr under `command`'s name.
+  // replaced destination is left as it was, and a direct one has what reached it so far: which of
+  // these is said on stderr under `command`'s name.
   void finish(bool complete, std::string_view command);
 
  private:
   NamedFile file_;
-  std::string target_;      // the file to replace: the path, or what its symlinks name
-  std::string write_path_;  // the temporary file, or the target when written directly
+  std::string destination_;  // the file to replace: the path, or what its symlinks name
+  std::string write_path_;   // the temporary file, or the destination when written directly
   bool direct_ = false;
   bool committed_ = false;
   std::unique_ptr<FdBuffer> buffer_;

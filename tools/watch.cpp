@@ -171,8 +171,8 @@ int run_watch(int argc, char** argv) {
   // A terminal gets one frame in place of the last; a pipe or a file gets every frame in turn.
   const bool redraw = !once && !json && isatty(STDOUT_FILENO) == 1;
 
-  const RedisTarget target(vm);
-  const Client client = target.client();
+  const SubcommandRedis redis(vm);
+  const Client client = redis.client();
   for (std::uint64_t frame_number = 1; !interrupted(); ++frame_number) {
     // Masters asked afresh each frame: a cluster may have failed over or resharded meanwhile.
     const std::vector<Client> masters = client.masters();

@@ -5,9 +5,9 @@
 namespace lockbridge::compat {
 
 namespace {
-MutexOptions jedis_lock_options(std::chrono::milliseconds timeout, std::chrono::milliseconds expire) {
+MutexOptions jedis_lock_options(std::chrono::milliseconds timeout, std::chrono::milliseconds lease) {
   MutexOptions options = MutexOptions::jedis_lock_1_0();
-  options.lease = expire;
+  options.lease = lease;
   if (timeout >= std::chrono::milliseconds::zero()) options.acquire_timeout = timeout;
   return options;
 }

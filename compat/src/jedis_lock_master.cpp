@@ -8,13 +8,13 @@
 namespace lockbridge::compat {
 
 namespace {
-MutexOptions master_options(std::chrono::milliseconds timeout, std::chrono::milliseconds expiry, std::string uuid) {
+MutexOptions master_options(std::chrono::milliseconds timeout, std::chrono::milliseconds lease, std::string uuid) {
   MutexOptions options = MutexOptions::jedis_lock_1_0();  // SETNX / GET / GETSET / DEL, polled every 100 ms
   options.legacy.format = LegacyFormat::uuid_ms;
   options.legacy.jedis_lock_master = true;
   // Fixed here, not per Mutex: every acquisition of this object (see HeldLock) is the same owner.
   options.legacy.owner = uuid.empty() ? random_uuid() : to_lower(uuid);
-  options.lease = expiry;
+  options.lease = lease;
   if (timeout >= std::chrono::milliseconds::zero()) options.acquire_timeout = timeout;
   return options;
 }

@@ -28,7 +28,7 @@ MutexOptions RedisLocker::mutex_options(std::chrono::seconds expire) const {
 
 bool RedisLocker::acquireLockWithTimeout(std::chrono::seconds lockKeyExpireSecond, const std::string& lockKey,
                                          bool isWait) {
-  // Checked in seconds: a longer expiry would overflow on its way to the lease in milliseconds.
+  // Checked in seconds: a longer lease would overflow on its way to milliseconds.
   if (lockKeyExpireSecond < std::chrono::seconds(1) ||
       lockKeyExpireSecond > std::chrono::duration_cast<std::chrono::seconds>(kMaxOptionDuration)) {
     throw Error(Errc::bad_option, "RedisLocker: lockKeyExpireSecond must be between 1 s and 365 days, got " +

@@ -194,8 +194,8 @@ class AsyncLockers {
     thread_.join();
   }
   bool make_progress(int more) const {
-    const int target = acquisitions_.load() + more;
-    return eventually([&] { return acquisitions_.load() >= target; });
+    const int wanted = acquisitions_.load() + more;
+    return eventually([&] { return acquisitions_.load() >= wanted; });
   }
   int overlaps() const { return overlaps_.load(); }
   int acquisitions() const { return acquisitions_.load(); }

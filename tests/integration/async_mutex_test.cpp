@@ -267,8 +267,8 @@ TEST_F(AsyncMutexTest, ABlockingAndAnAsyncWaiterOnOneKeyInOneProcessAreServedInA
   for (const bool async_first : {true, false}) {
     SCOPED_TRACE(async_first ? "the coroutine came first" : "the thread came first");
     const std::string key = unique_key();
-    const std::string identity = detail::lock_identity(client.client().state()->url, std::span(&key, 1));
-    const auto line = detail::LocalLine::for_lock(identity);
+    const std::string name = detail::lock_line_name(client.client().state()->url, std::span(&key, 1));
+    const auto line = detail::LocalLine::for_lock(name);
     Mutex holder(test_client(), key, token_options());
     ASSERT_TRUE(holder.try_lock());
     std::mutex served_mutex;

@@ -309,13 +309,13 @@ TEST(BenchCheckKeyProtocol, AClientIgnoringTheLockIsCountedAsViolations) {
   raw({"DEL", key, key + ":check"});
 }
 
-TEST(BenchFaults, SkewDoubleGrantsTheFaithfulPresetOnly) {
+TEST(BenchFaults, SkewGivesTwoHoldersUnderTheFaithfulPresetOnly) {
   // A lease of 2 s, well under the 5 s skew: the skewed faithful client finds every stamp expired,
   // while a holder of the others would have to stall 2 s to outlive its lease (with 300 ms, a
   // loaded machine at the suite's start did that once: an overlap no clock caused). Each client
   // thinks 20 ms after its release, longer than the others' 10 ms retry: without it the skewed
   // client, which sees every stamp as expired, could hold the key for most of a loaded run, and
-  // once found nobody else holding it to take over from (0 double grants, under -j2). 3 s: the
+  // once found nobody else holding it to take over from (0 `double_grants`, under -j2). 3 s: the
   // skewed client is also the one that times the round trip, 250 PINGs before its first cycle,
   // which on a loaded machine took a good part of a shorter run.
   const std::string args = " --fault skew --lease 2000 --skew-ms 5000 --retry 10 --think 20 --duration 3 --json";

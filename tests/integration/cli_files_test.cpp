@@ -1,7 +1,8 @@
 // The files the CLI writes (--details, --journal, compare's --json and --plot, standard output): no
 // output may be an input, the journal or another output of the same command, by any path; a convert
-// journal is never overwritten; a target is replaced whole or not at all; a full disk or a file-size
-// limit is a local file error (exit 5), never a connection error, and never a silent success.
+// journal is never overwritten; a destination is replaced whole or not at all; a full disk or a
+// file-size limit is a local file error (exit 5), never a connection error, and never a silent
+// success.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -197,15 +198,15 @@ TEST(CliFiles, AFailedDetailsWriteLeavesThePreviousFileWholeAndIsAFileError) {
   EXPECT_THAT(full.errors, HasSubstr("'/dev/full': No space left on device [file]")) << full;
 }
 
-TEST(CliFiles, ATargetIsReplacedThroughItsSymlinkAndOneThatIsNotARegularFileIsWrittenDirectly) {
+TEST(CliFiles, ADestinationIsReplacedThroughItsSymlinkAndOneThatIsNotARegularFileIsWrittenDirectly) {
   const Scratch scratch;
   const LiveStamps stamps(1);
-  const std::string target = scratch.path("target.jsonl");
-  write_file(target, "old\n");
-  fs::create_symlink(target, scratch.dir / "link");
+  const std::string destination = scratch.path("destination.jsonl");
+  write_file(destination, "old\n");
+  fs::create_symlink(destination, scratch.dir / "link");
   ASSERT_EQ(run_cli("audit --details '" + scratch.path("link") + "'" + stamps.match()).exit_code, 0);
   EXPECT_TRUE(fs::is_symlink(scratch.dir / "link"));
-  EXPECT_THAT(contents(target), HasSubstr(stamps.keys[0]));
+  EXPECT_THAT(contents(destination), HasSubstr(stamps.keys[0]));
 
   EXPECT_EQ(run_cli("audit --details /dev/null" + stamps.match()).exit_code, 0);
 

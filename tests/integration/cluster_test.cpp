@@ -61,8 +61,8 @@ class Lockers {
   }
   // Blocks until `more` acquisitions beyond the current count happened (bounded by eventually()).
   bool make_progress(int more) const {
-    const int target = acquisitions_.load() + more;
-    return eventually([&] { return acquisitions_.load() >= target; });
+    const int wanted = acquisitions_.load() + more;
+    return eventually([&] { return acquisitions_.load() >= wanted; });
   }
   int overlaps() const { return overlaps_.load(); }
   std::string last_error() const {

@@ -394,7 +394,7 @@ TEST(CompatRedisLocker, DestroyingTheLockerReleasesWhatItHolds) {
   EXPECT_FALSE(exists(key));
 }
 
-TEST(CompatRedisLocker, AnEmptyKeyOrAnExpiryUnderOneSecondIsABadOption) {
+TEST(CompatRedisLocker, AnEmptyKeyOrALeaseUnderOneSecondIsABadOption) {
   auto locker = quick_locker();
   EXPECT_EQ(expect_error([&] { (void)locker.acquireLockWithTimeout(seconds(50), "", false); }).errc(),
             Errc::bad_option);
@@ -406,13 +406,13 @@ TEST(CompatRedisLocker, AnEmptyKeyOrAnExpiryUnderOneSecondIsABadOption) {
             Errc::bad_option);
 }
 
-// An expiry in seconds too long to be a lease in milliseconds is refused before it is converted:
+// A lease in seconds too long to be a lease in milliseconds is refused before it is converted:
 // seconds::max() in milliseconds overflows.
-TEST(CompatRedisLocker, AnExpiryBeyondTheLongestLeaseIsABadOptionNotAnOverflow) {
+TEST(CompatRedisLocker, ALeaseInSecondsBeyondTheLongestLeaseIsABadOptionNotAnOverflow) {
   auto locker = quick_locker();
   const std::string key = unique_key();
-  for (const seconds expire : {seconds::max(), seconds(366LL * 24 * 3600)}) {
-    const Error error = expect_error([&] { (void)locker.acquireLockWithTimeout(expire, key, false); });
+  for (const seconds lease : {seconds::max(), seconds(366LL * 24 * 3600)}) {
+    const Error error = expect_error([&] { (void)locker.acquireLockWithTimeout(lease, key, false); });
     EXPECT_EQ(error.errc(), Errc::bad_option);
     EXPECT_THAT(error.what(), ::testing::HasSubstr("365 days"));
   }

@@ -1,5 +1,5 @@
 // lockbridge convert against the fixture's redis-server: a legacy -> token -> legacy round trip of a
-// mixed keyspace keeps every lock (same expiry) and touches nothing else; a dry run changes no
+// mixed keyspace keeps every lock (same lease end) and touches nothing else; a dry run changes no
 // byte; rollback restores the original values; keys changed between the read and the write are
 // skipped, never clobbered; lockers running throughout see no overlap.
 #include <gmock/gmock.h>
@@ -29,7 +29,7 @@ using tools::convert::Converter;
 using tools::convert::JournalReader;
 using tools::convert::JournalWriter;
 
-// Every byte of a key and its expiry.
+// Every byte of a key and its TTL.
 struct KeyState {
   std::string dump;
   std::int64_t expire_at_ms = -2;

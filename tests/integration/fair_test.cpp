@@ -104,7 +104,7 @@ TEST(FairMode, AWaiterThatGivesUpLeavesTheQueue) {
   EXPECT_EQ(raw({"HLEN", detail::fair_deadlines(key)}).integer, 0);
 }
 
-TEST(FairMode, TheQueueKeysExpireWhenEveryWaiterIsGone) {
+TEST(FairMode, TheQueueKeysHaveATtlSoTheyGoWhenEveryWaiterIsGone) {
   const std::string key = unique_key();
   Client client = test_client();
   Mutex holder(client, key, fair_options());

@@ -131,7 +131,7 @@ TEST_P(FrontParity, AWaitForALockNeverFreedGivesUpWithFalse) {
   EXPECT_FALSE(holder->unlock());
 }
 
-TEST_P(FrontParity, AnExpiredLeaseLetsTheNextOneIn) {
+TEST_P(FrontParity, AnEndedLeaseLetsTheNextOneIn) {
   const std::string key = unique_key();
   MutexOptions short_lease = options();
   short_lease.lease = milliseconds(200);

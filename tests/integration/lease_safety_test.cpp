@@ -115,7 +115,7 @@ TEST_P(Watchdog, StopsRenewingAtMaxHoldAndTheLeaseRunsOut) {
   ASSERT_TRUE(mutex.try_lock());
   ASSERT_TRUE(eventually([&] { return log.count() > 0; })) << "a holder that never unlocks must lose the lock";
   EXPECT_NE(log.first_message().find("max_hold"), std::string::npos) << log.first_message();
-  EXPECT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 0; })) << "the key must expire in Redis";
+  EXPECT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 0; })) << "the key's TTL must run out in Redis";
 }
 
 // The renewal that max_hold cuts short carries the lease to the hold's deadline; later ones only
@@ -189,8 +189,8 @@ TEST(LeaseLoss, TheWatchdogRenewsManyLocksInBatches) {
     ASSERT_TRUE(locks.back().try_lock());
   }
   const auto before = client.stats().round_trips;
-  // Two leases: without renewals every key would have expired; with them each lock is renewed
-  // about six times.
+  // Two leases: without renewals every key's TTL would have run out; with them each lock is
+  // renewed about six times.
   std::this_thread::sleep_for(milliseconds(3000));
   const auto renewal_round_trips = client.stats().round_trips - before;
   for (Mutex& mutex : locks) ASSERT_TRUE(mutex.owns_lock()) << mutex.key();
@@ -257,7 +257,7 @@ TEST(Fencing, TheCounterLivesInTheLocksHashSlotAndHasNoTtl) {
   const std::string counter = detail::fence_counter(key);
   EXPECT_EQ(detail::hashed_part(counter), detail::hashed_part(key));
   EXPECT_EQ(raw({"GET", counter}).str, std::to_string(*mutex.fence()));
-  EXPECT_EQ(raw({"PTTL", counter}).integer, -1) << "a counter that expired would restart and break the order";
+  EXPECT_EQ(raw({"PTTL", counter}).integer, -1) << "a counter whose TTL ran out would restart and break the order";
 }
 
 TEST(Reentrant, TheLastUnlockReleases) {

@@ -167,7 +167,7 @@ TEST(LegacyFaithful, ReleaseDeletesWhateverIsThereLikeJedisLock) {
   // Known flaw kept on purpose (docs/design.md): after our lease ended and someone else took over,
   // jedis-lock's release still DELs the new holder's lock.
   const std::string key = unique_key();
-  auto [stalled, next] = take_over_after_expiry(key, faithful_options());
+  auto [stalled, next] = take_over_after_lease_end(key, faithful_options());
   stalled.unlock();
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }
@@ -204,9 +204,9 @@ TEST(LegacyHardened, SetsASafetyTtlOfLeasePlusGrace) {
   mutex.unlock();
 }
 
-TEST(LegacyHardened, ReleaseNeverDeletesAnotherHoldersValue) {
+TEST(LegacyHardened, ReleaseNeverDeletesAnotherOwnersValue) {
   const std::string key = unique_key();
-  auto [stalled, next] = take_over_after_expiry(key, hardened_options());  // once the stamp expires
+  auto [stalled, next] = take_over_after_lease_end(key, hardened_options());  // once the stamp expires
   stalled.unlock();
   EXPECT_EQ(stalled.last_error(), Errc::lease_lost);
   EXPECT_EQ(raw({"GET", key}).str, next.value());

@@ -95,7 +95,7 @@ TEST(MultiMutex, UnlockDeletesOnlyKeysStillHoldingOurToken) {
   const auto keys = tagged_keys({"a", "b", "c"});
   MultiMutex multi(test_client(), keys, token_options());
   ASSERT_TRUE(multi.try_lock());
-  raw({"DEL", keys[0]});             // expired behind our back
+  raw({"DEL", keys[0]});             // its TTL ran out behind our back
   raw({"SET", keys[1], "foreign"});  // taken over by someone else
   multi.unlock();
   EXPECT_EQ(multi.last_error(), make_error_code(Errc::lease_lost));

@@ -1,5 +1,5 @@
 // The Mutex contract, for every strategy and preset: TimedLockable semantics, standard lock
-// guards, exclusion of a second owner, lease expiry, harmless unlock.
+// guards, exclusion of a second owner, lease end, harmless unlock.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -188,7 +188,7 @@ TEST_P(MutexContract, ScopedLockBacksOffWhenOneKeyIsTaken) {
   releaser.join();
 }
 
-TEST_P(MutexContract, LeaseExpiryFreesTheLock) {
+TEST_P(MutexContract, LeaseEndFreesTheLock) {
   const std::string key = unique_key();
   // Long enough that the next line runs inside it on a loaded machine.
   Mutex crashed(client_, key, options_with_lease(milliseconds(1000)));

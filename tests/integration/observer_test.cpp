@@ -1,5 +1,5 @@
 // Observers (lockbridge/observer.hpp): every event with what it says (key, strategy, attempts,
-// reason), the lease lost by deletion, takeover and expiry, the watchdog's renewals, a lock's own
+// reason), the lease lost by deletion, takeover and its end, the watchdog's renewals, a lock's own
 // observer in place of the Client's, and an observer that throws or blocks breaking no lock.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

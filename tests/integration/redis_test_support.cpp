@@ -224,13 +224,13 @@ void expect_lost_to_a_second_holder(Mutex& first, Mutex& second,
   EXPECT_FALSE(second.last_error());
 }
 
-Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options, const std::string& url,
-                                std::chrono::milliseconds stalled_lease) {
+Takeover take_over_after_lease_end(const std::string& key, const MutexOptions& options, const std::string& url,
+                                   std::chrono::milliseconds stalled_lease) {
   MutexOptions short_lease = options;
   short_lease.lease = stalled_lease;
   Takeover takeover{Mutex(Client(url), key, short_lease), Mutex(Client(url), key, options)};
   if (!takeover.stalled.try_lock()) throw std::runtime_error("the first holder could not lock a fresh key");
-  if (!takeover.next.try_lock_for(std::chrono::seconds(10))) throw std::runtime_error("no takeover after expiry");
+  if (!takeover.next.try_lock_for(std::chrono::seconds(10))) throw std::runtime_error("no takeover after the lease");
   return takeover;
 }
 

@@ -149,16 +149,16 @@ void expect_held_only_by(Mutex& holder, Mutex& rival);
 void expect_lost_to_a_second_holder(Mutex& first, Mutex& second,
                                     const std::function<std::string()>& value_on_new_master);
 
-// A holder that stalled past its short lease, and the owner that took the key over after it:
+// A holder that stalled past its short lease, and the holder that took the key over after it:
 // both believe they hold the lock. `next` waits (up to 10 s) for the lease to run out. Each has
 // its own Client of `url` (the fixture's server by default); `stalled` holds `stalled_lease`.
 struct Takeover {
   Mutex stalled;
   Mutex next;
 };
-Takeover take_over_after_expiry(const std::string& key, const MutexOptions& options,
-                                const std::string& url = unix_url(),
-                                std::chrono::milliseconds stalled_lease = std::chrono::milliseconds(50));
+Takeover take_over_after_lease_end(const std::string& key, const MutexOptions& options,
+                                   const std::string& url = unix_url(),
+                                   std::chrono::milliseconds stalled_lease = std::chrono::milliseconds(50));
 
 // Records, through MONITOR, every command that touches `key` (with `containing`, any key that
 // contains it), between start() and stop(). start() and stop() each send a marker command and wait

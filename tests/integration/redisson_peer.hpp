@@ -14,7 +14,7 @@
 
 namespace lockbridge::testing {
 
-// A Java holder's field: <client uuid>:<thread id>.
+// A Java owner field: <client uuid>:<thread id>.
 inline constexpr char kJavaField[] = "8b0c2a1e-0000-4000-8000-000000000000:57";
 
 // redisson_lock__channel:{key} (the key has no hash tag in these tests).

@@ -102,7 +102,7 @@ TEST(RedissonRwLock, AJavaReadersUnlockKeepsALiveCppReader) {
   ASSERT_TRUE(raw(redisson_read_lock_command(key, kJavaReader)).is_nil());
   ASSERT_TRUE(reader.try_lock_shared());
   // The Java reader leaves first: its unlock scans the readers' timeout keys, finds ours alive,
-  // and keeps the lock (0), its TTL that of our hold.
+  // and keeps the lock (0), its TTL that of our lease.
   EXPECT_EQ(raw(redisson_read_unlock_command(key, kJavaReader)).integer, 0);
   EXPECT_EQ(raw({"EXISTS", key}).integer, 1);
   EXPECT_TRUE(reader.owns_shared());

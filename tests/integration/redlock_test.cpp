@@ -186,7 +186,7 @@ TEST_P(RedlockFronts, AnExtendWithoutAMajorityEndsTheHold) {
   for (const int i : {0, 1, 2}) masters_.masters[i]->kill();
   EXPECT_FALSE(mutex->extend(milliseconds(20000)).result);
   EXPECT_FALSE(mutex->owns_lock());
-  // The minority's copies were deleted: they would only have blocked the next owner.
+  // The minority's copies were deleted: they would only have blocked the next holder.
   EXPECT_EQ(holding(key_, "(nil)"), 2);
 }
 
@@ -221,10 +221,10 @@ TEST_F(Redlock, AMasterRestartedEmptyCanJoinASecondOwnersMajorityWhileTheHolderH
   masters_.masters[3]->kill();
   masters_.masters[4]->kill();
   ClientOptions options = quick_failing_client();
-  // The first owner's Client dials the restarted masters as soon as they are back, not after the
+  // The first holder's Client dials the restarted masters as soon as they are back, not after the
   // reconnect backoff it started when they were down (its inspect() below needs three answers).
   options.reconnect_backoff = milliseconds(0);
-  // A long lease: the first owner must still be inside its validity after three restarts.
+  // A long lease: the first holder must still be inside its validity after three restarts.
   Mutex first(Client(masters_.url(), options), key_, redlock_options(milliseconds(30000)));
   ASSERT_TRUE(first.try_lock());
   const std::string a = first.value();
@@ -235,13 +235,13 @@ TEST_F(Redlock, AMasterRestartedEmptyCanJoinASecondOwnersMajorityWhileTheHolderH
   Mutex second(Client(masters_.url()), key_, redlock_options());
   ASSERT_TRUE(second.try_lock());
   const std::string b = second.value();
-  // Two owners at once, each inside its validity.
+  // Two holders at once, each inside its validity.
   EXPECT_TRUE(first.owns_lock());
   EXPECT_GT(first.valid_for(), milliseconds(0));
   EXPECT_TRUE(second.owns_lock());
   EXPECT_GT(second.valid_for(), milliseconds(0));
   EXPECT_EQ(values_of(key_), (std::vector<std::string>{a, a, b, b, b}));
-  // A first owner that asks the masters learns that its value no longer holds a majority.
+  // A first holder that asks the masters learns that its value no longer holds a majority.
   EXPECT_FALSE(first.inspect().held_by_me);
   EXPECT_TRUE(second.inspect().held_by_me);
 
@@ -255,17 +255,17 @@ TEST_F(Redlock, AMasterRestartedEmptyCanJoinASecondOwnersMajorityWhileTheHolderH
 }
 
 TEST_F(Redlock, AHolderStalledPastItsValidityIsToldItNoLongerHolds) {
-  // Kleppmann's pause: the holder stalls (a GC pause, a stopped VM) without renewing; its copies
-  // expire and another client wins a majority. The library cannot stop the stalled holder from
-  // acting when it wakes, but every check it can make says the lock is gone, and its release
+  // Kleppmann's pause: the holder stalls (a GC pause, a stopped VM) without renewing; its copies'
+  // TTLs run out and another client wins a majority. The library cannot stop the stalled holder
+  // from acting when it wakes, but every check it can make says the lock is gone, and its release
   // touches nothing of the new owner's. The 2 s lease leaves the first acquisition room on a
   // slow machine; the takeover waits for it to run out.
-  Takeover takeover = take_over_after_expiry(key_, redlock_options(), masters_.url(), milliseconds(2000));
+  Takeover takeover = take_over_after_lease_end(key_, redlock_options(), masters_.url(), milliseconds(2000));
   Mutex& stalled = takeover.stalled;
   Mutex& next = takeover.next;
-  // The new majority formed only once the stalled holder's copies had expired on three masters,
-  // and its validity ends before its copies do (it counts from before its round was sent, less
-  // the drift): zero by logic, not by timing.
+  // The new majority formed only once the stalled holder's copies' TTLs had run out on three
+  // masters, and its validity ends before its copies do (it counts from before its round was sent,
+  // less the drift): zero by logic, not by timing.
   EXPECT_EQ(stalled.valid_for(), milliseconds(0));
   // The lease keeper ends the hold when the validity ends, on its own thread: whenever it runs.
   EXPECT_TRUE(eventually([&] { return !stalled.owns_lock(); }));
@@ -274,8 +274,9 @@ TEST_F(Redlock, AHolderStalledPastItsValidityIsToldItNoLongerHolds) {
   EXPECT_EQ(seen.value, next.value());
   EXPECT_FALSE(seen.held_by_me);
 
-  // The new owner won at least a majority: a master whose stalled copy had not expired yet when
-  // it tried kept that copy, until it expired too (wait for that, so no copy of ours is left).
+  // The new holder won at least a majority: a master whose stalled copy's TTL had not run out yet
+  // when it tried kept that copy, until its TTL ran out too (wait for that, so no copy of ours is
+  // left).
   // Then the stalled holder's release finds nothing of its own and deletes none of the new owner's.
   ASSERT_TRUE(eventually([&] { return holding(key_, stalled.value()) == 0; }));
   const int copies = holding(key_, next.value());

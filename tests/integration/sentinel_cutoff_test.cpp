@@ -73,7 +73,7 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
       },
       std::chrono::seconds(10), "the new master's lock replicated to the old one", sentinel_logs);
   // The stranded holder's release fails (its connection was closed, or it finds the other
-  // holder's value) and touches nothing of the majority side's lock.
+  // owner's value) and touches nothing of the majority side's lock.
   stranded.unlock();
   EXPECT_TRUE(stranded.last_error());
   EXPECT_EQ(topology.replica->command({"GET", key}), majority_side.value());

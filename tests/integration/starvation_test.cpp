@@ -124,7 +124,7 @@ class Starvation : public ::testing::TestWithParam<Variant> {
     ASSERT_TRUE(holder->try_lock());
     holder->unlock();
   }
-  // Whether `key` is held for `waiter` by a handoff to a waiter that gave no grant spec (these
+  // Whether `key` is held for `waiter`, handed to a waiter that gave no grant spec (these
   // tests' hand-made waiters): the waiter's id as the value (token), or a stamp Java peers read as
   // a live lock, recorded for the waiter in the grant record (legacy).
   bool handed_to(const std::string& key, const std::string& waiter) const {
@@ -201,7 +201,7 @@ TEST_P(Starvation, AStarvingWaiterThatDiedBlocksTheLockNoLongerThanItsDeadline) 
   queue_waiter(key, "dead-waiter", 300);
   take_and_release(key);
   ASSERT_TRUE(handed_to(key, "dead-waiter")) << "the release hands the lock to the (not yet known dead) waiter";
-  // The handoff runs out with the dead waiter's deadline, and a live waiter gets the lock.
+  // What it was handed runs out with the dead waiter's deadline, and a live waiter gets the lock.
   Client waiter_client = test_client();
   auto waiter = make(waiter_client, key, milliseconds(1));
   ASSERT_TRUE(waiter->try_lock_for(seconds(30))) << "a dead starving waiter must not block the lock";
@@ -234,7 +234,7 @@ TEST_P(Starvation, AWaiterQueuesAfterItsFirstAttemptAndLeavesTheQueueWithTheLock
 // wait joins the queue with its first attempt instead of trying the fast path first (a round trip
 // less per acquisition while waiters starve). After a release that freed the lock, the first
 // attempt of a wait is the fast path, which does not queue.
-TEST_P(Starvation, AfterAHandoffTheNextWaitJoinsTheQueueWithItsFirstAttempt) {
+TEST_P(Starvation, AfterAReleaseHandsTheKeyOverTheNextWaitJoinsTheQueueWithItsFirstAttempt) {
   const std::string key = unique_key();
   Client holder_client = test_client();
   auto holder = make(holder_client, key, hours(1));
@@ -265,7 +265,7 @@ TEST_P(Starvation, AfterAHandoffTheNextWaitJoinsTheQueueWithItsFirstAttempt) {
   queue_waiter(key, "starving-waiter", 60000);
   holder->unlock();
   ASSERT_TRUE(handed_to(key, "starving-waiter"));
-  EXPECT_TRUE(first_attempt_queues()) << "after a handoff, the first attempt joins the queue";
+  EXPECT_TRUE(first_attempt_queues()) << "after a release that handed the key over, the first attempt joins the queue";
 }
 
 TEST_P(Starvation, AReleaseBeforeTheBoundFreesTheLockAndWakesOnlyTheFirstWaiter) {
@@ -404,7 +404,7 @@ class StarvationEars : public Observer {
   std::atomic<int> releases{0};
 };
 
-TEST_P(Starvation, ObserversHearTheStarvingWaitAndTheHandoffToIt) {
+TEST_P(Starvation, ObserversHearTheStarvingWaitAndTheReleaseHandedToIt) {
   const std::string key = unique_key();
   const auto holder_ears = std::make_shared<StarvationEars>();
   const auto waiter_ears = std::make_shared<StarvationEars>();
@@ -427,7 +427,7 @@ TEST_P(Starvation, ObserversHearTheStarvingWaitAndTheHandoffToIt) {
   waiter.unlock();
   EXPECT_TRUE(eventually([&] { return holder_ears->handoffs == 1 && waiter_ears->releases == 1; }));
   EXPECT_TRUE(eventually([&] { return waiter_ears->starved_acquisitions == 1; }));
-  EXPECT_EQ(holder_ears->releases, 0) << "the holder's release was a handoff";
+  EXPECT_EQ(holder_ears->releases, 0) << "the holder's release handed the lock over";
   EXPECT_EQ(holder_ears->starving_waits, 0) << "the holder never waited";
   EXPECT_EQ(waiter_ears->handoffs, 0) << "nobody waited for the waiter's release";
   EXPECT_EQ(waiter_ears->starving_waits, 1) << "one StarvingEvent per wait";
@@ -445,7 +445,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(StarvationRule, TheFaithfulPresetKeepsJedisLocksRelease) {
   const std::string key = unique_key();
   // A starving lockbridge waiter is queued, but a faithful holder releases as jedis-lock does: a
-  // plain DEL, no handoff, no announcement.
+  // plain DEL, no grant, no announcement.
   queue_waiter(key, "starving-waiter", 60000);
   Client client = test_client();
   Mutex holder(client, key, faithful_options());

@@ -39,7 +39,7 @@ TEST(Token, EveryAcquisitionUsesAFreshToken) {
 
 TEST(Token, ReleaseNeverTouchesAnotherOwnersLock) {
   const std::string key = unique_key();
-  auto [stalled, next] = take_over_after_expiry(key, token_options());  // once the PX lease ran out
+  auto [stalled, next] = take_over_after_lease_end(key, token_options());  // once the PX lease ran out
   stalled.unlock();
   EXPECT_EQ(stalled.last_error(), Errc::lease_lost);
   EXPECT_EQ(raw({"GET", key}).str, next.value());

@@ -392,7 +392,7 @@ bool ServerProcess::launch_and_wait(std::string* failure) {
   }
   pid_ = pid;
 
-  const std::string identity = "process_id:" + std::to_string(pid);
+  const std::string our_process_id = "process_id:" + std::to_string(pid);
   const auto give_up = steady_clock::now() + kReadyTimeout;
   for (;;) {
     if (!running()) {
@@ -401,7 +401,7 @@ bool ServerProcess::launch_and_wait(std::string* failure) {
     }
     // The answer must come from our process: a port taken by another server would answer too.
     try {
-      if (command({"INFO", "server"}).find(identity) != std::string::npos) return true;
+      if (command({"INFO", "server"}).find(our_process_id) != std::string::npos) return true;
     } catch (const std::runtime_error&) {
     }
     if (steady_clock::now() >= give_up) {
@@ -802,7 +802,7 @@ void ClusterTopology::move_slot(int slot, int to_index) {
   const int from_index = owner_of_slot(slot);
   if (from_index == to_index) return;
   ServerProcess& source = *nodes.at(from_index);
-  ServerProcess& target = *nodes.at(to_index);
+  ServerProcess& destination = *nodes.at(to_index);
   const std::string slot_text = std::to_string(slot);
   const auto expect_ok = [&](const ServerProcess& node, const std::vector<std::string>& args) {
     const std::string reply = node.command(args);
@@ -810,21 +810,22 @@ void ClusterTopology::move_slot(int slot, int to_index) {
       throw std::runtime_error(node.address() + " answered " + reply + " to " + args[0] + " " + args[1]);
   };
 
-  expect_ok(target, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", node_ids[from_index]});
+  expect_ok(destination, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", node_ids[from_index]});
   expect_ok(source, {"CLUSTER", "SETSLOT", slot_text, "MIGRATING", node_ids[to_index]});
   for (;;) {
     std::vector<std::string> keys = source.command_list({"CLUSTER", "GETKEYSINSLOT", slot_text, "10"});
     if (keys.empty()) break;
-    // Under tls-cluster a node MIGRATEs over TLS: to the target's TLS port.
-    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(target.client_port()), "", "0",
+    // Under tls-cluster a node MIGRATEs over TLS: to the destination's TLS port.
+    std::vector<std::string> migrate{"MIGRATE", "127.0.0.1", std::to_string(destination.client_port()), "", "0",
                                      "5000",    "KEYS"};
     migrate.insert(migrate.end(), keys.begin(), keys.end());
     const std::string reply = source.command(migrate, milliseconds(10000));
     if (reply != "OK" && reply != "NOKEY") throw std::runtime_error(source.address() + " MIGRATE answered " + reply);
   }
-  // The target first: it bumps its config epoch, so its claim wins everywhere; then the source,
-  // which stops answering ASK and answers MOVED; then every other master, so none lags behind.
-  expect_ok(target, {"CLUSTER", "SETSLOT", slot_text, "NODE", node_ids[to_index]});
+  // The destination first: it bumps its config epoch, so its claim wins everywhere; then the
+  // source, which stops answering ASK and answers MOVED; then every other master, so none lags
+  // behind.
+  expect_ok(destination, {"CLUSTER", "SETSLOT", slot_text, "NODE", node_ids[to_index]});
   expect_ok(source, {"CLUSTER", "SETSLOT", slot_text, "NODE", node_ids[to_index]});
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (static_cast<int>(i) == from_index || i == static_cast<size_t>(to_index) || !nodes[i]->running()) continue;

@@ -219,10 +219,11 @@ struct ClusterTopology {
   std::string url() const;
 
   // Moves `slot` from its owner to nodes[to_index] as `redis-cli --cluster reshard` does:
-  // SETSLOT IMPORTING on the target, MIGRATING on the source, MIGRATE the keys in batches of 10,
-  // then SETSLOT NODE on the target, the source and the other masters. Blocks until every running
-  // node agrees on the new owner. A client may keep working meanwhile (it sees ASK, then MOVED).
-  // No-op if the target owns it already. Throws std::runtime_error on an error reply or timeout.
+  // SETSLOT IMPORTING on the destination, MIGRATING on the source, MIGRATE the keys in batches of
+  // 10, then SETSLOT NODE on the destination, the source and the other masters. Blocks until every
+  // running node agrees on the new owner. A client may keep working meanwhile (it sees ASK, then
+  // MOVED). No-op if the destination owns it already. Throws std::runtime_error on an error reply
+  // or timeout.
   void move_slot(int slot, int to_index);
   // The index of the node that claims `slot` itself (its own CLUSTER NODES "myself" line). Throws
   // std::runtime_error unless exactly one running node claims it.

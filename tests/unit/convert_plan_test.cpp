@@ -40,7 +40,7 @@ ConvertOptions to(Target target, LegacyFormat format = LegacyFormat::epoch_ms, b
   return {target, format, delete_stale, {}};
 }
 
-TEST(ConvertPlan, ALiveStampBecomesATokenExpiringWhenTheStampDoes) {
+TEST(ConvertPlan, ALiveStampBecomesATokenWhoseLeaseEndsWhenTheStampDoes) {
   const Plan plan = plan_for(string_key(std::to_string(kNow + 60000), -1), to(Target::token));
   EXPECT_EQ(plan.action, Action::to_token);
   EXPECT_EQ(plan.new_value, std::string(32, 'a'));
@@ -84,7 +84,7 @@ TEST(ConvertPlan, WhatCannotBeConvertedSafelyIsLeftAndNamed) {
   EXPECT_EQ(plan_for(redisson, options).reason, Reason::foreign);
 }
 
-TEST(ConvertPlan, ATokenBecomesTheStampOfItsExpiryInTheFormatAsked) {
+TEST(ConvertPlan, ATokenBecomesTheStampOfItsLeaseEndInTheFormatAsked) {
   const audit::KeySample token = string_key("0123456789abcdef0123456789abcdef", kNow + 1500);
   const Plan ms = plan_for(token, to(Target::legacy));
   EXPECT_EQ(ms.action, Action::to_legacy);
@@ -96,7 +96,7 @@ TEST(ConvertPlan, ATokenBecomesTheStampOfItsExpiryInTheFormatAsked) {
             "f47ac10b-58cc-4372-a567-0e02b2c3d479:" + std::to_string(kNow + 1500));
 }
 
-TEST(ConvertPlan, ATokenWithoutTtlHasNoExpiryToWrite) {
+TEST(ConvertPlan, ATokenWithoutTtlHasNoLeaseEndToWrite) {
   EXPECT_EQ(plan_for(string_key("0123456789abcdef0123456789abcdef", -1), to(Target::legacy)).reason, Reason::no_ttl);
   EXPECT_EQ(plan_for(string_key(std::to_string(kNow + 60000), -1), to(Target::legacy)).reason, Reason::already_target);
 }
@@ -171,7 +171,7 @@ TEST_F(ConvertJournal, IgnoresATornLastLineButNotAMalformedOne) {
 
 // Found by fuzz_journal: a number beyond 64 bits is read by the JSON parser as a double, and
 // converting that to an integer was undefined behaviour. Numbers that are not integers in range
-// (a fraction, an exponent, a negative write number, an expiry below Redis's -2) are malformed.
+// (a fraction, an exponent, a negative write number, a PEXPIRETIME below Redis's -2) are malformed.
 TEST_F(ConvertJournal, ANumberThatIsNotAnIntegerInRangeIsAMalformedLine) {
   const std::string planned =
       R"({"n":1,"key":"a","action":"to_token","old_value":"1","old_pttl_ms":-1,"old_expire_at_ms":-1,)"

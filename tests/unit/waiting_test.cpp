@@ -103,7 +103,7 @@ TEST(LocalLine, AnEventDrivenPlaceIsToldWhenItsTurnComesAndWhenTheHoldHereEnds) 
   EXPECT_EQ(line->waiting(), 1u);
 }
 
-TEST(LocalLine, OneLinePerLockIdentity) {
+TEST(LocalLine, OneLinePerLock) {
   EXPECT_EQ(LocalLine::for_lock("unit-test:same"), LocalLine::for_lock("unit-test:same"));
   EXPECT_NE(LocalLine::for_lock(std::string("unit-test/0\0b", 13)),
             LocalLine::for_lock(std::string("unit-test/0\0c", 13)));

@@ -68,7 +68,7 @@ Classification classify_string(const KeySample& sample, std::int64_t now_ms, con
   if (sample.key.starts_with("lock:")) {
     if (is_python_lock_id(value)) {
       result.lock_class = LockClass::python_redis_lock;
-      if (sample.pttl_ms == -1) add(result, Flag::no_ttl);  // its default: no expire
+      if (sample.pttl_ms == -1) add(result, Flag::no_ttl);  // its default: no TTL
       return result;
     }
   }

@@ -53,10 +53,10 @@ Fleet::~Fleet() {
 }
 
 void Fleet::suspend(int client) {
-  const pid_t target = pid(client);
-  kill(target, SIGSTOP);
+  const pid_t client_pid = pid(client);
+  kill(client_pid, SIGSTOP);
   int status = 0;
-  while (waitpid(target, &status, WUNTRACED) < 0 && errno == EINTR) {
+  while (waitpid(client_pid, &status, WUNTRACED) < 0 && errno == EINTR) {
   }
 }
 

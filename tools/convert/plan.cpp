@@ -25,7 +25,7 @@ bool is_timestamp_class(LockClass lock_class) {
 // A live stamp becomes a fresh token whose key lives exactly as long as a legacy peer would call
 // the lock held, and never longer than a TTL the key already had (a hardened writer's safety TTL):
 // the lease is neither shortened nor extended. Peers call a stamp expired when `expiry < now`, and
-// Redis removes a key when `now > PEXPIRETIME`, so the expiry times are the same number.
+// Redis removes a key when `now > PEXPIRETIME`, so the stamp and PEXPIRETIME are the same number.
 Plan to_token(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
               const FreshIdentities& fresh) {
   if (found.lock_class == LockClass::token) return skipped(Reason::already_target);
@@ -45,8 +45,8 @@ Plan to_token(const audit::KeySample& sample, const audit::Classification& found
   return plan;
 }
 
-// A token's expiry is its TTL; the stamp says the same moment (see to_token), and the TTL stays
-// as the safety net.
+// A token's lease ends when its TTL runs out; the stamp says the same moment (see to_token), and
+// the TTL stays as the safety net.
 Plan to_legacy(const audit::KeySample& sample, const audit::Classification& found, const ConvertOptions& options,
                const FreshIdentities& fresh) {
   if (found.lock_class != LockClass::token) return skipped(Reason::already_target);

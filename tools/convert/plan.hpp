@@ -20,7 +20,7 @@ enum class Target { token, legacy };
 
 enum class Action {
   to_token,   // a live legacy lock becomes a fresh token with PXAT = the stamp's expiry
-  to_legacy,  // a token lock becomes the stamp of its expiry; its TTL is kept
+  to_legacy,  // a token lock becomes the stamp of its lease's end; its TTL is kept
   remove,     // a stale legacy lock is deleted (--delete-stale)
   skip,       // left alone; Plan::reason says why
 };
@@ -28,9 +28,9 @@ enum class Action {
 enum class Reason {
   none,            // not skipped
   already_target,  // already in the format asked for
-  changed,         // the value or expiry changed between the read and the write (compare-and-set)
+  changed,         // the value or TTL changed between the read and the write (compare-and-set)
   stale,           // a legacy lock whose expiry has passed (deleted only with --delete-stale)
-  no_ttl,          // a token lock without a TTL: there is no expiry to write as a stamp
+  no_ttl,          // a token lock without a TTL: there is no lease end to write as a stamp
   forever,         // legacy_forever: held until deleted, no expiry to carry over
   far_future,      // an expiry suspiciously far ahead (unit mix-up?): fix by hand
   bad_value,       // not a valid lock of its class

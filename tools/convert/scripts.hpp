@@ -32,7 +32,7 @@ return 'written'
 )lua";
 
 // KEYS[1] the key. ARGV: [1] the value convert wrote, [2] the value it replaced, [3] that value's
-// PEXPIRETIME (-1: no TTL). Restores the old value and expiry if the key still holds what convert
+// PEXPIRETIME (-1: no TTL). Restores the old value and TTL if the key still holds what convert
 // wrote. Returns 'restored', 'not_restored' (it holds something else: left alone) or 'expired'
 // (the old lease has ended since: the key is removed, as the old lock would have been by now).
 // Convert's deletes are never undone (rollback() in converter.cpp): it deletes only stamps whose

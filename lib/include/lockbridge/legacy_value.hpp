@@ -26,7 +26,7 @@ enum class LegacyFormat { epoch_ms, epoch_seconds, uuid_ms };
 struct LOCKBRIDGE_API LegacyStamp {
   std::int64_t expiry_ms = 0;  // epoch milliseconds at which the lease ends (seconds x 1000)
   bool forever = false;        // the 2^31+1 sentinel: never expires
-  std::string owner;           // uuid_ms only: the holder's UUID, lowercase
+  std::string owner;           // uuid_ms only: the owner UUID, lowercase
   bool operator==(const LegacyStamp&) const = default;
 };
 

@@ -80,7 +80,7 @@ struct LOCKBRIDGE_API ReleasedEvent : LockEvent {
 
 enum class LeaseLossReason {
   expired,      // the lease ran out: no watchdog, or max_hold reached
-  deleted,      // the key is gone before our lease ran out (deleted, or expired in Redis early)
+  deleted,      // the key is gone before our lease ran out (deleted, or its TTL ran out early)
   taken,        // the key holds another owner's value, or another type
   connection,   // no renewal got through before the lease ran out (server unreachable)
   replication,  // replica_ack: too few replicas had an extend, so it was released (Errc::no_quorum)

@@ -101,7 +101,7 @@ class LOCKBRIDGE_API SharedMutex {
   void on_release_error(std::function<void(const Error&)> handler);
   // The error of the last unlock() or unlock_shared(); empty after a clean one.
   std::error_code last_error() const noexcept;
-  // Reads the key without changing it: `value` is one holder's field (a reader's, or the writer's
+  // Reads the key without changing it: `value` is one owner field (a reader's, or the writer's
   // "<uuid>:<n>:write"), held_by_me whether either side of this object holds it. Throws Error.
   LockInfo inspect() const;
 

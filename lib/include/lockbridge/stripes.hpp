@@ -2,7 +2,7 @@
 //
 // LockStripes maps any resource id onto one of `stripe_count` keys, "<prefix>:stripe:<index>", and
 // gives a Mutex on that key. Lock segmentation, as Redis lock write-ups advise it: locking a million orders by order id
-// would create (and leave to expire) a key per order; with stripes the key count stays bounded by
+// would create (and leave to its TTL) a key per order; with stripes the key count stays bounded by
 // the stripe count, whatever the ids. The price is false sharing: two ids that land on the same
 // stripe exclude each other although they are unrelated, so more stripes mean fewer needless
 // waits. Every process that locks the same resources must use the same prefix and stripe count

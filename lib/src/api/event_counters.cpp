@@ -42,7 +42,7 @@ EventCounter::EventCounter(std::shared_ptr<detail::EventObject> object) : object
 
 EventCounter::~EventCounter() { object_->closing.request_stop(); }
 
-const std::string& EventCounter::key() const noexcept { return object_->target.key; }
+const std::string& EventCounter::key() const noexcept { return object_->announced.key; }
 
 EventLatch::EventLatch(EventClient& client, std::string key, LatchOptions options)
     : EventCounter(std::make_shared<EventObject>(EventObject{
@@ -52,7 +52,7 @@ EventLatch::EventLatch(EventClient& client, std::string key, LatchOptions option
 void EventLatch::try_set_count(std::int64_t count, BoolDone done) {
   run_operation<bool>(
       object(),
-      [count](EventObject& latch) { return detail::latch_calls::try_set_count(*latch.routes, latch.target, count); },
+      [count](EventObject& latch) { return detail::latch_calls::try_set_count(*latch.routes, latch.announced, count); },
       std::move(done));
 }
 
@@ -60,7 +60,7 @@ void EventLatch::count_down(Done done) {
   run_operation<bool>(
       object(),
       [](EventObject& latch) -> Task<bool> {
-        co_await detail::latch_calls::count_down(*latch.routes, latch.target);
+        co_await detail::latch_calls::count_down(*latch.routes, latch.announced);
         co_return true;
       },
       without_value(std::move(done)));
@@ -68,7 +68,7 @@ void EventLatch::count_down(Done done) {
 
 void EventLatch::count(CountDone done) {
   run_operation<std::int64_t>(
-      object(), [](EventObject& latch) { return detail::latch_calls::count(*latch.routes, latch.target); },
+      object(), [](EventObject& latch) { return detail::latch_calls::count(*latch.routes, latch.announced); },
       std::move(done));
 }
 
@@ -79,7 +79,7 @@ void EventLatch::wait(Clock::time_point deadline, std::stop_token stop, BoolDone
       object(),
       [deadline, stop, recheck](EventObject& latch) -> Task<bool> {
         const OperationStop ends(stop, latch.closing.get_token());
-        const bool open = co_await detail::latch_calls::wait(*latch.routes, latch.target, latch.loop(), deadline,
+        const bool open = co_await detail::latch_calls::wait(*latch.routes, latch.announced, latch.loop(), deadline,
                                                              ends.token(), recheck);
         co_return finished_or_cancelled(open, stop.stop_requested());
       },
@@ -99,7 +99,7 @@ void EventSemaphore::try_set_permits(std::int64_t permits, BoolDone done) {
   run_operation<bool>(
       object(),
       [permits](EventObject& semaphore) {
-        return calls::try_set_permits(*semaphore.routes, semaphore.target, permits);
+        return calls::try_set_permits(*semaphore.routes, semaphore.announced, permits);
       },
       std::move(done));
 }
@@ -107,26 +107,26 @@ void EventSemaphore::try_set_permits(std::int64_t permits, BoolDone done) {
 void EventSemaphore::add_permits(std::int64_t permits, CountDone done) {
   run_operation<std::int64_t>(
       object(),
-      [permits](EventObject& semaphore) { return calls::add_permits(*semaphore.routes, semaphore.target, permits); },
+      [permits](EventObject& semaphore) { return calls::add_permits(*semaphore.routes, semaphore.announced, permits); },
       std::move(done));
 }
 
 void EventSemaphore::available(CountDone done) {
   run_operation<std::int64_t>(
-      object(), [](EventObject& semaphore) { return calls::available(*semaphore.routes, semaphore.target); },
+      object(), [](EventObject& semaphore) { return calls::available(*semaphore.routes, semaphore.announced); },
       std::move(done));
 }
 
 void EventSemaphore::drain(CountDone done) {
   run_operation<std::int64_t>(
-      object(), [](EventObject& semaphore) { return calls::drain(*semaphore.routes, semaphore.target); },
+      object(), [](EventObject& semaphore) { return calls::drain(*semaphore.routes, semaphore.announced); },
       std::move(done));
 }
 
 void EventSemaphore::try_acquire(std::int64_t permits, BoolDone done) {
   run_operation<bool>(
       object(),
-      [permits](EventObject& semaphore) { return calls::try_acquire(*semaphore.routes, semaphore.target, permits); },
+      [permits](EventObject& semaphore) { return calls::try_acquire(*semaphore.routes, semaphore.announced, permits); },
       std::move(done));
 }
 
@@ -137,14 +137,14 @@ void EventSemaphore::acquire(std::int64_t permits, Clock::time_point deadline, s
       object(),
       [permits, deadline, stop, recheck](EventObject& semaphore) -> Task<bool> {
         const OperationStop ends(stop, semaphore.closing.get_token());
-        const bool taken = co_await calls::acquire(*semaphore.routes, semaphore.target, permits, semaphore.loop(),
+        const bool taken = co_await calls::acquire(*semaphore.routes, semaphore.announced, permits, semaphore.loop(),
                                                    deadline, ends.token(), recheck);
         // Won by an attempt sent before the stop (the caller's, or the object going): given back,
         // so a cancelled acquire never keeps permits. The caller's stop is read once: it may come
         // from another thread between two reads.
         const bool cancelled = stop.stop_requested();
         if (taken && (cancelled || ends.token().stop_requested())) {
-          co_await calls::release(*semaphore.routes, semaphore.target, permits);
+          co_await calls::release(*semaphore.routes, semaphore.announced, permits);
         }
         co_return finished_or_cancelled(taken, cancelled);
       },
@@ -155,7 +155,7 @@ void EventSemaphore::release(std::int64_t permits, Done done) {
   run_operation<bool>(
       object(),
       [permits](EventObject& semaphore) -> Task<bool> {
-        co_await calls::release(*semaphore.routes, semaphore.target, permits);
+        co_await calls::release(*semaphore.routes, semaphore.announced, permits);
         co_return true;
       },
       without_value(std::move(done)));
@@ -174,7 +174,7 @@ void EventLeasedSemaphore::try_set_permits(std::int64_t permits, BoolDone done) 
   run_operation<bool>(
       object(),
       [permits](EventObject& semaphore) {
-        return leased::try_set_permits(*semaphore.routes, semaphore.target, permits);
+        return leased::try_set_permits(*semaphore.routes, semaphore.announced, permits);
       },
       std::move(done));
 }
@@ -182,13 +182,15 @@ void EventLeasedSemaphore::try_set_permits(std::int64_t permits, BoolDone done) 
 void EventLeasedSemaphore::add_permits(std::int64_t permits, CountDone done) {
   run_operation<std::int64_t>(
       object(),
-      [permits](EventObject& semaphore) { return leased::add_permits(*semaphore.routes, semaphore.target, permits); },
+      [permits](EventObject& semaphore) {
+        return leased::add_permits(*semaphore.routes, semaphore.announced, permits);
+      },
       std::move(done));
 }
 
 void EventLeasedSemaphore::available(CountDone done) {
   run_operation<std::int64_t>(
-      object(), [](EventObject& semaphore) { return leased::available(*semaphore.routes, semaphore.target); },
+      object(), [](EventObject& semaphore) { return leased::available(*semaphore.routes, semaphore.announced); },
       std::move(done));
 }
 
@@ -201,12 +203,12 @@ void EventLeasedSemaphore::acquire(std::chrono::milliseconds lease, Clock::time_
       object(),
       [lease, deadline, stop, ids, recheck](EventObject& semaphore) -> Task<std::string> {
         const OperationStop ends(stop, semaphore.closing.get_token());
-        std::optional<std::string> permit = co_await leased::acquire(*semaphore.routes, semaphore.target, ids, lease,
+        std::optional<std::string> permit = co_await leased::acquire(*semaphore.routes, semaphore.announced, ids, lease,
                                                                      semaphore.loop(), deadline, ends.token(), recheck);
         // Won by an attempt sent before the stop: given back, so a cancelled acquire keeps none.
         const bool cancelled = stop.stop_requested();
         if (permit && (cancelled || ends.token().stop_requested())) {
-          (void)co_await leased::release(*semaphore.routes, semaphore.target, ids, *permit);
+          (void)co_await leased::release(*semaphore.routes, semaphore.announced, ids, *permit);
         }
         (void)finished_or_cancelled(permit.has_value(), cancelled);
         co_return permit.value_or(std::string());
@@ -219,7 +221,7 @@ void EventLeasedSemaphore::release(std::string permit, BoolDone done) {
   run_operation<bool>(
       object(),
       [permit = std::move(permit), ids](EventObject& semaphore) {
-        return leased::release(*semaphore.routes, semaphore.target, ids, permit);
+        return leased::release(*semaphore.routes, semaphore.announced, ids, permit);
       },
       std::move(done));
 }
@@ -229,7 +231,7 @@ void EventLeasedSemaphore::update_lease(std::string permit, std::chrono::millise
   run_operation<bool>(
       object(),
       [permit = std::move(permit), lease, ids](EventObject& semaphore) {
-        return leased::update_lease(*semaphore.routes, semaphore.target, ids, permit, lease);
+        return leased::update_lease(*semaphore.routes, semaphore.announced, ids, permit, lease);
       },
       std::move(done));
 }

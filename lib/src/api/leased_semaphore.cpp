@@ -27,11 +27,13 @@ const std::string& LeasedSemaphore::key() const noexcept { return target_->key; 
 namespace calls = detail::leased_calls;
 
 bool LeasedSemaphore::try_set_permits(std::int64_t permits) {
-  return target_->in_place([&](auto& routes, auto& target) { return calls::try_set_permits(routes, target, permits); });
+  return target_->in_place(
+      [&](auto& routes, auto& semaphore) { return calls::try_set_permits(routes, semaphore, permits); });
 }
 
 std::int64_t LeasedSemaphore::add_permits(std::int64_t permits) {
-  return target_->in_place([&](auto& routes, auto& target) { return calls::add_permits(routes, target, permits); });
+  return target_->in_place(
+      [&](auto& routes, auto& semaphore) { return calls::add_permits(routes, semaphore, permits); });
 }
 
 std::int64_t LeasedSemaphore::available() { return target_->in_place(calls::available); }
@@ -54,19 +56,20 @@ std::string LeasedSemaphore::acquire(std::chrono::milliseconds lease) {
 std::optional<std::string> LeasedSemaphore::acquire_until_steady(std::chrono::steady_clock::time_point deadline,
                                                                  std::chrono::milliseconds lease,
                                                                  std::stop_token stop) {
-  return target_->in_place([&](auto& routes, auto& target) {
-    return calls::acquire(routes, target, options_.ids, lease, nullptr, deadline, stop, options_.recheck);
+  return target_->in_place([&](auto& routes, auto& semaphore) {
+    return calls::acquire(routes, semaphore, options_.ids, lease, nullptr, deadline, stop, options_.recheck);
   });
 }
 
 bool LeasedSemaphore::release(const std::string& permit) {
   return target_->in_place(
-      [&](auto& routes, auto& target) { return calls::release(routes, target, options_.ids, permit); });
+      [&](auto& routes, auto& semaphore) { return calls::release(routes, semaphore, options_.ids, permit); });
 }
 
 bool LeasedSemaphore::update_lease(const std::string& permit, std::chrono::milliseconds lease) {
-  return target_->in_place(
-      [&](auto& routes, auto& target) { return calls::update_lease(routes, target, options_.ids, permit, lease); });
+  return target_->in_place([&](auto& routes, auto& semaphore) {
+    return calls::update_lease(routes, semaphore, options_.ids, permit, lease);
+  });
 }
 
 }  // namespace lockbridge

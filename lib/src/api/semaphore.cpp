@@ -27,11 +27,13 @@ const std::string& Semaphore::key() const noexcept { return target_->key; }
 namespace calls = detail::semaphore_calls;
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
-  return target_->in_place([&](auto& routes, auto& target) { return calls::try_set_permits(routes, target, permits); });
+  return target_->in_place(
+      [&](auto& routes, auto& semaphore) { return calls::try_set_permits(routes, semaphore, permits); });
 }
 
 std::int64_t Semaphore::add_permits(std::int64_t permits) {
-  return target_->in_place([&](auto& routes, auto& target) { return calls::add_permits(routes, target, permits); });
+  return target_->in_place(
+      [&](auto& routes, auto& semaphore) { return calls::add_permits(routes, semaphore, permits); });
 }
 
 std::int64_t Semaphore::available() const { return target_->in_place(calls::available); }
@@ -39,7 +41,8 @@ std::int64_t Semaphore::available() const { return target_->in_place(calls::avai
 std::int64_t Semaphore::drain() { return target_->in_place(calls::drain); }
 
 bool Semaphore::try_acquire(std::int64_t permits) {
-  return target_->in_place([&](auto& routes, auto& target) { return calls::try_acquire(routes, target, permits); });
+  return target_->in_place(
+      [&](auto& routes, auto& semaphore) { return calls::try_acquire(routes, semaphore, permits); });
 }
 
 void Semaphore::acquire(std::int64_t permits) {
@@ -51,13 +54,13 @@ void Semaphore::acquire(std::int64_t permits) {
 
 bool Semaphore::acquire_until_steady(std::chrono::steady_clock::time_point deadline, std::int64_t permits,
                                      std::stop_token stop) {
-  return target_->in_place([&](auto& routes, auto& target) {
-    return calls::acquire(routes, target, permits, nullptr, deadline, stop, options_.recheck);
+  return target_->in_place([&](auto& routes, auto& semaphore) {
+    return calls::acquire(routes, semaphore, permits, nullptr, deadline, stop, options_.recheck);
   });
 }
 
 void Semaphore::release(std::int64_t permits) {
-  target_->in_place([&](auto& routes, auto& target) { return calls::release(routes, target, permits); });
+  target_->in_place([&](auto& routes, auto& semaphore) { return calls::release(routes, semaphore, permits); });
 }
 
 }  // namespace lockbridge

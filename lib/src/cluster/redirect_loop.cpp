@@ -13,23 +13,23 @@ Task<void> follow_redirects(ClusterRouter& router, std::uint16_t slot, ClusterHo
   std::optional<NodeAddress> asking;  // an ASK redirect's node, for the next try only
   for (int redirects = 0;; ++redirects) {
     // (Not a conditional expression: GCC 12 mishandles a co_await inside one.)
-    NodeAddress target;
+    NodeAddress node;
     if (asking) {
-      target = *asking;
+      node = *asking;
     } else {
-      target = co_await hops.master_of(slot);
+      node = co_await hops.master_of(slot);
     }
-    const std::optional<Error> unreached = co_await hops.reach(target);
+    const std::optional<Error> unreached = co_await hops.reach(node);
     if (unreached) {
-      router.schedule_refresh(target);  // the master may be gone, and a replica promoted in its place
+      router.schedule_refresh(node);  // the master may be gone, and a replica promoted in its place
       // Nothing was sent. When the refreshed map names another master for the slot (a replica
       // promoted while this Client was idle), the operation goes there instead of failing.
       if (asking || redirects >= kMaxRedirects) throw *unreached;
       const NodeAddress now_serving = co_await hops.master_of(slot);
-      if (now_serving == target) throw *unreached;
+      if (now_serving == node) throw *unreached;
       continue;
     }
-    router.forget_unreachable(target);
+    router.forget_unreachable(node);
     RedirectNote note;
     std::optional<Error> failure;
     try {
@@ -40,7 +40,7 @@ Task<void> follow_redirects(ClusterRouter& router, std::uint16_t slot, ClusterHo
     if (!failure) {
       // The operation succeeded; a redirect it read past (a pipelined reply it could do without)
       // still teaches the map. The operation is not repeated.
-      if (note.redirect && note.redirect->kind == Redirect::Kind::moved) router.learn_moved(*note.redirect, target);
+      if (note.redirect && note.redirect->kind == Redirect::Kind::moved) router.learn_moved(*note.redirect, node);
       co_return;
     }
     if (!note.redirect && note.try_again && redirects < kMaxRedirects) {
@@ -58,7 +58,7 @@ Task<void> follow_redirects(ClusterRouter& router, std::uint16_t slot, ClusterHo
       continue;
     }
     if (!note.redirect) {
-      if (failure->errc() == Errc::io || failure->errc() == Errc::timeout) router.schedule_refresh(target);
+      if (failure->errc() == Errc::io || failure->errc() == Errc::timeout) router.schedule_refresh(node);
       throw *failure;
     }
     if (redirects >= kMaxRedirects) {
@@ -66,10 +66,10 @@ Task<void> follow_redirects(ClusterRouter& router, std::uint16_t slot, ClusterHo
                                       " redirects; the cluster keeps moving the slot)");
     }
     if (note.redirect->kind == Redirect::Kind::ask) {
-      asking = ClusterRouter::destination(*note.redirect, target);
+      asking = ClusterRouter::destination(*note.redirect, node);
     } else {
       asking.reset();
-      router.learn_moved(*note.redirect, target);
+      router.learn_moved(*note.redirect, node);
     }
   }
 }

@@ -21,7 +21,7 @@
 namespace lockbridge::detail {
 
 struct EventObject {
-  AnnouncedKey target;
+  AnnouncedKey announced;
   std::shared_ptr<PipelineRoutes> routes;
   std::stop_source closing;  // requested when the object goes: its waits end, nobody is told
 

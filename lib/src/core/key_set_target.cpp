@@ -88,7 +88,7 @@ Task<TargetAttempt> KeySetTarget::attempt(const AttemptRequest& request) {
     if (may_have_written(*failure, sent)) {
       try {  // the token is ours alone: deleting it where it is still the value is always safe
         (void)co_await release_all(token);
-      } catch (...) {  // best effort: the lease expires anyway
+      } catch (...) {  // best effort: the keys' TTLs run out anyway
       }
     }
     throw naming_key(*failure, "acquire", keys_.front());
@@ -156,7 +156,7 @@ Task<void> KeySetTarget::leave_queue(std::string_view waiter) {
   try {
     co_await routes_->on_link(keys_.front(), leave, Clock::time_point::max());
     // Keys a release handed to this waiter just before it gave up go on to the next
-    // waiter (or are freed) rather than stay blocked until the handoff runs out.
+    // waiter (or are freed) rather than stay blocked until its deadline.
     (void)co_await release_all(waiter);
   } catch (...) {  // best effort: the waiter's deadline passes and the queue drops it anyway
   }

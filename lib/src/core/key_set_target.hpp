@@ -28,7 +28,7 @@ class KeySetTarget final : public LockTarget {
   const std::string& key() const noexcept override { return keys_.front(); }
   std::string event_key() const override;  // the keys, space-separated
   const std::vector<std::string>& keys() const noexcept { return keys_; }
-  std::string identity() const override { return lock_identity(state_->url, keys_); }
+  std::string line_name() const override { return lock_line_name(state_->url, keys_); }
   std::optional<ReleaseChannel> channel() const override { return ReleaseChannel{channels_.front()}; }
   // The script always reports the blocking key's PTTL.
   bool always_learns_remaining() const noexcept override { return true; }

@@ -17,7 +17,7 @@ LockCore::LockCore(std::shared_ptr<ClientState> state, std::unique_ptr<LockTarge
       options_(std::move(options)),
       front_(front),
       loop_(std::move(loop)),
-      line_(options_.local_queue ? LocalLine::for_lock(target_->identity()) : nullptr) {
+      line_(options_.local_queue ? LocalLine::for_lock(target_->line_name()) : nullptr) {
   if (auto observer = options_.observer ? options_.observer : state_->observer) {
     events_ = LockEvents(std::move(observer), state_->events, target_->event_key(), strategy_label(options_));
   }

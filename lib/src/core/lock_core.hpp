@@ -1,4 +1,4 @@
-// The owner's side of one lock, whatever it is held on (a LockTarget): the current acquisition (a
+// The holder's side of one lock, whatever it is held on (a LockTarget): the current acquisition (a
 // Lease, shared with the Client's LeaseKeeper), the reentrant hold count, the place in the
 // process-local line, and the handlers. Mutex and MultiMutex are thin fronts over it; waiting is
 // the waiting loop's (waiting/wait_loop.hpp).
@@ -105,7 +105,7 @@ class LockCore final : public Contender {
   template <class Acquire>
   Task<bool> observing(Acquire acquire);  // observed_acquire's, for an observed lock
   void end_hold() noexcept;               // the hold is over without a release of ours
-  // The lease's I/O claim for the owner's release or extend: a renewal in flight finishes first.
+  // The lease's I/O claim for the holder's release or extend: a renewal in flight finishes first.
   // The blocking front waits for it in place; an event-driven one tries again on its loop's timer.
   Task<Lease::IoClaim> claim_lease_io();
   void report(const Error& error) noexcept;

@@ -75,7 +75,7 @@ class LockTarget {
   virtual std::string event_key() const { return key(); }
   // This server (or these masters) and these keys, whatever the Client's URL spelling: the name of
   // the process-local line that threads waiting for the same lock share.
-  virtual std::string identity() const = 0;
+  virtual std::string line_name() const = 0;
   // Where the release that frees the lock is announced before any attempt says otherwise; nullopt
   // when nothing is ever announced (Redlock's masters).
   virtual std::optional<ReleaseChannel> channel() const = 0;
@@ -116,8 +116,8 @@ class LockTarget {
 };
 
 // The same server (or masters) and the same keys, whichever Client or URL spelling reached them:
-// the name of the process-local line (LockTarget::identity). A Mutex on a key and a MultiMutex of
+// the name of the process-local line (LockTarget::line_name). A Mutex on a key and a MultiMutex of
 // that one key share it.
-std::string lock_identity(const RedisUrl& url, std::span<const std::string> keys);
+std::string lock_line_name(const RedisUrl& url, std::span<const std::string> keys);
 
 }  // namespace lockbridge::detail

@@ -17,7 +17,7 @@ QuorumTarget::QuorumTarget(std::shared_ptr<ClientState> state, std::string key, 
   require_redlock_options(options);
 }
 
-std::string QuorumTarget::identity() const { return lock_identity(state_->url, std::span(&key_, 1)); }
+std::string QuorumTarget::line_name() const { return lock_line_name(state_->url, std::span(&key_, 1)); }
 
 Task<TargetAttempt> QuorumTarget::attempt(const AttemptRequest& request) {
   // A lost reply is no concern here: the quorum deletes our value everywhere when it did not

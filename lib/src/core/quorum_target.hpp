@@ -23,7 +23,7 @@ class QuorumTarget final : public LockTarget {
 
   std::string describe(std::string_view operation) const override { return detail::describe(operation, key_); }
   const std::string& key() const noexcept override { return key_; }
-  std::string identity() const override;
+  std::string line_name() const override;
   std::optional<ReleaseChannel> channel() const override { return std::nullopt; }
   Task<TargetAttempt> attempt(const AttemptRequest& request) override;
   Task<ReleaseOutcome> release(const std::string& value) override {

@@ -33,7 +33,7 @@ SingleKeyTarget::SingleKeyTarget(std::shared_ptr<ClientState> state, std::string
 
 std::string SingleKeyTarget::describe(std::string_view operation) const { return detail::describe(operation, key_); }
 
-std::string SingleKeyTarget::identity() const { return lock_identity(state_->url, std::span(&key_, 1)); }
+std::string SingleKeyTarget::line_name() const { return lock_line_name(state_->url, std::span(&key_, 1)); }
 
 Task<void> SingleKeyTarget::on_link(std::string_view name, const Routes::Operation& operation,
                                     Clock::time_point deadline) {

@@ -25,7 +25,7 @@ class SingleKeyTarget final : public LockTarget {
 
   std::string describe(std::string_view operation) const override;
   const std::string& key() const noexcept override { return key_; }
-  std::string identity() const override;
+  std::string line_name() const override;
   std::optional<ReleaseChannel> channel() const override { return channel_; }
   bool queues_waiters() const noexcept override { return strategy_->queues_waiters(); }
   bool announces_to_waiters() const noexcept override { return strategy_->announces_to_waiters(); }

@@ -33,7 +33,7 @@ Lease::IoClaim Lease::try_claim_io() {
 void Lease::release_io() noexcept {
   std::lock_guard lock(mutex_);
   io_claimed_ = false;
-  // Notified with the mutex held: an owner waiting in claim_io() may release and destroy this
+  // Notified with the mutex held: a holder waiting in claim_io() may release and destroy this
   // Lease as soon as it sees the claim free, which it cannot do before this thread lets go of the
   // mutex, so the watchdog never touches a destroyed condition variable (a TSan run caught it).
   io_released_.notify_all();

@@ -1,6 +1,6 @@
-// One acquisition of one lock, shared by its Mutex (the owner thread) and the Client's LeaseKeeper
-// (the renewal thread): the value in Redis, how long the lease is valid on our steady clock, and
-// how the holder is told that it was lost.
+// One acquisition of one lock, shared by its Mutex (the holder's thread) and the Client's
+// LeaseKeeper (the renewal thread): the value in Redis, how long the lease is valid on our steady
+// clock, and how the holder is told that it was lost.
 #pragma once
 
 #include <chrono>
@@ -49,9 +49,9 @@ class Lease {
   const std::optional<Renewal> renewal;
   const bool observed;
 
-  // Whoever talks to Redis about this lease (the owner's extend and release, the watchdog's
+  // Whoever talks to Redis about this lease (the holder's extend and release, the watchdog's
   // renewal) claims its I/O for the round trip, so a renewal never races an extend or a release
-  // with a stale value. The owner waits for a claim; the watchdog only tries, and comes back
+  // with a stale value. The holder waits for a claim; the watchdog only tries, and comes back
   // later. A claim, not a held mutex: the watchdog claims a whole batch of leases at once.
   class IoClaim {
    public:
@@ -80,7 +80,7 @@ class Lease {
 
   // After a successful extend or renewal.
   void renewed(std::string value, Clock::time_point valid_until);
-  // The owner let go. No notice.
+  // The holder let go. No notice.
   void released();
   // The lease is gone behind the holder's back, or ran out: tells the holder once (the callback,
   // then the stop token). Returns false if it was already released or lost. Never throws.

@@ -14,7 +14,7 @@ namespace lockbridge::detail {
 namespace {
 using std::chrono::milliseconds;
 
-// A renewal that could not be sent (server unreachable, owner busy on the lease) is tried again
+// A renewal that could not be sent (server unreachable, holder busy on the lease) is tried again
 // this soon: a tenth of the lease, so several tries fit before it runs out (a quarter of what is
 // left of a shorter lease held now: a grant's, docs/design.md §10.6).
 milliseconds retry_delay(const Lease& lease) {
@@ -98,7 +98,7 @@ LeaseKeeper::Clock::time_point LeaseKeeper::next_event() const {
 }
 
 LeaseKeeper::Clock::time_point LeaseKeeper::collect(Clock::time_point now, std::vector<Entry>& due,
-                                                    std::vector<Entry>& expired) {
+                                                    std::vector<Entry>& ended) {
   auto first_end = Clock::time_point::max();
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& entry = it->second;
@@ -108,7 +108,7 @@ LeaseKeeper::Clock::time_point LeaseKeeper::collect(Clock::time_point now, std::
       continue;
     }
     if (now >= lease.valid_until) {
-      expired.push_back(std::move(entry));
+      ended.push_back(std::move(entry));
       it = entries_.erase(it);
       continue;
     }
@@ -137,11 +137,11 @@ void LeaseKeeper::run() noexcept {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     std::vector<Entry> due;
-    std::vector<Entry> expired;
+    std::vector<Entry> ended;
     const auto now = Clock::now();
     // The first end of a lease kept or about to be renewed: no renewal waits for Redis past it.
-    const auto must_end_by = collect(now, due, expired);
-    if (due.empty() && expired.empty()) {
+    const auto must_end_by = collect(now, due, ended);
+    if (due.empty() && ended.empty()) {
       sleeping_until_ = next_event();
       if (sleeping_until_ == Clock::time_point::max()) {
         changed_.wait(lock);
@@ -152,7 +152,7 @@ void LeaseKeeper::run() noexcept {
       continue;
     }
     lock.unlock();
-    for (const Entry& entry : expired) {
+    for (const Entry& entry : ended) {
       entry.lease->lost(ran_out(*entry.lease, entry.max_hold_reached),
                         ran_out_reason(*entry.lease, entry.max_hold_reached));
     }
@@ -176,7 +176,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
   for (Entry& entry : batch) {
     Lease& lease = *entry.lease;
     Lease::IoClaim claim = lease.try_claim_io();
-    if (!claim) {  // the owner is extending or releasing: come back shortly
+    if (!claim) {  // the holder is extending or releasing: come back shortly
       entry.next_renewal = now + retry_delay(lease);
       requeue(std::move(entry));
       continue;
@@ -261,8 +261,8 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
         const LeaseLossReason reason = lease.observed ? why_not_ours(lease.key) : LeaseLossReason::taken;
         lost.push_back(Loss{std::move(entry.lease),
                             Error(Errc::lease_lost, describe("renew", lease.key) +
-                                                        ": the key no longer holds our value (deleted, expired or "
-                                                        "taken over)"),
+                                                        ": the key no longer holds our value (deleted, removed when "
+                                                        "its TTL ran out, or taken over)"),
                             reason});
       }
     } catch (const Error& error) {
@@ -274,7 +274,7 @@ void LeaseKeeper::renew(std::vector<Entry>& batch, Clock::time_point must_end_by
       }
     }
   }
-  io.clear();  // the holders' callbacks may lead to an owner thread calling unlock()
+  io.clear();  // the holders' callbacks may lead to a holder's thread calling unlock()
   for (const Loss& loss : lost) loss.lease->lost(loss.why, loss.reason);
   if (observer_ && renewed > 0) {
     try {

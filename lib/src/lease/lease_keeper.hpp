@@ -63,7 +63,7 @@ class LeaseKeeper {
   // With mutex_ held: the leases whose renewal is due (or nearly: batched with the due ones), and
   // the leases past their validity, taken out of entries_. Returns when the first lease still
   // held (kept or due) runs out.
-  Clock::time_point collect(Clock::time_point now, std::vector<Entry>& due, std::vector<Entry>& expired);
+  Clock::time_point collect(Clock::time_point now, std::vector<Entry>& due, std::vector<Entry>& ended);
   Clock::time_point next_event() const;  // with mutex_ held
   // One pipelined round trip for up to kBatch leases; those not renewed are lost or retried. No
   // wait for Redis lasts past `must_end_by` (the first lease end): a stalled link must not keep

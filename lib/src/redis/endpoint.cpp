@@ -40,19 +40,19 @@ std::unique_ptr<Connection> Endpoint::connect() {
     return connection;
   }
   refresh_if_stale();
-  RedisUrl target;
+  RedisUrl master;
   std::uint64_t generation = 0;
   {
     std::lock_guard lock(mutex_);
-    target = master_;
+    master = master_;
     generation = generation_.load(std::memory_order_acquire);
   }
   try {
-    auto connection = std::make_unique<Connection>(target, options_, round_trips_);
+    auto connection = std::make_unique<Connection>(master, options_, round_trips_);
     // During a failover the sentinels may still name the old master, which may have come back as a
     // replica: writing a lock there would be lost. Redis's Sentinel client guidelines ask for this.
     const ReplyPtr role = connection->run({"ROLE"});
-    const std::string context = "ROLE of " + target.redacted() + " (master '" + url_.master_name + "')";
+    const std::string context = "ROLE of " + master.redacted() + " (master '" + url_.master_name + "')";
     if (role->type != REDIS_REPLY_ARRAY || role->elements < 1 || role->element[0]->type != REDIS_REPLY_STRING) {
       unexpected_reply(*role, "an array naming the role", context);
     }

@@ -128,7 +128,7 @@ Task<Quorum::Outcome> Quorum::extend(std::string_view key, const std::string& va
   outcome.validity = std::chrono::floor<milliseconds>(started + lease - drift(lease) - Clock::now());
   outcome.held = outcome.votes >= majority() && outcome.validity > milliseconds::zero();
   if (!outcome.held) {
-    co_await delete_ours(key, value);  // a minority's copies would only block the next owner
+    co_await delete_ours(key, value);  // a minority's copies would only block the next holder
     outcome.validity = milliseconds::zero();
   }
   co_return outcome;

@@ -46,7 +46,7 @@ class QuorumRounds {
 // Refuses (Error{bad_option}) what Redlock over independent masters cannot give: the legacy and
 // redisson strategies (client clocks and GETSET takeover, or a hash per holder, do not compose
 // with votes), and fencing, fair queues, the watchdog and replica_ack (each needs one server that
-// orders every owner's commands).
+// orders every holder's commands).
 void require_redlock_options(const MutexOptions& options);
 
 class Quorum {

@@ -181,7 +181,7 @@ Task<AcquireAttempt> LegacyHardened::try_acquire(Link& link, std::string_view ke
   if (!result.written && result.value) {
     const auto stamp = parse_legacy_value(*result.value, options_.format);
     // A value no stamp reads but with a TTL is a lock of another kind (a token lock, while a fleet
-    // moves to token: docs/migration.md): held until its TTL ends, as a token client judges it.
+    // moves to token: docs/migration.md): held until its TTL runs out, as a token client judges it.
     // PTTL 0 is its last millisecond, still held.
     if (!stamp && result.pttl_ms >= 0) {
       attempt.holder_remaining = std::chrono::milliseconds(result.pttl_ms);

@@ -15,7 +15,7 @@
 
 namespace lockbridge::detail {
 
-// A new holder's field: <client uuid>:<a number drawn once per lock object>.
+// A new owner field: <client uuid>:<a number drawn once per lock object>.
 std::string redisson_owner_field(const RedissonOptions& options);
 
 // What the Redisson scripts answer, read the same way for every lock of the family (RLock's
@@ -26,7 +26,7 @@ AcquireAttempt redisson_attempt(const redisReply& reply, std::string_view key, s
 ReleaseOutcome redisson_release_outcome(const redisReply& reply, std::string_view key);
 // a renewal's: 1 = renewed (`value` still held), 0 = no longer held by the field.
 std::optional<std::string> redisson_renewed(const redisReply& reply, std::string_view key, std::string_view value);
-// The hash at `key` in one round trip: a holder's field (a read/write lock's 'mode' names none),
+// The hash at `key` in one round trip: an owner field (a read/write lock's 'mode' names none),
 // whether `my_value` is one of them, the TTL.
 Task<LockInfo> inspect_redisson_hash(Link& link, std::string_view key, std::string_view my_value);
 

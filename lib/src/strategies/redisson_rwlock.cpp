@@ -48,7 +48,7 @@ Task<void> RedissonRwSide::abandon_attempt(Link& link, std::string_view key) {
   try {
     const std::string channel = channel_name(key);
     (void)co_await release(link, key, field_, channel);
-  } catch (...) {  // best effort: the lease expires anyway
+  } catch (...) {  // best effort: the key's TTL runs out anyway
   }
 }
 

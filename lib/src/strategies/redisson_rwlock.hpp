@@ -14,7 +14,7 @@
 
 namespace lockbridge::detail {
 
-// What both sides share: the holder's field, the channel, running the acquire and unlock scripts
+// What both sides share: the owner field, the channel, running the acquire and unlock scripts
 // (each side names its own), inspect, the undo of a lost attempt.
 class RedissonRwSide : public LockStrategy {
  public:

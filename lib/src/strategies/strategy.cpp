@@ -73,7 +73,7 @@ Task<void> unwatch(Link& link) {
 // the lock with SET NX, and must be able to give it back). WATCH makes the DEL inside MULTI/EXEC
 // happen only if nobody changed the key after the GET that found our value. MULTI is confirmed
 // before the DEL is sent: a DEL outside a transaction would not be guarded by the WATCH. No
-// handoff and no release message (a command the user may not run would abort the transaction):
+// grant and no release message (a command the user may not run would abort the transaction):
 // waiters elsewhere find the key free at their next attempt. The transaction spans several
 // requests, so the link must be one no other caller's requests share meanwhile (a pooled
 // connection, borrowed for the call).

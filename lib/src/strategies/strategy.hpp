@@ -86,8 +86,8 @@ class LockStrategy {
   // The value now held (it changes for legacy stamps), or nullopt when the lock is no longer ours.
   // One script call, built by extend_call() and read by extend_outcome(): the watchdog pipelines
   // the same calls for many locks. Both are const and touch no per-attempt state, so the renewal
-  // thread may use them while the owner thread works. Throws bad_option where the protocol has no
-  // extend.
+  // thread may use them while the holder's thread works. Throws bad_option where the protocol has
+  // no extend.
   Task<std::optional<std::string>> extend(Link& link, std::string_view key, std::string_view value,
                                           std::chrono::milliseconds lease);
   virtual ScriptCall extend_call(std::string_view key, std::string_view value,
@@ -115,7 +115,7 @@ std::unique_ptr<LockStrategy> make_strategy(const MutexOptions& options, ScriptC
 // the names into strings cost more than the rest of the client's work on the release. `args`
 // starts with the value to compare. A user whose ACL refuses the script (NOPERM for EVALSHA or
 // EVAL) may still have taken the lock with SET NX: the same compare-and-delete then runs in plain
-// commands (WATCH, GET, MULTI, DEL, EXEC), without the handoff or the release message.
+// commands (WATCH, GET, MULTI, DEL, EXEC), without the grant or the release message.
 Task<ReleaseOutcome> release_by_script(Link& link, ScriptCache& scripts, const Script& script,
                                        std::span<const std::string_view> keys, std::span<const std::string_view> args);
 

@@ -148,7 +148,7 @@ Task<void> TokenStrategy::abandon_attempt(Link& link, std::string_view key) {
   try {
     const std::string channel = release_channel(key);
     if (!last_token_.empty()) (void)co_await release(link, key, last_token_, channel);
-  } catch (...) {  // best effort: the lease expires anyway
+  } catch (...) {  // best effort: the key's TTL runs out anyway
   }
 }
 

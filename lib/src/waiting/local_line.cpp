@@ -10,15 +10,15 @@ struct LocalLine::Waiter {
   std::function<void()> changed;      // an event-driven waiter's (Place::on_change)
 };
 
-std::shared_ptr<LocalLine> LocalLine::for_lock(const std::string& identity) {
+std::shared_ptr<LocalLine> LocalLine::for_lock(const std::string& name) {
   static std::mutex registry_mutex;
   // Never destroyed: a Mutex may be destroyed during static destruction.
   static auto* registry = new std::unordered_map<std::string, std::weak_ptr<LocalLine>>();
   static std::size_t sweep_at = 64;
   std::lock_guard lock(registry_mutex);
-  if (auto line = (*registry)[identity].lock()) return line;
+  if (auto line = (*registry)[name].lock()) return line;
   auto line = std::make_shared<LocalLine>();
-  (*registry)[identity] = line;
+  (*registry)[name] = line;
   // Drop the lines nobody uses any more, whenever the registry has doubled: it stays as small as
   // the live locks, at a constant cost per new line.
   if (registry->size() >= sweep_at) {

@@ -25,8 +25,8 @@ class LocalLine {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // The line for `identity` (server and key), shared by every Mutex of this process on it.
-  static std::shared_ptr<LocalLine> for_lock(const std::string& identity);
+  // The line named `name` (server and key), shared by every Mutex of this process on it.
+  static std::shared_ptr<LocalLine> for_lock(const std::string& name);
 
   // A place in the line; leaves it (letting the next one go first) when destroyed.
   class Place {
@@ -64,7 +64,7 @@ class LocalLine {
   // The holder extended its lease.
   void extended_here(std::uint64_t hold, Clock::time_point until);
   // The hold ended: released, or its lease lost (which the renewal thread may find while the
-  // owner's thread is away). The first in line goes on to contend in Redis. An older hold
+  // holder's thread is away). The first in line goes on to contend in Redis. An older hold
   // changes nothing: a holder that learns late of its loss cannot end a newer holder's hold.
   void released_here(std::uint64_t hold);
 

@@ -18,7 +18,7 @@
 //   lock. Here only a key this RedisLocker acquired is released, and only while it still holds this
 //   process's identity (one compare-and-delete script). Otherwise it returns false and leaves the
 //   key alone.
-// - An empty key, or an expiry below one second, throws Error{bad_option} (RedisLocker: Exception,
+// - An empty key, or a lease below one second, throws Error{bad_option} (RedisLocker: Exception,
 //   and EXPIRE 0 deletes the key it just set).
 // Waiting: 1 + retry_count attempts, wait_lock_time apart (10 x 2000 ms, about 20 s), when isWait;
 // one attempt otherwise. The lock belongs to the process, as in RedisLocker: any thread may release

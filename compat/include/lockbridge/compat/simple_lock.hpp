@@ -34,7 +34,7 @@ namespace lockbridge::compat {
 
 class LOCKBRIDGE_API SimpleLock {
  public:
-  // Throws Error{bad_option} for an empty key or a bad expiry. No I/O.
+  // Throws Error{bad_option} for an empty key or a bad lease. No I/O.
   SimpleLock(Client client, std::string key, std::chrono::milliseconds timeoutMsecs = JedisLock::kDefaultTimeout,
              std::chrono::milliseconds expireMsecs = JedisLock::kDefaultExpire);
 
