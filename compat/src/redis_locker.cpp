@@ -15,11 +15,11 @@ RedisLocker::~RedisLocker() = default;  // each held Mutex releases its key
 
 std::string RedisLocker::getRedisIdentityKey() { return process_uuid(); }
 
-MutexOptions RedisLocker::mutex_options(std::chrono::seconds expire) const {
+MutexOptions RedisLocker::mutex_options(std::chrono::seconds lease) const {
   MutexOptions options;
   options.strategy = StrategyKind::token;
   options.token.fixed_value = getRedisIdentityKey();
-  options.lease = expire;
+  options.lease = lease;
   options.retry = RetryPolicy::fixed_retries(options_.retry_count, options_.wait_lock_time);
   options.wait_mode = WaitMode::poll;  // RedisLocker's peers never announce a release
   options.local_queue = false;         // each thread tries on its own, as RedisLocker's do

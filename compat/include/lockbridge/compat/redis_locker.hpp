@@ -63,7 +63,7 @@ class LOCKBRIDGE_API RedisLocker {
   const RedisLockerOptions& options() const noexcept { return options_; }
 
  private:
-  MutexOptions mutex_options(std::chrono::seconds expire) const;
+  MutexOptions mutex_options(std::chrono::seconds lease) const;
 
   Client client_;
   RedisLockerOptions options_;
