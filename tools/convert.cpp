@@ -23,7 +23,7 @@ constexpr std::string_view kUsage =
     "                   [--dry-run] [--delete-stale] [--details FILE] [--json] --journal FILE [--url URL]\n"
     "lockbridge convert --rollback JOURNAL [--details FILE] [--json] [--url URL]\n\n"
     "Rewrites the lock keys matching PATTERN: live legacy timestamp locks become token locks whose lease\n"
-    "ends when their stamp's does (--to token), token locks become stamps of their lease's end, keeping\n"
+    "ends at their stamp's expiry (--to token), token locks become stamps of their lease's end, keeping\n"
     "the TTL (--to legacy). Each key is rewritten by a compare-and-set: a key changed since it was read\n"
     "is skipped and reported. Redisson, python-redis-lock and other keys are never touched. Every write\n"
     "is journalled (and synced) before it is sent; --rollback restores the keys that still hold what\n"
