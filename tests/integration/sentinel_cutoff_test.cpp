@@ -37,7 +37,7 @@ TEST(SentinelCutOff, AMasterTheSentinelsCannotReachTakesLocksThatAreLostWhenItRe
   // Once the old master is reachable again it is a candidate for promotion (it says master, so
   // the Sentinels see no broken link), and a second, spurious failover back to it would undo the
   // setting: down-after is 3 s here, not 1 s, so a loaded machine does not make one.
-  SentinelTopology topology("lbmaster", std::chrono::seconds(3));
+  SentinelTopology topology(std::chrono::seconds(3));
   const int old_port = topology.master->client_port();
   // The replica keeps replicating from the old master until the promotion.
   topology.replica->command({"CONFIG", "SET", "masterauth", kPassword});

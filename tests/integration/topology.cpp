@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -178,6 +179,28 @@ int random_port() {
   return std::uniform_int_distribution<int>(20000, 50000)(random);
 }
 
+// A random port no topology of this suite run has had before: claimed by creating
+// $LOCKBRIDGE_TEST_DIR/ports/<port> (O_EXCL, so tests in other processes see the claim; the
+// fixture's start clears them). A port is not used twice because a test's Sentinels keep watching
+// the address of a master the test killed: had another test's server come up there, they would
+// have taken it for that master come back and made it a replica of theirs.
+int unused_port() {
+  const char* base = std::getenv("LOCKBRIDGE_TEST_DIR");
+  if (base == nullptr || *base == '\0') return random_port();
+  const std::filesystem::path claims = std::filesystem::path(base) / "ports";
+  std::filesystem::create_directories(claims);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = random_port();
+    const int fd = ::open((claims / std::to_string(port)).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+      return port;
+    }
+    if (errno != EEXIST) throw std::runtime_error("cannot claim a port in " + claims.string());
+  }
+  throw std::runtime_error("no unclaimed port left in " + claims.string());
+}
+
 // "key:value" lines of an INFO reply (or of CLUSTER INFO) as a map.
 std::map<std::string, std::string> info_fields(const std::string& info) {
   std::map<std::string, std::string> fields;
@@ -325,12 +348,11 @@ std::vector<std::string> ServerProcess::arguments() const {
 void ServerProcess::start_on_free_port() {
   std::string failure;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
-    port_ = random_port();
+    port_ = unused_port();
     if (tls_only_) {
       tls_port_ = port_;
     } else if (with_tls_port_) {
-      do tls_port_ = random_port();
-      while (tls_port_ == port_);
+      tls_port_ = unused_port();
     }
     if (kind_ == Kind::sentinel) {
       // Fresh for each port: a sentinel that failed to bind may have rewritten it already.
@@ -526,7 +548,9 @@ bool has_one_shard_subscriber(const ServerProcess& node, const std::string& chan
 
 // ---- SentinelTopology -------------------------------------------------------------------------
 
-SentinelTopology::SentinelTopology(std::string name, milliseconds down_after) : master_name(std::move(name)) {
+SentinelTopology::SentinelTopology(milliseconds down_after) {
+  static std::atomic<int> topologies{0};
+  master_name = "lbmaster-" + std::to_string(::getpid()) + "-" + std::to_string(++topologies);
   // A master waits repl-diskless-sync-delay (5 s) for more replicas before a full sync; the
   // replica becomes a master on failover, so neither waits.
   master = ServerProcess::start_topology_server({"--repl-diskless-sync-delay", "0"});

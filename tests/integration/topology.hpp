@@ -167,9 +167,12 @@ int connections_on_port(const ServerProcess& server, int port);
 struct SentinelTopology {
   // `down_after`: the Sentinels' down-after-milliseconds, how long a server may not answer
   // before they call it down.
-  explicit SentinelTopology(std::string master_name = "lbmaster",
-                            std::chrono::milliseconds down_after = std::chrono::milliseconds(1000));
+  explicit SentinelTopology(std::chrono::milliseconds down_after = std::chrono::milliseconds(1000));
 
+  // Unique to this topology ("lbmaster-<pid>-<n>"). Sentinels find each other by the master's name
+  // in the hello messages they publish on the master: when a test killed its master and another
+  // test's new master got that port, the first test's Sentinels, still watching the address,
+  // joined the second's under a shared name, and its Sentinels never agreed on who they were.
   std::string master_name;
   std::unique_ptr<ServerProcess> master, replica;
   std::vector<std::unique_ptr<ServerProcess>> sentinels;

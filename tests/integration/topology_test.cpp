@@ -106,11 +106,11 @@ TEST(Topology, SentinelsPromoteTheReplicaWhenTheMasterDies) {
   ASSERT_EQ(topology.sentinels.size(), 3u);
   EXPECT_EQ(topology.url(), "redis-sentinel://" + topology.sentinels[0]->address() + "," +
                                 topology.sentinels[1]->address() + "," + topology.sentinels[2]->address() +
-                                "/lbmaster");
+                                "/" + topology.master_name);
   const int old_port = topology.master->port();
   EXPECT_EQ(topology.current_master_port(), old_port);
   for (const auto& sentinel : topology.sentinels) {
-    EXPECT_EQ(sentinel->command({"SENTINEL", "get-master-addr-by-name", "lbmaster"}),
+    EXPECT_EQ(sentinel->command({"SENTINEL", "get-master-addr-by-name", topology.master_name}),
               "127.0.0.1 " + std::to_string(old_port));
   }
   EXPECT_THAT(topology.replica->command({"ROLE"}), StartsWith("slave"));
