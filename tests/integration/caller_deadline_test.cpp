@@ -32,6 +32,9 @@ class BusyPool {
     blocked_.wait();
   }
   const Client& client() const { return client_; }
+  // The BLPOP still holds the pool's one connection (it ends after 20 s, or when this goes): a
+  // call that waited for the connection could only have returned after it ended.
+  bool still_busy() const { return blocked_.wait_for(std::chrono::seconds(0)) != std::future_status::ready; }
 
  private:
   const std::string list_ = unique_key("busy");
@@ -47,14 +50,18 @@ TEST(CallerDeadlines, AFullPoolIsWaitedForOnlyUntilTheDeadline) {
   EXPECT_THAT(error.what(), HasSubstr("stayed busy until the caller's deadline"));
   EXPECT_FALSE(mutex.owns_lock());
   EXPECT_FALSE(raw({"EXISTS", mutex.key()}).integer);
+  EXPECT_TRUE(pool.still_busy()) << "the try waited for the pool past its deadline";
 }
 
 TEST(CallerDeadlines, TheLatchAndTheSemaphoresWaitForAFullPoolOnlyUntilTheDeadline) {
   const BusyPool pool;
   const std::string key = unique_key();
-  const auto busy_until_the_deadline = [](const Error& error) {
+  // Each try returns with the pool still busy: neither it nor an undo of it (the leased permit's
+  // give-back after an acquire whose reply was lost) waited for the connection past the deadline.
+  const auto busy_until_the_deadline = [&](const Error& error) {
     EXPECT_EQ(error.errc(), Errc::timeout);
     EXPECT_THAT(error.what(), HasSubstr("stayed busy until the caller's deadline"));
+    EXPECT_TRUE(pool.still_busy()) << "the try waited for the pool past its deadline";
   };
   busy_until_the_deadline(expect_error([&] { (void)Latch(pool.client(), key).try_wait_for(milliseconds(50)); }));
   busy_until_the_deadline(

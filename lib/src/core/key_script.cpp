@@ -22,10 +22,11 @@ Task<void> on_key(Routes& routes, const std::string& key, const Routes::Operatio
 }  // namespace
 
 Task<ReplyPtr> call_on_key(Routes& routes, ScriptCache& scripts, const ScriptCall& call, std::string_view operation,
-                           Routes::Clock::time_point deadline) {
+                           Routes::Clock::time_point deadline, bool* sent) {
   const std::string& key = call.keys.front();
   ReplyPtr reply;
   const Routes::Operation run = [&](Link& link) -> Task<void> {
+    if (sent != nullptr) *sent = true;
     auto replies = co_await run_scripts(link, scripts, std::span(&call, 1));
     reply = std::move(replies.front());
   };

@@ -18,9 +18,12 @@ namespace lockbridge::detail {
 
 // The reply of `call` (keys[0] routes it), no route's wait past `deadline`. Throws Error: the
 // script's error replies as throw_if_script_error maps them (wrong_type, bad_value), and the
-// connection's failures, each naming `operation` and the key.
+// connection's failures, each naming `operation` and the key. `sent`, when given, is set once a
+// connection was had for the call: a failure before that (a pool busy until the deadline, no
+// server reached) cannot have run the script.
 Task<ReplyPtr> call_on_key(Routes& routes, ScriptCache& scripts, const ScriptCall& call, std::string_view operation,
-                           Routes::Clock::time_point deadline = Routes::Clock::time_point::max());
+                           Routes::Clock::time_point deadline = Routes::Clock::time_point::max(),
+                           bool* sent = nullptr);
 // The same, on the blocking front, in place.
 ReplyPtr run_on_key(ClientState& state, const ScriptCall& call, std::string_view operation);
 

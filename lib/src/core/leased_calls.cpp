@@ -58,12 +58,13 @@ std::string stored(const std::string& permit, PermitIds ids) {
 }
 
 // One script on the permits, their leases and the channel; no wait for a route past `deadline` (a
-// waiter's).
+// waiter's). `sent`: as call_on_key's.
 Task<ReplyPtr> run(Routes& routes, const AnnouncedKey& semaphore, const Script& script, std::vector<std::string> args,
-                   std::string_view operation, Routes::Clock::time_point deadline = Routes::Clock::time_point::max()) {
+                   std::string_view operation, Routes::Clock::time_point deadline = Routes::Clock::time_point::max(),
+                   bool* sent = nullptr) {
   const ScriptCall call{
       &script, {semaphore.key, LeasedSemaphore::leases_name(semaphore.key), semaphore.channel.name}, std::move(args)};
-  co_return co_await call_on_key(routes, semaphore.state().scripts, call, operation, deadline);
+  co_return co_await call_on_key(routes, semaphore.state().scripts, call, operation, deadline, sent);
 }
 
 Task<std::int64_t> run_for_integer(Routes& routes, const AnnouncedKey& semaphore, const Script& script,
@@ -99,12 +100,15 @@ Task<TryOutcome> attempt(Routes& routes, const AnnouncedKey& semaphore, PermitId
   std::vector<std::string> args{"1", lease_end(lease), now, kNoLeaseScore, semaphore.publish_command(), stored_id};
   ReplyPtr reply;
   std::exception_ptr lost;
+  bool sent = false;
   try {
-    reply = co_await run(routes, semaphore, kLeasedAcquire, std::move(args), "acquire", deadline);
+    reply = co_await run(routes, semaphore, kLeasedAcquire, std::move(args), "acquire", deadline, &sent);
   } catch (const Error& error) {
     // The reply was lost, perhaps after the permit was taken under this id: give it back (a
     // permit without a lease would otherwise be gone for good), as Java releases its ids then.
-    if (!may_have_written(error, true)) throw;
+    // Not when the script never left (no connection before the deadline): the give-back would
+    // wait for the same busy pool, past the caller's deadline, for nothing.
+    if (!may_have_written(error, sent)) throw;
     lost = std::current_exception();
   }
   if (lost) {
