@@ -352,7 +352,8 @@ void ServerProcess::start_on_free_port() {
     if (tls_only_) {
       tls_port_ = port_;
     } else if (with_tls_port_) {
-      tls_port_ = unused_port();
+      do tls_port_ = unused_port();  // distinct already, unless nothing is claimed (no fixture)
+      while (tls_port_ == port_);
     }
     if (kind_ == Kind::sentinel) {
       // Fresh for each port: a sentinel that failed to bind may have rewritten it already.
