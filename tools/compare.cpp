@@ -186,6 +186,7 @@ void print_comparison(std::ostream& out, const std::vector<bench::BenchResult>& 
     });
     line("fairness (Jain)", [](const bench::BenchResult& r) { return bench::fixed(r.summary.fairness_jain, 3); });
     line("redis cmds/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.redis_cmds_per_acquire, 2); });
+    line("redis cpu/acquire", [](const bench::BenchResult& r) { return bench::micros_cell(r.redis_cpu_us_per_acquire); });
     line("round trips/acquire", [](const bench::BenchResult& r) { return bench::fixed(r.round_trips_per_acquire, 2); });
     line("violations", [](const bench::BenchResult& r) { return std::to_string(r.violations); });
     line("errors / timeouts",

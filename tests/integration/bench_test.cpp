@@ -45,6 +45,7 @@ const std::vector<std::string> kRequiredFields{"strategy",
                                                "per_client_max",
                                                "fairness_jain",
                                                "redis_cmds_per_acquire",
+                                               "redis_cpu_us_per_acquire",
                                                "round_trips_per_acquire"};
 
 nlohmann::json only_json_object(const CliRun& run) {
@@ -79,6 +80,9 @@ TEST(Bench, JsonHasEveryFieldOfTheContract) {
     // Every acquisition costs at least one request to take and one to give back, on both counts.
     EXPECT_GE(result["round_trips_per_acquire"].get<double>(), 2.0);
     EXPECT_GE(result["redis_cmds_per_acquire"].get<double>(), 2.0);
+    // The server spent CPU time on them (INFO cpu, before and after).
+    ASSERT_TRUE(result["redis_cpu_us_per_acquire"].is_number()) << run;
+    EXPECT_GT(result["redis_cpu_us_per_acquire"].get<double>(), 0.0);
   }
 }
 

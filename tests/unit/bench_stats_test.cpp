@@ -1,7 +1,7 @@
 // The bench's arithmetic: percentiles, handoffs, same-owner ratio, fairness, commandstats deltas.
 #include <gtest/gtest.h>
 
-#include "bench/commandstats.hpp"
+#include "bench/server_cost.hpp"
 #include "bench/stats.hpp"
 
 namespace lockbridge::tools::bench {
@@ -95,6 +95,20 @@ TEST(BenchCommandstats, ParsesAndSubtractsLeavingOutTheBenchsOwnCommands) {
 TEST(BenchCommandstats, CountersThatWentBackwardsMeanARestartAndNoAnswer) {
   EXPECT_FALSE(lock_commands_between({{"get", 10}}, {{"get", 3}}).has_value());
   EXPECT_FALSE(lock_commands_between({{"get", 10}}, {{"set", 3}}).has_value());
+}
+
+TEST(BenchServerCpu, AddsUserAndSystemTimeAndLeavesOutTheChildren) {
+  const auto seconds = parse_cpu_seconds(
+      "# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:0.500000\r\nused_cpu_sys_children:9.000000\r\n"
+      "used_cpu_user_children:9.000000\r\nused_cpu_sys_main_thread:1.000000\r\nused_cpu_user_main_thread:0.400000\r\n");
+  ASSERT_TRUE(seconds.has_value());
+  EXPECT_DOUBLE_EQ(*seconds, 1.75);
+}
+
+TEST(BenchServerCpu, AServerThatDoesNotReportBothTimesGivesNoFigure) {
+  EXPECT_FALSE(parse_cpu_seconds("# CPU\r\nused_cpu_sys:1.25\r\n").has_value());
+  EXPECT_FALSE(parse_cpu_seconds("# CPU\r\nused_cpu_sys:1.25\r\nused_cpu_user:much\r\n").has_value());
+  EXPECT_FALSE(parse_cpu_seconds("").has_value());
 }
 
 }  // namespace

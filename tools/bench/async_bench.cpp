@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "../key_text.hpp"
-#include "commandstats.hpp"
+#include "server_cost.hpp"
 #include "lockbridge/asio.hpp"
 #include "lockbridge/identity.hpp"
 #include "report.hpp"

@@ -33,10 +33,14 @@ std::string strategy_label(const BenchConfig& config) {
   return "legacy " + std::string(to_string(config.lock.legacy.preset));
 }
 
+std::string micros_cell(const std::optional<double>& us) {
+  if (!us) return "-";
+  return *us >= 10000 ? fixed(*us / 1000, 1) + " ms" : fixed(*us, 1) + " us";
+}
+
 std::string latency_cell(const std::optional<double>& us, double rtt_us) {
   if (!us) return "-";
-  const std::string value = *us >= 10000 ? fixed(*us / 1000, 1) + " ms" : fixed(*us, 1) + " us";
-  return value + " (" + fixed(*us / rtt_us, 1) + "x)";
+  return micros_cell(us) + " (" + fixed(*us / rtt_us, 1) + "x)";
 }
 
 ordered_json to_json(const BenchResult& r) {
@@ -86,6 +90,7 @@ ordered_json to_json(const BenchResult& r) {
       {"per_client_max", s.per_client_max},
       {"fairness_jain", optional_number(s.fairness_jain)},
       {"redis_cmds_per_acquire", optional_number(r.redis_cmds_per_acquire)},
+      {"redis_cpu_us_per_acquire", optional_number(r.redis_cpu_us_per_acquire)},
       {"round_trips_per_acquire", optional_number(r.round_trips_per_acquire)},
       {"redis_commands_per_acquire", commands},
       {"untimed_acquisitions", r.dropped_samples},
@@ -122,6 +127,7 @@ void print_table(std::ostream& out, const BenchResult& r) {
   row("per client min / max", std::to_string(s.per_client_min) + " / " + std::to_string(s.per_client_max));
   row("fairness (Jain)", fixed(s.fairness_jain, 3));
   row("redis cmds / acquire", fixed(r.redis_cmds_per_acquire, 2));
+  row("redis cpu / acquire", micros_cell(r.redis_cpu_us_per_acquire));
   row("round trips / acquire", fixed(r.round_trips_per_acquire, 2));
   if (!r.fault.is_null()) {
     for (const auto& [name, value] : r.fault.items())

@@ -25,5 +25,7 @@ nlohmann::ordered_json optional_number(const std::optional<double>& value);
 
 // "123.4 us (4.1x)": a latency and its multiple of the round trip; "-" when there is none.
 std::string latency_cell(const std::optional<double>& us, double rtt_us);
+// "12.3 us": a duration that is not a wait (so no multiple of the round trip); "-" when there is none.
+std::string micros_cell(const std::optional<double>& us);
 
 }  // namespace lockbridge::tools::bench

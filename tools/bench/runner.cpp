@@ -167,6 +167,7 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   const CommandCounts before = read_commandstats(admin);
+  const std::optional<double> cpu_before = read_cpu_seconds(admin);
   const std::int64_t start = now_ns();
   const std::int64_t planned_end = add_saturating(start, std::chrono::nanoseconds(config.duration).count());
   if (!config.ops) control.end_ns.store(planned_end);
@@ -229,6 +230,10 @@ BenchResult run_bench(BenchConfig config, const RedisServer& server, EmbeddedRed
     result.commands = lock_commands_between(before, read_commandstats(admin));
     if (result.commands)
       result.redis_cmds_per_acquire = per_acquire(static_cast<double>(total(*result.commands)), result.acquisitions);
+    // A restarted server (--fault restart) counts its CPU from zero again: no figure then.
+    const std::optional<double> cpu_after = read_cpu_seconds(admin);
+    if (cpu_before && cpu_after && *cpu_after >= *cpu_before && result.commands)
+      result.redis_cpu_us_per_acquire = per_acquire((*cpu_after - *cpu_before) * 1e6, result.acquisitions);
     // Killed clients never reported their round trips.
     if (fleet.killed() == 0)
       result.round_trips_per_acquire = per_acquire(static_cast<double>(round_trips), result.acquisitions);

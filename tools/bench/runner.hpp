@@ -10,7 +10,7 @@
 
 #include "../cli_common.hpp"
 #include "bench_config.hpp"
-#include "commandstats.hpp"
+#include "server_cost.hpp"
 #include "embedded_server.hpp"
 #include "stats.hpp"
 
@@ -30,6 +30,9 @@ struct BenchResult {
   SampleSummary summary;
   std::optional<CommandCounts> commands;  // the lock's commands during the run, per command
   std::optional<double> redis_cmds_per_acquire;
+  // The server's CPU time (user + system) per acquisition, the bench's own check commands included
+  // (the same two per acquisition in every run): what a lock costs Redis, beside its commands.
+  std::optional<double> redis_cpu_us_per_acquire;
   std::optional<double> round_trips_per_acquire;
   std::vector<std::string> first_errors;  // one per client that had any
   // Set when errors stopped the work: a client was still failing when the run ended (a server

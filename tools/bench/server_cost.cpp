@@ -1,4 +1,4 @@
-#include "commandstats.hpp"
+#include "server_cost.hpp"
 
 #include <array>
 #include <charconv>
@@ -52,6 +52,29 @@ std::optional<CommandCounts> lock_commands_between(const CommandCounts& before, 
     if (!own && calls > previous) delta[name] = calls - previous;
   }
   return delta;
+}
+
+std::optional<double> parse_cpu_seconds(std::string_view info) {
+  std::optional<double> user;
+  std::optional<double> system;
+  for_each_info_field(info, [&](std::string_view field, std::string_view value) {
+    double seconds = 0;
+    if (std::from_chars(value.data(), value.data() + value.size(), seconds).ec != std::errc() || seconds < 0) return;
+    if (field == "used_cpu_user") user = seconds;
+    if (field == "used_cpu_sys") system = seconds;
+  });
+  if (!user || !system) return std::nullopt;
+  return *user + *system;
+}
+
+std::optional<double> read_cpu_seconds(const Client& client) {
+  double sum = 0;
+  for (const Client& master : client.masters()) {
+    const auto seconds = parse_cpu_seconds(string_reply(master.command({"INFO", "cpu"}), {"INFO"}));
+    if (!seconds) return std::nullopt;
+    sum += *seconds;
+  }
+  return sum;
 }
 
 std::uint64_t total(const CommandCounts& counts) {
