@@ -31,7 +31,10 @@ struct Script {
 // waiter the holder at once (grant() below); a waiter without one is handed the key to claim.
 // live_head() drops the waiters at the front whose deadline has passed (they stopped asking: dead
 // or gone) and returns the first live one with its deadline, whether it starves and its spec, or
-// false. queue_error(i) is the error reply when the queue (KEYS[i]) or its times (KEYS[i + 1]) hold
+// false: nobody live waits, or a queue key holds another type. It reads with pcall, which turns a
+// key of another type into a value instead of ending the script, so a release needs no TYPE calls
+// of its own (each call a script makes is most of what it costs the server), and it writes only
+// what it has read as a list and a hash. queue_error(i) is the error reply when the queue (KEYS[i]) or its times (KEYS[i + 1]) hold
 // another type, checked before anything is written; nil when both are fine. now() is the server's
 // clock in milliseconds, read (TIME) at most once per call and only when needed: a release that
 // finds no queue never reads it.
@@ -46,9 +49,11 @@ local function now()
 end
 local function live_head(queue, times)
   while true do
-    local head = redis.call('LINDEX', queue, 0)
-    if not head then return false end
-    local deadline, starving_at, spec = string.match(redis.call('HGET', times, head) or '', '^(%d+) ?(%d*) ?(.*)$')
+    local head = redis.pcall('LINDEX', queue, 0)
+    if type(head) ~= 'string' then return false end
+    local entry = redis.pcall('HGET', times, head)
+    if type(entry) == 'table' then return false end
+    local deadline, starving_at, spec = string.match(entry or '', '^(%d+) ?(%d*) ?(.*)$')
     deadline = tonumber(deadline)
     if deadline and deadline > now() then
       starving_at = tonumber(starving_at)
@@ -73,7 +78,6 @@ end
 -- false when nobody live waits there, or the queue keys are of another type (the release then
 -- frees the lock for all).
 local function next_in_line(first)
-  if redis.call('EXISTS', KEYS[first]) == 0 or queue_error(first) then return false end
   local head, deadline, starving, spec = live_head(KEYS[first], KEYS[first + 1])
   if not head then return false end
   return head, deadline - now(), starving, spec
