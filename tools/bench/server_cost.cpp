@@ -12,6 +12,14 @@ constexpr std::string_view kPrefix = "cmdstat_";
 constexpr std::array<std::string_view, 8> kBenchOwn{"incr",          "decr",         "incrby", "decrby",
                                                    "info",          "ping",         "cluster|nodes",
                                                    "cluster|slots"};
+
+// Calls `visit` with the text of INFO `section` of every master `client` reaches: on a cluster
+// the lock key lives on its slot's master, which INFO (a node command) would not reach; on Redlock
+// every master serves every lock.
+template <typename Visit>
+void for_each_master_info(const Client& client, const char* section, Visit visit) {
+  for (const Client& master : client.masters()) visit(string_reply(master.command({"INFO", section}), {"INFO"}));
+}
 }  // namespace
 
 CommandCounts parse_commandstats(std::string_view info) {
@@ -27,14 +35,10 @@ CommandCounts parse_commandstats(std::string_view info) {
 }
 
 CommandCounts read_commandstats(const Client& client) {
-  // Every master's counts added up: on a cluster the lock key lives on its slot's master, which
-  // INFO (a node command) would not reach; on Redlock every master serves every lock.
   CommandCounts sum;
-  for (const Client& master : client.masters()) {
-    for (const auto& [name, calls] :
-         parse_commandstats(string_reply(master.command({"INFO", "commandstats"}), {"INFO"})))
-      sum[name] += calls;
-  }
+  for_each_master_info(client, "commandstats", [&sum](const std::string& info) {
+    for (const auto& [name, calls] : parse_commandstats(info)) sum[name] += calls;
+  });
   return sum;
 }
 
@@ -68,12 +72,11 @@ std::optional<double> parse_cpu_seconds(std::string_view info) {
 }
 
 std::optional<double> read_cpu_seconds(const Client& client) {
-  double sum = 0;
-  for (const Client& master : client.masters()) {
-    const auto seconds = parse_cpu_seconds(string_reply(master.command({"INFO", "cpu"}), {"INFO"}));
-    if (!seconds) return std::nullopt;
-    sum += *seconds;
-  }
+  std::optional<double> sum = 0.0;
+  for_each_master_info(client, "cpu", [&sum](const std::string& info) {
+    const auto seconds = parse_cpu_seconds(info);
+    sum = sum && seconds ? std::optional<double>(*sum + *seconds) : std::nullopt;
+  });
   return sum;
 }
 

@@ -34,8 +34,9 @@ struct Script {
 // false: nobody live waits, or a queue key holds another type. It reads with pcall, which turns a
 // key of another type into a value instead of ending the script, so a release needs no TYPE calls
 // of its own (each call a script makes is most of what it costs the server), and it writes only
-// what it has read as a list and a hash. queue_error(i) is the error reply when the queue (KEYS[i]) or its times (KEYS[i + 1]) hold
-// another type, checked before anything is written; nil when both are fine. now() is the server's
+// what it has read as a list and a hash. queue_error(i) is the error reply when the queue
+// (KEYS[i]) or its times (KEYS[i + 1]) hold another type, checked before anything is written; nil
+// when both are fine. now() is the server's
 // clock in milliseconds, read (TIME) at most once per call and only when needed: a release that
 // finds no queue never reads it.
 inline constexpr char kFairPrelude[] = R"lua(
