@@ -152,6 +152,38 @@ TEST(Faults, TheReleaseSubscriberSubscribesAgainAfterAResetAndItsWaiterWakes) {
   waiter.unlock();
 }
 
+// A waiter's connection lost during one of its attempts (here the attempt's reply is cut after
+// its first byte: the script ran, its outcome is unknown): the wait ends with that attempt's error,
+// as any failed attempt's. The waiter leaves its place in the queue, so the holder's release frees
+// the lock instead of granting it to a waiter that has gone.
+TEST(Faults, AWaiterWhoseAttemptLosesItsConnectionFailsAndLeavesTheQueue) {
+  FaultProxy proxy(tcp_port());
+  const std::string key = unique_key();
+  Mutex holder(test_client(), key, token_options());
+  ASSERT_TRUE(holder.try_lock());
+  MutexOptions options = token_options();
+  options.wait_mode = WaitMode::notify;
+  options.local_queue = false;
+  options.acquire_timeout = seconds(30);
+  options.fair_waiter_timeout = seconds(3);  // the waiter asks again at least every second
+  Mutex waiter(client_through(proxy, seconds(2)), key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  ASSERT_TRUE(eventually([&] { return raw({"LLEN", detail::waiter_queue(key)}).integer == 1; }))
+      << "the waiter never queued";
+  // The lock stays held, so nothing is published: the next bytes the server sends through the
+  // proxy answer the waiter's next attempt.
+  proxy.cut_after(1);
+  ASSERT_EQ(waited.wait_for(kHang), std::future_status::ready) << "the wait did not end";
+  const Error error = expect_error([&] { waited.get(); });
+  EXPECT_THAT(error.errc(), ::testing::AnyOf(Errc::io, Errc::timeout)) << error.what();
+  EXPECT_FALSE(waiter.owns_lock());
+  // Left before lock() threw: a place left behind would stay live for seconds (its deadline).
+  EXPECT_EQ(raw({"LLEN", detail::waiter_queue(key)}).integer, 0) << "the waiter left its place behind";
+  holder.unlock();
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0) << "the release granted the lock to a waiter that had gone";
+  EXPECT_EQ(raw({"EXISTS", detail::grant_record(key)}).integer, 0);
+}
+
 // The watchdog's renewals meet the stall: each waits for Redis no longer than the first lease end
 // (not its 5 s command timeout), so the holder is told the lock is lost as its lease runs out, and
 // a waiter on a healthy link gets the lock after that, with a larger fence.

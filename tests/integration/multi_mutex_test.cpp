@@ -223,6 +223,7 @@ TEST(MultiMutex, RefusesPerKeyFeaturesRatherThanIgnoringThem) {
   EXPECT_EQ(refused([](MutexOptions& o) { o.wait_mode = WaitMode::fair; }), Errc::bad_option);
   EXPECT_EQ(refused([](MutexOptions& o) { o.token.fencing = true; }), Errc::bad_option);
   EXPECT_EQ(refused([](MutexOptions& o) { o.reentrant = true; }), Errc::bad_option);
+  EXPECT_EQ(refused([](MutexOptions& o) { o.replica_ack.replicas = 1; }), Errc::bad_option);
 }
 
 TEST(MultiMutex, RefusesAnEmptyKeyListOrAnEmptyKey) {
