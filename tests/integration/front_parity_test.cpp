@@ -55,6 +55,7 @@ const Variant kVariants[] = {
     {"TokenFenced", with_fencing},
     {"TokenFair", fair},
     {"Redisson", [] { return MutexOptions::redisson_lock(); }},
+    {"RedissonSpin", [] { return MutexOptions::redisson_spin_lock(); }},
 };
 
 class FrontParity : public ::testing::TestWithParam<std::tuple<Front, Variant>> {

@@ -11,8 +11,9 @@
 // waits once for the Latch at KEY to open (re-reading only once a minute, so it must be woken) and
 // checks that CHECK_KEY, set just before the opening count-down, is there: a waiter that passed
 // a closed latch would not see it. STRATEGY redisson takes PRESET
-// fair (Redisson's RFairLock) or fenced (RFencedLock: each holder also checks that its token is
-// larger than CHECK_KEY:fence, the last holder's, and leaves its own there). With
+// fair (Redisson's RFairLock), fenced (RFencedLock: each holder also checks that its token is
+// larger than CHECK_KEY:fence, the last holder's, and leaves its own there) or spin (RSpinLock:
+// MutexOptions::redisson_spin_lock(), waiting as it does). With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
 // something else does). LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
@@ -26,7 +27,7 @@
 int main(int argc, char** argv) {
   if (argc < 7 || argc > 9) {
     std::cerr << "usage: lock_contender URL KEY CHECK_KEY token|legacy|redisson|rwlock|semaphore|leased|leased_pool|latch "
-                 "faithful|hardened|none|fair|fenced|read|write|PERMITS "
+                 "faithful|hardened|none|fair|fenced|spin|read|write|PERMITS "
                  "ACQUISITIONS "
                  "[LEASE_MS [STOP_KEY]]\n";
     return 2;
@@ -35,12 +36,13 @@ int main(int argc, char** argv) {
     const lockbridge::Client client(argv[1]);
     const std::string key = argv[2];
     const std::string check_key = argv[3];
-    lockbridge::MutexOptions options;
     const std::string strategy = argv[4];
+    const std::string preset = argv[5];
+    const bool spin = strategy == "redisson" && preset == "spin";
+    lockbridge::MutexOptions options = spin ? lockbridge::MutexOptions::redisson_spin_lock() : lockbridge::MutexOptions{};
     options.strategy = strategy == "legacy"                                ? lockbridge::StrategyKind::legacy
                        : strategy == "redisson" || strategy == "rwlock" ? lockbridge::StrategyKind::redisson
                                                                            : lockbridge::StrategyKind::token;
-    const std::string preset = argv[5];
     options.legacy.preset =
         preset == "faithful" ? lockbridge::LegacyPreset::faithful : lockbridge::LegacyPreset::hardened;
     if (preset == "fair") options.wait_mode = lockbridge::WaitMode::fair;
@@ -48,8 +50,10 @@ int main(int argc, char** argv) {
     options.lease = std::chrono::milliseconds(argc > 7 ? std::strtol(argv[7], nullptr, 10) : 60000);
     const std::string stop_key = argc > 8 ? argv[8] : "";
     options.acquire_timeout = std::chrono::seconds(120);
-    options.retry =
-        lockbridge::RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(2));
+    if (!spin) {
+      options.retry =
+          lockbridge::RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(2));
+    }
     const long acquisitions = std::strtol(argv[6], nullptr, 10);
 
     long violations = 0;

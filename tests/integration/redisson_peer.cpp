@@ -106,6 +106,36 @@ std::string request_id() {
 }
 }  // namespace
 
+// tryLockInnerAsync: KEYS [K], ARGV [lease, field].
+std::vector<std::string> redisson_spin_lock_command(std::string_view key, std::string_view field,
+                                                    std::string_view lease_ms) {
+  return {"EVAL",
+          "if (redis.call('exists', KEYS[1]) == 0) then redis.call('hincrby', KEYS[1], ARGV[2], 1); "
+          "redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; if (redis.call('hexists', KEYS[1], ARGV[2]) == "
+          "1) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; "
+          "end; return redis.call('pttl', KEYS[1]);",
+          "1",
+          std::string(key),
+          std::string(lease_ms),
+          std::string(field)};
+}
+
+// unlockInnerAsync: KEYS [K, unlock latch], ARGV [lease, field, latch px]. No publish.
+std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std::string_view field) {
+  return {"EVAL",
+          "local val = redis.call('get', KEYS[2]); if val ~= false then return tonumber(val);end; if "
+          "(redis.call('hexists', KEYS[1], ARGV[2]) == 0) then return nil;end; local counter = redis.call('hincrby', "
+          "KEYS[1], ARGV[2], -1); if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[1]); redis.call('set', "
+          "KEYS[2], 0, 'px', ARGV[3]); return 0; else redis.call('del', KEYS[1]); redis.call('set', KEYS[2], 1, 'px', "
+          "ARGV[3]); return 1; end; ",
+          "2",
+          std::string(key),
+          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(),
+          "30000",
+          std::string(field),
+          "10000"};
+}
+
 // unlockInnerAsync: KEYS [K, queue, timeouts, channel, unlock latch], ARGV ["0", lease, field, now,
 // publish command, latch px]. The latch key is Redisson's own (its client deletes it afterwards).
 std::vector<std::string> redisson_fair_unlock_command(std::string_view key, std::string_view field,

@@ -29,6 +29,14 @@ std::vector<std::string> redisson_lock_command(std::string_view key, std::string
 std::vector<std::string> redisson_unlock_command(std::string_view key, std::string_view field = kJavaField,
                                                  std::string_view publish = "publish");
 
+// RSpinLock (RedissonSpinLock.java at redisson-4.7.0), its scripts verbatim: RLock's hash, no
+// message. Lock: nil = acquired (re-entries too), else the holder's PTTL. Unlock, with the 3.24+
+// unlock latch (a new request id each call): nil = not held by `field`, 0 = re-entries remain,
+// 1 = deleted (and announced to nobody).
+std::vector<std::string> redisson_spin_lock_command(std::string_view key, std::string_view field = kJavaField,
+                                                    std::string_view lease_ms = "60000");
+std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std::string_view field = kJavaField);
+
 // RFencedLock's lockAndGetToken (RedissonFencedLock.java at redisson-4.7.0): {-1, token} = acquired
 // (re-entries too), {pttl, -1} = held by another.
 std::vector<std::string> redisson_fenced_lock_command(std::string_view key, std::string_view field = kJavaField,

@@ -266,6 +266,107 @@ TEST(RedissonFenced, ACounterThatIsNoNumberFailsTheAcquireWithNothingWritten) {
   EXPECT_EQ(raw({"GET", redisson_token_counter(key)}).str, "not a number");
 }
 
+// RSpinLock (docs/compat.md §5g): RLock's hash, with scripts to the same effect, but its Java
+// holders announce no release and its waiters poll with backoff. MutexOptions::redisson_spin_lock()
+// waits as they do: a lock a Java spin lock frees is taken without any message.
+TEST(RedissonSpin, DefaultsAreRSpinLocks) {
+  const MutexOptions options = MutexOptions::redisson_spin_lock();
+  EXPECT_EQ(options.strategy, StrategyKind::redisson);
+  EXPECT_EQ(options.lease, seconds(30));
+  EXPECT_TRUE(options.watchdog.enabled);  // RSpinLock renews as RLock does
+  EXPECT_EQ(options.wait_mode, WaitMode::poll);
+  EXPECT_EQ(options.retry.kind, RetryPolicy::Kind::backoff);
+  EXPECT_EQ(options.retry.initial, milliseconds(1));
+  EXPECT_EQ(options.retry.cap, milliseconds(128));
+  EXPECT_NO_THROW(options.validate());
+}
+
+TEST(RedissonSpin, AJavaSpinLockAndOursExcludeEachOtherAndItsReentriesCount) {
+  const std::string key = unique_key();
+  EXPECT_TRUE(raw(redisson_spin_lock_command(key)).is_nil());
+  EXPECT_TRUE(raw(redisson_spin_lock_command(key)).is_nil());  // re-entry: count 2
+  Mutex mutex(test_client(), key, MutexOptions::redisson_spin_lock());
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_EQ(raw(redisson_spin_unlock_command(key)).integer, 0);  // one re-entry left: still held
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_EQ(raw(redisson_spin_unlock_command(key)).integer, 1);
+  ASSERT_TRUE(mutex.try_lock());
+  const Reply refused = raw(redisson_spin_lock_command(key));  // our PTTL
+  EXPECT_EQ(refused.kind, Reply::Kind::integer);
+  EXPECT_GT(refused.integer, 0);
+  EXPECT_TRUE(raw(redisson_spin_unlock_command(key)).is_nil()) << "a Java unlock of a lock it does not hold";
+  EXPECT_EQ(raw({"HGET", key, mutex.value()}).str, "1");
+  mutex.unlock();
+  EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
+  EXPECT_TRUE(raw(redisson_spin_lock_command(key)).is_nil());
+}
+
+TEST(RedissonSpin, OurWaiterTakesALockAJavaSpinLockFreedWithoutAMessage) {
+  const std::string key = unique_key();
+  PeerSubscriber rlock_waiter(test_dir() + "/redis.sock", "SUBSCRIBE", channel_of(key));
+  ASSERT_TRUE(rlock_waiter.subscribed());
+  const auto subscribers = [&] {
+    const Reply numsub = raw({"PUBSUB", "NUMSUB", channel_of(key)});
+    return numsub.elements.size() == 2 ? numsub.elements[1].integer : -1;
+  };
+  ASSERT_TRUE(raw(redisson_spin_lock_command(key)).is_nil());
+  MutexOptions options = MutexOptions::redisson_spin_lock();
+  options.acquire_timeout = seconds(30);
+  Mutex waiter(test_client(), key, options);
+  auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
+  EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout) << "acquired a held lock";
+  EXPECT_EQ(raw(redisson_spin_unlock_command(key)).integer, 1);  // announces nothing
+  ASSERT_EQ(waited.wait_for(seconds(20)), std::future_status::ready) << "the waiter did not poll its way to the lock";
+  waited.get();
+  EXPECT_TRUE(waiter.owns_lock());
+  EXPECT_EQ(subscribers(), 1) << "the waiter subscribed to a channel its Java peers never announce on";
+  waiter.unlock();
+  // Our release is RLock's: RLock waiters on the same name hear it.
+  EXPECT_EQ(rlock_waiter.next_message(), "0");
+}
+
+// Processes with the preset and two Java spin-lock threads (polling with RSpinLock's backoff)
+// on one name: one holder at a time, and every side takes its turns.
+TEST(RedissonSpin, AMixedFleetSeesOneHolderAtATime) {
+  const std::string key = unique_key();
+  const std::string check = key + ":check";
+  const std::string stop = check + ":stop";
+  const auto java = [&](const std::string& field, std::atomic<long>& acquired) {
+    long violations = 0;
+    milliseconds backoff(1);
+    while (raw({"EXISTS", stop}).integer == 0) {
+      if (!raw(redisson_spin_lock_command(key, field, "30000")).is_nil()) {
+        std::this_thread::sleep_for(backoff);
+        backoff = std::min(backoff * 2, milliseconds(128));
+        continue;
+      }
+      backoff = milliseconds(1);
+      if (raw({"INCR", check}).integer != 1) ++violations;
+      raw({"DECR", check});
+      ++acquired;
+      if (raw(redisson_spin_unlock_command(key, field)).integer != 1) ++violations;
+    }
+    return violations;
+  };
+  std::atomic<long> first_java{0};
+  std::atomic<long> second_java{0};
+  auto first = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000a001:1", first_java); });
+  auto second = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000a002:1", second_java); });
+  std::vector<std::string> commands(4, contender_command("redisson", "spin", key, check, 1'000'000, 30000, stop));
+  Contenders fleet(commands);
+  const bool mixed = eventually([&] { return first_java >= 10 && second_java >= 10; }, std::chrono::seconds(60));
+  std::this_thread::sleep_for(milliseconds(200));  // the processes' own share of the run
+  raw({"SET", stop, "1"});
+  const ContenderTotals totals = fleet.finish();
+  EXPECT_TRUE(mixed) << "the Java threads did not take part: " << first_java << ", " << second_java;
+  EXPECT_EQ(totals.failed_processes, 0);
+  EXPECT_GE(totals.acquisitions, 4);
+  EXPECT_EQ(totals.violations, 0);
+  EXPECT_EQ(totals.errors, 0);
+  EXPECT_EQ(first.get(), 0);
+  EXPECT_EQ(second.get(), 0);
+}
+
 TEST(Redisson, DefaultsAreRedissons) {
   const MutexOptions options = MutexOptions::redisson_lock();
   EXPECT_EQ(options.strategy, StrategyKind::redisson);

@@ -176,6 +176,11 @@ struct LOCKBRIDGE_API MutexOptions {
   // Redisson RLock.lock()'s defaults: the redisson strategy, a 30 s lease (lockWatchdogTimeout)
   // renewed every 10 s by the watchdog until unlock; waiters wake on Redisson's release message.
   static MutexOptions redisson_lock();
+  // Redisson RSpinLock's defaults: RLock's hash, lease and watchdog, but waiters poll with
+  // exponential backoff from 1 ms up to 128 ms (its LockOptions.defaults()) and listen for no
+  // message: its Java holders never announce a release (docs/compat.md §5g). A release here still
+  // announces on RLock's channel, which RLock waiters on the same name hear.
+  static MutexOptions redisson_spin_lock();
 
   // Throws Error{Errc::bad_option} naming the bad field.
   void validate() const;

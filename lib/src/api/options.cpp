@@ -28,6 +28,13 @@ MutexOptions MutexOptions::redisson_lock() {
   return options;
 }
 
+MutexOptions MutexOptions::redisson_spin_lock() {
+  MutexOptions options = redisson_lock();
+  options.wait_mode = WaitMode::poll;
+  options.retry = RetryPolicy::backoff_with_jitter(std::chrono::milliseconds(1), std::chrono::milliseconds(128));
+  return options;
+}
+
 void MutexOptions::validate() const {
   using detail::kMaxDuration;
   using detail::require_within;
