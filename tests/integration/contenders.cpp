@@ -1,7 +1,11 @@
 #include "contenders.hpp"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
+#include <future>
 #include <regex>
+#include <thread>
 
 #include "redis_test_support.hpp"
 
@@ -18,6 +22,29 @@ std::string contender_command(const std::string& strategy, const std::string& pr
 }
 
 ContenderTotals run_contenders(const std::vector<std::string>& commands) { return Contenders(commands).finish(); }
+
+MixedFleetRun run_mixed_fleet(const std::vector<std::string>& commands, const std::string& stop_key,
+                              const std::vector<std::function<long()>>& java_sides, const std::function<bool()>& joined,
+                              std::chrono::milliseconds linger) {
+  std::vector<std::future<long>> java;
+  for (const auto& side : java_sides) java.push_back(std::async(std::launch::async, side));
+  Contenders fleet(commands);
+  MixedFleetRun run;
+  run.joined = eventually(joined, std::chrono::seconds(60));
+  std::this_thread::sleep_for(linger);
+  raw({"SET", stop_key, "1"});
+  run.processes = fleet.finish();
+  for (auto& side : java) run.java_violations += side.get();
+  return run;
+}
+
+void expect_no_violation(const MixedFleetRun& run) {
+  EXPECT_EQ(run.processes.failed_processes, 0);
+  EXPECT_GE(run.processes.acquisitions, 4);
+  EXPECT_EQ(run.processes.violations, 0);
+  EXPECT_EQ(run.processes.errors, 0);
+  EXPECT_EQ(run.java_violations, 0);
+}
 
 Contenders::Contenders(const std::vector<std::string>& commands) {
   for (const std::string& command : commands) processes_.push_back(start_process(command));

@@ -4,7 +4,9 @@
 // lock_contender (lockbridge) prints the first three; tests/interop/peer.py all five.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,5 +42,22 @@ class Contenders {
 
 // Starts every command at once, then adds up their summary lines.
 ContenderTotals run_contenders(const std::vector<std::string>& commands);
+
+// A fleet of mixed languages on one lock: lock_contender processes (`commands`, each stopping once
+// `stop_key` exists) and Java peer sides played by threads of this process (each runs until
+// `stop_key` exists and returns the violations it saw). run_mixed_fleet() starts them all, lets
+// them run until `joined()` holds (60 s at most) and `linger` longer (the processes' own share of
+// the run), sets `stop_key`, and gathers what every side saw.
+struct MixedFleetRun {
+  bool joined = false;  // joined() held in time
+  ContenderTotals processes;
+  long java_violations = 0;
+};
+MixedFleetRun run_mixed_fleet(const std::vector<std::string>& commands, const std::string& stop_key,
+                              const std::vector<std::function<long()>>& java_sides, const std::function<bool()>& joined,
+                              std::chrono::milliseconds linger = std::chrono::milliseconds(200));
+// What every mixed fleet must show: each process finished and the processes acquired, with no
+// error, and no side saw what its check forbids (two holders, a fence out of order, ...).
+void expect_no_violation(const MixedFleetRun& run);
 
 }  // namespace lockbridge::testing

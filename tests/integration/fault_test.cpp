@@ -33,6 +33,15 @@ Client client_through(const FaultProxy& proxy, milliseconds command_timeout = mi
 // Far beyond every timeout these tests set: reaching it means the call hung.
 constexpr auto kHang = seconds(10);
 
+// A waiter in notify mode, alone in its process (no local line), whose wait outlasts the test.
+MutexOptions lone_notify_waiter() {
+  MutexOptions options = token_options();
+  options.wait_mode = WaitMode::notify;
+  options.local_queue = false;
+  options.acquire_timeout = seconds(30);
+  return options;
+}
+
 TEST(Faults, ACommandToAStalledServerFailsAtItsCommandTimeout) {
   FaultProxy proxy(tcp_port());
   Mutex mutex(client_through(proxy), unique_key(), one_attempt_options());
@@ -124,10 +133,7 @@ TEST(Faults, TheReleaseSubscriberSubscribesAgainAfterAResetAndItsWaiterWakes) {
   const std::string key = unique_key();
   Mutex holder(test_client(), key, token_options());
   ASSERT_TRUE(holder.try_lock());
-  MutexOptions options = token_options();
-  options.wait_mode = WaitMode::notify;
-  options.local_queue = false;
-  options.acquire_timeout = seconds(30);
+  const MutexOptions options = lone_notify_waiter();
   const Client waiter_client = client_through(proxy, seconds(2));
   Mutex waiter(waiter_client, key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
@@ -161,10 +167,7 @@ TEST(Faults, AWaiterWhoseAttemptLosesItsConnectionFailsAndLeavesTheQueue) {
   const std::string key = unique_key();
   Mutex holder(test_client(), key, token_options());
   ASSERT_TRUE(holder.try_lock());
-  MutexOptions options = token_options();
-  options.wait_mode = WaitMode::notify;
-  options.local_queue = false;
-  options.acquire_timeout = seconds(30);
+  MutexOptions options = lone_notify_waiter();
   options.fair_waiter_timeout = seconds(3);  // the waiter asks again at least every second
   Mutex waiter(client_through(proxy, seconds(2)), key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });

@@ -254,22 +254,14 @@ TEST(RedissonFair, AMixedFleetOfProcessesAndJavaPeersHoldsItOneAtATimeAndLeavesT
   const std::string stop = check + ":stop";
   std::atomic<long> first_java{0};
   std::atomic<long> second_java{0};
-  auto first = std::async(std::launch::async, [&] { return java_fair_side(key, check, stop, kJavaHolder, first_java); });
-  auto second =
-      std::async(std::launch::async, [&] { return java_fair_side(key, check, stop, kJavaWaiter, second_java); });
-  std::vector<std::string> commands(4, contender_command("redisson", "fair", key, check, 1'000'000, 30000, stop));
-  Contenders fleet(commands);
   // In queue order everyone gets in: the Java threads too, however the processes press.
-  const bool mixed = eventually([&] { return first_java >= 20 && second_java >= 20; }, seconds(60));
-  raw({"SET", stop, "1"});
-  const ContenderTotals totals = fleet.finish();
-  EXPECT_TRUE(mixed) << "the Java threads did not get their turns: " << first_java << ", " << second_java;
-  EXPECT_EQ(totals.failed_processes, 0);
-  EXPECT_GE(totals.acquisitions, 4);
-  EXPECT_EQ(totals.violations, 0);
-  EXPECT_EQ(totals.errors, 0);
-  EXPECT_EQ(first.get(), 0);
-  EXPECT_EQ(second.get(), 0);
+  const MixedFleetRun run = run_mixed_fleet(
+      std::vector<std::string>(4, contender_command("redisson", "fair", key, check, 1'000'000, 30000, stop)), stop,
+      {[&] { return java_fair_side(key, check, stop, kJavaHolder, first_java); },
+       [&] { return java_fair_side(key, check, stop, kJavaWaiter, second_java); }},
+      [&] { return first_java >= 20 && second_java >= 20; }, milliseconds(0));
+  EXPECT_TRUE(run.joined) << "the Java threads did not get their turns: " << first_java << ", " << second_java;
+  expect_no_violation(run);
   EXPECT_TRUE(eventually([&] { return queue_of(key).empty(); })) << "waiters were left in the queue";
   EXPECT_EQ(raw({"EXISTS", key}).integer, 0);
 }

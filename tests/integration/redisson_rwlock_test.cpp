@@ -315,33 +315,20 @@ TEST(RedissonRwLock, AMixedFleetOfProcessesAndJavaPeersNeverPutsAWriterBesideAny
   const std::string stop = check + ":stop";
   std::atomic<long> reader_acquisitions{0};
   std::atomic<long> writer_acquisitions{0};
-  auto java_reader =
-      std::async(std::launch::async, [&] { return java_side(key, check, true, kJavaReader, reader_acquisitions); });
-  auto java_writer =
-      std::async(std::launch::async, [&] { return java_side(key, check, false, kJavaWriter, writer_acquisitions); });
   // The processes run until the Java threads have each been in several times (a polling Java
   // writer may wait long among readers: Redisson has no writer preference), and a while more.
   std::vector<std::string> commands;
   for (const char* side : {"read", "read", "write", "write"}) {
     commands.push_back(contender_command("rwlock", side, key, check, 1'000'000, 30000, stop));
   }
-  Contenders fleet(commands);
-  const bool mixed = eventually(
-      [&] {
-        return reader_acquisitions >= 20 && writer_acquisitions >= 5 && raw({"EXISTS", check}).integer == 1;
-      },
-      seconds(60));
-  std::this_thread::sleep_for(milliseconds(200));  // the processes' own share of the run
-  raw({"SET", stop, "1"});
-  const ContenderTotals totals = fleet.finish();
-  EXPECT_TRUE(mixed) << "the Java threads did not take part: reader " << reader_acquisitions << ", writer "
-                     << writer_acquisitions;
-  EXPECT_EQ(totals.failed_processes, 0);
-  EXPECT_GE(totals.acquisitions, 4);
-  EXPECT_EQ(totals.violations, 0);
-  EXPECT_EQ(totals.errors, 0);
-  EXPECT_EQ(java_reader.get(), 0);
-  EXPECT_EQ(java_writer.get(), 0);
+  const MixedFleetRun run = run_mixed_fleet(
+      commands, stop,
+      {[&] { return java_side(key, check, true, kJavaReader, reader_acquisitions); },
+       [&] { return java_side(key, check, false, kJavaWriter, writer_acquisitions); }},
+      [&] { return reader_acquisitions >= 20 && writer_acquisitions >= 5 && raw({"EXISTS", check}).integer == 1; });
+  EXPECT_TRUE(run.joined) << "the Java threads did not take part: reader " << reader_acquisitions << ", writer "
+                          << writer_acquisitions;
+  expect_no_violation(run);
 }
 
 TEST(RedissonRwLockOnCluster, AllKeysInTheLocksSlotAndWakeUpsBySpublish) {

@@ -238,21 +238,13 @@ TEST(RedissonFenced, AMixedFleetSeesOneHolderAtATimeAndEveryTokenLargerThanTheLa
   };
   std::atomic<long> first_java{0};
   std::atomic<long> second_java{0};
-  auto first = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000f001:1", first_java); });
-  auto second = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000f002:1", second_java); });
-  std::vector<std::string> commands(4, contender_command("redisson", "fenced", key, check, 1'000'000, 30000, stop));
-  Contenders fleet(commands);
-  const bool mixed = eventually([&] { return first_java >= 10 && second_java >= 10; }, std::chrono::seconds(60));
-  std::this_thread::sleep_for(milliseconds(200));  // the processes' own share of the run
-  raw({"SET", stop, "1"});
-  const ContenderTotals totals = fleet.finish();
-  EXPECT_TRUE(mixed) << "the Java threads did not take part: " << first_java << ", " << second_java;
-  EXPECT_EQ(totals.failed_processes, 0);
-  EXPECT_GE(totals.acquisitions, 4);
-  EXPECT_EQ(totals.violations, 0);
-  EXPECT_EQ(totals.errors, 0);
-  EXPECT_EQ(first.get(), 0);
-  EXPECT_EQ(second.get(), 0);
+  const MixedFleetRun run = run_mixed_fleet(
+      std::vector<std::string>(4, contender_command("redisson", "fenced", key, check, 1'000'000, 30000, stop)), stop,
+      {[&] { return java("8b0c2a1e-0000-4000-8000-00000000f001:1", first_java); },
+       [&] { return java("8b0c2a1e-0000-4000-8000-00000000f002:1", second_java); }},
+      [&] { return first_java >= 10 && second_java >= 10; });
+  EXPECT_TRUE(run.joined) << "the Java threads did not take part: " << first_java << ", " << second_java;
+  expect_no_violation(run);
 }
 
 TEST(RedissonFenced, ACounterThatIsNoNumberFailsTheAcquireWithNothingWritten) {
@@ -350,21 +342,13 @@ TEST(RedissonSpin, AMixedFleetSeesOneHolderAtATime) {
   };
   std::atomic<long> first_java{0};
   std::atomic<long> second_java{0};
-  auto first = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000a001:1", first_java); });
-  auto second = std::async(std::launch::async, [&] { return java("8b0c2a1e-0000-4000-8000-00000000a002:1", second_java); });
-  std::vector<std::string> commands(4, contender_command("redisson", "spin", key, check, 1'000'000, 30000, stop));
-  Contenders fleet(commands);
-  const bool mixed = eventually([&] { return first_java >= 10 && second_java >= 10; }, std::chrono::seconds(60));
-  std::this_thread::sleep_for(milliseconds(200));  // the processes' own share of the run
-  raw({"SET", stop, "1"});
-  const ContenderTotals totals = fleet.finish();
-  EXPECT_TRUE(mixed) << "the Java threads did not take part: " << first_java << ", " << second_java;
-  EXPECT_EQ(totals.failed_processes, 0);
-  EXPECT_GE(totals.acquisitions, 4);
-  EXPECT_EQ(totals.violations, 0);
-  EXPECT_EQ(totals.errors, 0);
-  EXPECT_EQ(first.get(), 0);
-  EXPECT_EQ(second.get(), 0);
+  const MixedFleetRun run = run_mixed_fleet(
+      std::vector<std::string>(4, contender_command("redisson", "spin", key, check, 1'000'000, 30000, stop)), stop,
+      {[&] { return java("8b0c2a1e-0000-4000-8000-00000000a001:1", first_java); },
+       [&] { return java("8b0c2a1e-0000-4000-8000-00000000a002:1", second_java); }},
+      [&] { return first_java >= 10 && second_java >= 10; });
+  EXPECT_TRUE(run.joined) << "the Java threads did not take part: " << first_java << ", " << second_java;
+  expect_no_violation(run);
 }
 
 TEST(Redisson, DefaultsAreRedissons) {
