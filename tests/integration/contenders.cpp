@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <future>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -26,24 +27,40 @@ ContenderTotals run_contenders(const std::vector<std::string>& commands) { retur
 MixedFleetRun run_mixed_fleet(const std::vector<std::string>& commands, const std::string& stop_key,
                               const std::vector<std::function<long()>>& java_sides, const std::function<bool()>& joined,
                               std::chrono::milliseconds linger) {
+  // Every side runs until the stop key exists, and the fleet's and the threads' destructors wait
+  // for them: whatever ends this early (a throw), the key is set first (destroyed first: declared
+  // last), or the test would hang.
+  struct StopFirst {
+    const std::string& key;
+    ~StopFirst() {
+      try {
+        raw({"SET", key, "1"});
+      } catch (...) {
+      }
+    }
+  };
   std::vector<std::future<long>> java;
+  std::optional<Contenders> fleet;
+  const StopFirst stop_first{stop_key};
   for (const auto& side : java_sides) java.push_back(std::async(std::launch::async, side));
-  Contenders fleet(commands);
+  fleet.emplace(commands);
   MixedFleetRun run;
   run.joined = eventually(joined, std::chrono::seconds(60));
   std::this_thread::sleep_for(linger);
   raw({"SET", stop_key, "1"});
-  run.processes = fleet.finish();
-  for (auto& side : java) run.java_violations += side.get();
+  run.processes = fleet->finish();
+  for (auto& side : java) run.java_violations.push_back(side.get());
   return run;
 }
 
 void expect_no_violation(const MixedFleetRun& run) {
-  EXPECT_EQ(run.processes.failed_processes, 0);
-  EXPECT_GE(run.processes.acquisitions, 4);
-  EXPECT_EQ(run.processes.violations, 0);
-  EXPECT_EQ(run.processes.errors, 0);
-  EXPECT_EQ(run.java_violations, 0);
+  EXPECT_EQ(run.processes.failed_processes, 0) << "processes that failed or printed no summary";
+  EXPECT_GE(run.processes.acquisitions, 4) << "the processes' acquisitions";
+  EXPECT_EQ(run.processes.violations, 0) << "the processes' violations";
+  EXPECT_EQ(run.processes.errors, 0) << "the processes' errors";
+  for (std::size_t side = 0; side < run.java_violations.size(); ++side) {
+    EXPECT_EQ(run.java_violations[side], 0) << "the violations Java side " << side << " saw";
+  }
 }
 
 Contenders::Contenders(const std::vector<std::string>& commands) {

@@ -20,8 +20,8 @@ struct ContenderTotals {
   int failed_processes = 0;  // exited non-zero, or printed no summary line
 };
 
-// The command line of one lock_contender: `strategy` token|legacy|redisson, `preset`
-// faithful|hardened|none, on the fixture's server. With `stop_key`, it also stops once that key
+// The command line of one lock_contender (its usage: lock_contender_main.cpp), on the fixture's
+// server: e.g. `strategy` token|legacy|redisson, `preset` faithful|hardened|none|fair|fenced|spin. With `stop_key`, it also stops once that key
 // exists; `lease_ms` 0 keeps lock_contender's default.
 std::string contender_command(const std::string& strategy, const std::string& preset, const std::string& key,
                               const std::string& check_key, int acquisitions, int lease_ms = 0,
@@ -51,7 +51,7 @@ ContenderTotals run_contenders(const std::vector<std::string>& commands);
 struct MixedFleetRun {
   bool joined = false;  // joined() held in time
   ContenderTotals processes;
-  long java_violations = 0;
+  std::vector<long> java_violations;  // each Java side's, in java_sides' order
 };
 MixedFleetRun run_mixed_fleet(const std::vector<std::string>& commands, const std::string& stop_key,
                               const std::vector<std::function<long()>>& java_sides, const std::function<bool()>& joined,

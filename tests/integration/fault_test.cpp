@@ -171,10 +171,11 @@ TEST(Faults, AWaiterWhoseAttemptLosesItsConnectionFailsAndLeavesTheQueue) {
   options.fair_waiter_timeout = seconds(3);  // the waiter asks again at least every second
   Mutex waiter(client_through(proxy, seconds(2)), key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
-  ASSERT_TRUE(eventually([&] { return raw({"LLEN", detail::waiter_queue(key)}).integer == 1; }))
-      << "the waiter never queued";
-  // The lock stays held, so nothing is published: the next bytes the server sends through the
-  // proxy answer the waiter's next attempt.
+  ASSERT_TRUE(eventually([&] {
+    return release_subscribers(key) == 1 && raw({"LLEN", detail::waiter_queue(key)}).integer == 1;
+  })) << "the waiter never subscribed and queued";
+  // Subscribed, and the lock stays held, so nothing is published: the next bytes the server sends
+  // through the proxy answer the waiter's next attempt.
   proxy.cut_after(1);
   ASSERT_EQ(waited.wait_for(kHang), std::future_status::ready) << "the wait did not end";
   const Error error = expect_error([&] { waited.get(); });

@@ -13,7 +13,7 @@
 // a closed latch would not see it. STRATEGY redisson takes PRESET
 // fair (Redisson's RFairLock), fenced (RFencedLock: each holder also checks that its token is
 // larger than CHECK_KEY:fence, the last holder's, and leaves its own there) or spin (RSpinLock:
-// MutexOptions::redisson_spin_lock(), waiting as it does). With
+// MutexOptions::redisson_spin_lock(), waiting as it does; LEASE_MS replaces its 30 s). With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
 // something else does). LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     const std::string strategy = argv[4];
     const std::string preset = argv[5];
     const bool spin = strategy == "redisson" && preset == "spin";
-    lockbridge::MutexOptions options = spin ? lockbridge::MutexOptions::redisson_spin_lock() : lockbridge::MutexOptions{};
+    lockbridge::MutexOptions options =
+        spin ? lockbridge::MutexOptions::redisson_spin_lock() : lockbridge::MutexOptions{};
     options.strategy = strategy == "legacy"                                ? lockbridge::StrategyKind::legacy
                        : strategy == "redisson" || strategy == "rwlock" ? lockbridge::StrategyKind::redisson
                                                                            : lockbridge::StrategyKind::token;

@@ -121,7 +121,8 @@ std::vector<std::string> redisson_spin_lock_command(std::string_view key, std::s
 }
 
 // unlockInnerAsync: KEYS [K, unlock latch], ARGV [lease, field, latch px]. No publish.
-std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std::string_view field) {
+std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std::string_view field,
+                                                      std::string_view lease_ms) {
   return {"EVAL",
           "local val = redis.call('get', KEYS[2]); if val ~= false then return tonumber(val);end; if "
           "(redis.call('hexists', KEYS[1], ARGV[2]) == 0) then return nil;end; local counter = redis.call('hincrby', "
@@ -131,7 +132,7 @@ std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std:
           "2",
           std::string(key),
           "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(),
-          "30000",
+          std::string(lease_ms),
           std::string(field),
           "10000"};
 }

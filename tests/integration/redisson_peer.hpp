@@ -30,12 +30,14 @@ std::vector<std::string> redisson_unlock_command(std::string_view key, std::stri
                                                  std::string_view publish = "publish");
 
 // RSpinLock (RedissonSpinLock.java at redisson-4.7.0), its scripts verbatim: RLock's hash, no
-// message. Lock: nil = acquired (re-entries too), else the holder's PTTL. Unlock, with the 3.24+
-// unlock latch (a new request id each call): nil = not held by `field`, 0 = re-entries remain,
-// 1 = deleted (and announced to nobody).
+// message; `lease_ms` is lock()'s 30 s by default, and an unlock that leaves re-entries re-arms
+// it. Lock: nil = acquired (re-entries too), else the holder's PTTL. Unlock, with the 3.24+ unlock
+// latch (a new request id each call; Redisson's client deletes it afterwards, these helpers let it
+// expire): nil = not held by `field`, 0 = re-entries remain, 1 = deleted (and announced to nobody).
 std::vector<std::string> redisson_spin_lock_command(std::string_view key, std::string_view field = kJavaField,
-                                                    std::string_view lease_ms = "60000");
-std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std::string_view field = kJavaField);
+                                                    std::string_view lease_ms = "30000");
+std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std::string_view field = kJavaField,
+                                                      std::string_view lease_ms = "30000");
 
 // RFencedLock's lockAndGetToken (RedissonFencedLock.java at redisson-4.7.0): {-1, token} = acquired
 // (re-entries too), {pttl, -1} = held by another.

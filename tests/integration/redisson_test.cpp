@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <regex>
@@ -307,6 +308,7 @@ TEST(RedissonSpin, OurWaiterTakesALockAJavaSpinLockFreedWithoutAMessage) {
   Mutex waiter(test_client(), key, options);
   auto waited = std::async(std::launch::async, [&] { waiter.lock(); });
   EXPECT_EQ(waited.wait_for(milliseconds(100)), std::future_status::timeout) << "acquired a held lock";
+  EXPECT_EQ(subscribers(), 1) << "the waiter subscribed to a channel its Java peers never announce on";
   EXPECT_EQ(raw(redisson_spin_unlock_command(key)).integer, 1);  // announces nothing
   ASSERT_EQ(waited.wait_for(seconds(20)), std::future_status::ready) << "the waiter did not poll its way to the lock";
   waited.get();
