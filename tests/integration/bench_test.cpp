@@ -322,8 +322,17 @@ TEST(BenchFaults, SkewGivesTwoHoldersUnderTheFaithfulPresetOnly) {
   // once found nobody else holding it to take over from (0 `double_grants`, under -j2). 3 s: the
   // skewed client is also the one that times the round trip, 250 PINGs before its first cycle,
   // which on a loaded machine took a good part of a shorter run.
+  // The faithful run shows a double grant when the skewed client runs while another holds, which
+  // a loaded machine can deny one run: seen once in CI, 2 acquisitions in 3 s, each after a wait
+  // of about the 2 s lease (likely a stamp nobody held, as a GETSET that loses to a release's DEL
+  // leaves jedis-lock's key: 5 s ahead for the unskewed clients). So up to three runs: the claim
+  // is that skew can give two holders under this preset, and never under the others.
   const std::string args = " --fault skew --lease 2000 --skew-ms 5000 --retry 10 --think 20 --duration 3 --json";
-  const nlohmann::json faithful = only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
+  nlohmann::json faithful;
+  for (int run = 0; run < 3; ++run) {
+    faithful = only_json_object(run_cli("bench --strategy legacy --preset faithful" + args));
+    if (faithful["fault"]["double_grants"].get<int>() > 0) break;
+  }
   const nlohmann::json hardened = only_json_object(run_cli("bench --strategy legacy --preset hardened" + args));
   const nlohmann::json token = only_json_object(run_cli("bench --strategy token" + args));
   EXPECT_GT(faithful["fault"]["double_grants"].get<int>(), 0) << faithful.dump();
