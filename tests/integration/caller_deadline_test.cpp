@@ -25,12 +25,10 @@ class BusyPool {
   BusyPool() : client_(test_client(ClientOptions{.command_timeout = std::chrono::seconds(30), .pool_size = 1})) {
     // The pool's one connection, by its id: CLIENT LIST is the server's, and a test running beside
     // this one may have a BLPOP of its own in flight (taking it for ours, the try ran first).
-    const std::string id = "id=" + std::to_string(client_.command({"CLIENT", "ID"}).integer) + " ";
+    const std::string id = std::to_string(client_.command({"CLIENT", "ID"}).integer);
     blocked_ = std::async(std::launch::async, [this] { client_.command({"BLPOP", list_, "20"}); });
     const bool blocked = eventually([&] {
-      const std::string clients = raw({"CLIENT", "LIST"}).str;
-      const std::size_t at = clients.find(id);
-      return at != std::string::npos && clients.substr(at, clients.find('\n', at) - at).find("cmd=blpop") != std::string::npos;
+      return raw({"CLIENT", "LIST", "ID", id}).str.find("cmd=blpop") != std::string::npos;
     });
     if (!blocked) throw std::runtime_error("the BLPOP never started");
   }
@@ -71,8 +69,7 @@ TEST(CallerDeadlines, TheLatchAndTheSemaphoresWaitForAFullPoolOnlyUntilTheDeadli
     EXPECT_TRUE(pool.still_busy()) << "the try waited for the pool past its deadline";
   };
   busy_until_the_deadline(expect_error([&] { (void)Latch(pool.client(), key).try_wait_for(milliseconds(50)); }));
-  busy_until_the_deadline(
-      expect_error([&] { (void)Semaphore(pool.client(), key).try_acquire_for(milliseconds(50)); }));
+  busy_until_the_deadline(expect_error([&] { (void)Semaphore(pool.client(), key).try_acquire_for(milliseconds(50)); }));
   busy_until_the_deadline(expect_error(
       [&] { (void)LeasedSemaphore(pool.client(), key).try_acquire_for(milliseconds(50), std::chrono::seconds(1)); }));
   EXPECT_FALSE(raw({"EXISTS", key}).integer);

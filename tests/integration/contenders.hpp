@@ -21,8 +21,8 @@ struct ContenderTotals {
 };
 
 // The command line of one lock_contender (its usage: lock_contender_main.cpp), on the fixture's
-// server: e.g. `strategy` token|legacy|redisson, `preset` faithful|hardened|none|fair|fenced|spin. With `stop_key`, it also stops once that key
-// exists; `lease_ms` 0 keeps lock_contender's default.
+// server: e.g. `strategy` token|legacy|redisson, `preset` faithful|hardened|none|fair|fenced|spin.
+// With `stop_key`, it also stops once that key exists; `lease_ms` 0 keeps lock_contender's default.
 std::string contender_command(const std::string& strategy, const std::string& preset, const std::string& key,
                               const std::string& check_key, int acquisitions, int lease_ms = 0,
                               const std::string& stop_key = "");

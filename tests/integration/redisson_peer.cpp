@@ -96,13 +96,14 @@ std::vector<std::string> redisson_fair_lock_command(std::string_view key, std::s
 }
 
 namespace {
-// A new unlock request's id, as Redisson draws one per unlock (32 hex digits): a latch key names
-// it, and an unlock that finds its latch returns what the latch says without running again.
-std::string request_id() {
+// The unlock latch of a new unlock request, redisson_unlock_latch:{key}:<request id>: Redisson draws
+// an id per unlock (32 hex digits), and an unlock that finds its latch returns what the latch says
+// without running again.
+std::string new_unlock_latch(std::string_view key) {
   static std::atomic<unsigned> next{0};
   char id[33];
   std::snprintf(id, sizeof id, "%016llx%016x", static_cast<unsigned long long>(getpid()), next++);
-  return id;
+  return "redisson_unlock_latch:{" + std::string(key) + "}:" + id;
 }
 }  // namespace
 
@@ -131,7 +132,7 @@ std::vector<std::string> redisson_spin_unlock_command(std::string_view key, std:
           "ARGV[3]); return 1; end; ",
           "2",
           std::string(key),
-          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(),
+          new_unlock_latch(key),
           std::string(lease_ms),
           std::string(field),
           "10000"};
@@ -159,7 +160,7 @@ std::vector<std::string> redisson_fair_unlock_command(std::string_view key, std:
           redisson_fair_queue(key),
           redisson_fair_deadlines(key),
           redisson_channel(key),
-          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(),
+          new_unlock_latch(key),
           "0",
           "30000",
           std::string(field),
@@ -203,7 +204,7 @@ std::vector<std::string> redisson_read_unlock_command(std::string_view key, std:
                                                       std::string_view publish) {
   return {"EVAL", R"lua(local val = redis.call('get', KEYS[5]); if val ~= false then return tonumber(val);end; local mode = redis.call('hget', KEYS[1], 'mode'); if (mode == false) then redis.call(ARGV[3], KEYS[2], ARGV[1]); redis.call('set', KEYS[5], 1, 'px', ARGV[4]); return nil; end; local lockExists = redis.call('hexists', KEYS[1], ARGV[2]); if (lockExists == 0) then return nil;end; local counter = redis.call('hincrby', KEYS[1], ARGV[2], -1); if (counter == 0) then redis.call('hdel', KEYS[1], ARGV[2]); end;redis.call('del', KEYS[3] .. ':' .. (counter+1)); if (redis.call('hlen', KEYS[1]) > 1) then local maxRemainTime = -3; local keys = redis.call('hkeys', KEYS[1]); for n, key in ipairs(keys) do counter = tonumber(redis.call('hget', KEYS[1], key)); if type(counter) == 'number' then for i=counter, 1, -1 do local remainTime = redis.call('pttl', KEYS[4] .. ':' .. key .. ':rwlock_timeout:' .. i); maxRemainTime = math.max(remainTime, maxRemainTime);end; end; end; if maxRemainTime > 0 then redis.call('pexpire', KEYS[1], maxRemainTime); redis.call('set', KEYS[5], 0, 'px', ARGV[4]); return 0; end;if mode == 'write' then redis.call('set', KEYS[5], 0, 'px', ARGV[4]); return 0;end; end; redis.call('del', KEYS[1]); redis.call(ARGV[3], KEYS[2], ARGV[1]); redis.call('set', KEYS[5], 1, 'px', ARGV[4]); return 1; )lua", "5", std::string(key), redisson_rwlock_channel(key),
           "{" + std::string(key) + "}:" + std::string(field) + ":rwlock_timeout", "{" + std::string(key) + "}",
-          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(), "0", std::string(field),
+          new_unlock_latch(key), "0", std::string(field),
           std::string(publish), "10000"};
 }
 
@@ -218,7 +219,7 @@ std::vector<std::string> redisson_write_lock_command(std::string_view key, std::
 std::vector<std::string> redisson_write_unlock_command(std::string_view key, std::string_view field,
                                                        std::string_view publish) {
   return {"EVAL", R"lua(local val = redis.call('get', KEYS[3]); if val ~= false then return tonumber(val);end; local mode = redis.call('hget', KEYS[1], 'mode'); if (mode == false) then redis.call(ARGV[4], KEYS[2], ARGV[1]); redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return nil; end;if (mode == 'write') then local lockExists = redis.call('hexists', KEYS[1], ARGV[3]); if (lockExists == 0) then return nil;else local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); redis.call('set', KEYS[3], 0, 'px', ARGV[5]); return 0; else redis.call('hdel', KEYS[1], ARGV[3]); if (redis.call('hlen', KEYS[1]) == 1) then redis.call('del', KEYS[1]); redis.call(ARGV[4], KEYS[2], ARGV[1]); else redis.call('hset', KEYS[1], 'mode', 'read'); end; redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1; end; end; end; return nil;)lua", "3", std::string(key), redisson_rwlock_channel(key),
-          "redisson_unlock_latch:{" + std::string(key) + "}:" + request_id(), "1", "30000",
+          new_unlock_latch(key), "1", "30000",
           std::string(field) + ":write", std::string(publish), "10000"};
 }
 
