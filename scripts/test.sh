@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 
 summaries=()
+excerpts=()
 failed=0
 
 # run_suite DIR JOBS [cmake arguments...]: JOBS tests at a time.
@@ -39,8 +40,24 @@ run_suite() {
   fi
   local passed=$([[ $total == ? ]] && echo ? || echo $((total - failures)))
   summaries+=("== $dir: $total tests run, $passed passed, $((SECONDS - started)) s (build included)")
-  [[ $status -eq 0 ]] || failed=1
+  [[ $status -eq 0 ]] || { failed=1; excerpts+=("$(failure_excerpts "$dir")"); }
   return 0
+}
+
+# failure_excerpts DIR: the end of each failed test's output, from CTest's log of the last run.
+# Printed again after the summaries: a CI log is often read from its end, and there the failures
+# of a run of 1,700 tests are otherwise only names.
+failure_excerpts() {
+  local temporary=$1/Testing/Temporary name
+  [[ -f $temporary/LastTestsFailed.log ]] || return 0
+  while IFS= read -r name; do
+    name=${name#*:}
+    echo "== $1: $name"
+    awk -v name="$name" '
+      $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); mine = ($0 == name); next }
+      mine && /^<end of output>$/ { mine = 0 }
+      mine' "$temporary/LastTest.log" | tail -n 40
+  done <"$temporary/LastTestsFailed.log"
 }
 
 # Line tables (-g1) are all a sanitizer report or a coverage line needs; ASan is meant to run at
@@ -63,5 +80,6 @@ if [[ "${1:-}" != "--quick" ]]; then
     failed=1
   fi
 fi
+((${#excerpts[@]} == 0)) || printf '%s\n' "${excerpts[@]}"
 printf '%s\n' "${summaries[@]}"
 exit $failed
