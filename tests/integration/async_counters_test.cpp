@@ -269,6 +269,34 @@ TEST_F(AsyncCountersTest, ALeasedPermitIsTakenWaitedForAndGivenBackWithNoThreadW
             make_error_code(Errc::bad_option));
 }
 
+TEST_F(AsyncCountersTest, ManyLeasedPermitsAreTakenWaitedForAndGivenBackTogether) {
+  const std::string key = unique_key();
+  AsyncLeasedSemaphore workers(client_, key, message_only_leased());
+  ASSERT_TRUE(value_of<bool>([&](auto done) { workers.async_try_set_permits(3, done); }));
+  using Permits = std::vector<std::string>;
+  const Permits two = value_of<Permits>([&](auto done) { workers.async_acquire(2, seconds(30), done); });
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(raw({"ZCARD", LeasedSemaphore::leases_name(key)}).integer, 2);
+  EXPECT_TRUE(value_of<Permits>([&](auto done) { workers.async_try_acquire(2, seconds(30), done); }).empty());
+
+  Outcome<Permits> waited;
+  workers.async_try_acquire_for(minutes(5), 3, LeasedSemaphore::kNoLease,
+                                [&](std::error_code error, Permits taken) { waited.emplace(error, taken); });
+  ASSERT_TRUE(subscribed(Semaphore::channel_name(key)));
+  EXPECT_EQ(LeasedSemaphore(test_client(), key).release(two), 2) << "the blocking front's release";
+  ASSERT_TRUE(settled(waited)) << "the release did not wake the async waiter for three";
+  EXPECT_FALSE(std::get<0>(*waited));
+  const Permits three = std::get<1>(*waited);
+  EXPECT_EQ(three.size(), 3u);
+  EXPECT_EQ(value_of<std::int64_t>([&](auto done) { workers.async_release(three, done); }), 3);
+  EXPECT_EQ(value_of<std::int64_t>([&](auto done) { workers.async_release(three, done); }), 0) << "released twice";
+  EXPECT_EQ(value_of<std::int64_t>([&](auto done) { workers.async_available(done); }), 3);
+  EXPECT_EQ(error_of([&](auto done) { workers.async_release(Permits{"not an id"}, done); }),
+            make_error_code(Errc::bad_option));
+  EXPECT_EQ(error_of([&](auto done) { workers.async_acquire(0, seconds(1), done); }),
+            make_error_code(Errc::bad_option));
+}
+
 TEST_F(AsyncCountersTest, ALeasedAcquireCancelledAfterItsAttemptWonGivesThePermitBack) {
   const std::string key = unique_key();
   ASSERT_TRUE(LeasedSemaphore(test_client(), key).try_set_permits(1));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fault_proxy.hpp"
+#include "lockbridge/leased_semaphore.hpp"
 #include "redis_test_support.hpp"
 #include "strategies/companion_keys.hpp"
 
@@ -113,6 +114,22 @@ TEST(Faults, AReplyCutInTheMiddleIsAnErrorAndLeavesNoLockHeld) {
   EXPECT_TRUE(eventually([&] { return raw({"EXISTS", key}).integer == 0; })) << raw({"GET", key}).str;
   ASSERT_TRUE(mutex.try_lock()) << "the next attempt takes the free lock";
   mutex.unlock();
+}
+
+// Permits taken together whose reply is lost are given back together (one all-or-none script,
+// as Java gives back its ids then): none is gone, even without a lease to end.
+TEST(Faults, LeasedPermitsWhoseAcquireReplyIsCutAreGivenBack) {
+  FaultProxy proxy(tcp_port());
+  const std::string key = unique_key();
+  LeasedSemaphore permits(client_through(proxy), key);
+  ASSERT_TRUE(permits.try_set_permits(3));
+  // Both scripts cached: the cut acquire below runs, rather than failing with NOSCRIPT.
+  ASSERT_EQ(permits.release(permits.try_acquire(2, LeasedSemaphore::kNoLease)), 2);
+  proxy.cut_after(2);  // "*1" of "*1\r\n:1\r\n": the permits were taken, the reply never arrives whole
+  const Error error = expect_error([&] { (void)permits.try_acquire(2, LeasedSemaphore::kNoLease); });
+  EXPECT_THAT(error.errc(), ::testing::AnyOf(Errc::io, Errc::timeout)) << error.what();
+  EXPECT_EQ(raw({"GET", key}).str, "3") << "a permit taken under the lost reply is gone";
+  EXPECT_EQ(raw({"ZCARD", LeasedSemaphore::leases_name(key)}).integer, 0);
 }
 
 TEST(Faults, APooledConnectionBrokenByAResetIsReplacedNotReused) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <future>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,24 @@ std::string raw_bytes(const std::string& hex) {
   std::string bytes;
   for (std::size_t i = 0; i < hex.size(); i += 2) bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   return bytes;
+}
+
+// The id as Java hands it out: 32 hex digits.
+std::string hex_of(const std::string& bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (const unsigned char byte : bytes) {
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 0xf];
+  }
+  return hex;
+}
+
+// A Java id of its own for each permit: kJavaPermit with its last byte replaced.
+std::vector<std::string> java_permits(int count) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < count; ++i) ids.push_back(kJavaPermit.substr(0, 15) + static_cast<char>(0x40 + i));
+  return ids;
 }
 
 TEST(LeasedSemaphore, PermitsAndLeasesAreKeptAsJavaKeepsThem) {
@@ -64,17 +83,83 @@ TEST(LeasedSemaphore, EachSideReleasesTheOthersPermitByItsId) {
   ASSERT_TRUE(permits.try_set_permits(2));
   ASSERT_EQ(raw(redisson_expirable_acquire_command(key, kJavaPermit, 60000)).str, "OK");
   // Java hands its ids out as 32 hex digits: C++ releases a Java permit by that text.
-  std::string java_hex;
-  for (const unsigned char byte : kJavaPermit) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    java_hex += kHex[byte >> 4];
-    java_hex += kHex[byte & 0xf];
-  }
-  EXPECT_TRUE(permits.release(java_hex));
+  EXPECT_TRUE(permits.release(hex_of(kJavaPermit)));
   const std::optional<std::string> ours = permits.try_acquire(seconds(60));
   ASSERT_TRUE(ours);
   EXPECT_EQ(raw(redisson_expirable_release_command(key, raw_bytes(*ours))).integer, 1) << "Java could not release ours";
   EXPECT_EQ(permits.available(), 2);
+}
+
+// acquire(n, lease) and release(ids), as Redisson >= 3.23.4 (taking) and 3.41.0 (giving back,
+// all or none) do: n ids under one lease, or none.
+TEST(LeasedSemaphore, ManyPermitsAreTakenAndGivenBackAllOrNone) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key);
+  ASSERT_TRUE(permits.try_set_permits(5));
+  const std::vector<std::string> three = permits.try_acquire(3, seconds(60));
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(std::set<std::string>(three.begin(), three.end()).size(), 3u) << "an id given twice";
+  for (const std::string& id : three) {
+    EXPECT_FALSE(raw({"ZSCORE", redisson_permit_leases(key), raw_bytes(id)}).is_nil()) << id;
+  }
+  EXPECT_EQ(permits.available(), 2);
+  EXPECT_TRUE(permits.try_acquire(3, seconds(60)).empty()) << "three taken of two";
+  EXPECT_EQ(permits.available(), 2) << "a refused attempt took some";
+  EXPECT_EQ(raw({"ZCARD", redisson_permit_leases(key)}).integer, 3);
+
+  // One id that holds nothing: nothing given back, the others still held.
+  std::vector<std::string> with_a_stranger = three;
+  with_a_stranger.push_back(std::string(32, 'a'));
+  EXPECT_EQ(permits.release(with_a_stranger), 0);
+  EXPECT_EQ(permits.available(), 2);
+  EXPECT_EQ(raw({"ZCARD", redisson_permit_leases(key)}).integer, 3);
+  EXPECT_EQ(permits.release(three), 3);
+  EXPECT_EQ(permits.available(), 5);
+  EXPECT_EQ(permits.release(three), 0) << "given back twice";
+  EXPECT_EQ(permits.available(), 5);
+}
+
+TEST(LeasedSemaphore, EachSideGivesBackTheOthersPermitsTakenTogether) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key);
+  ASSERT_TRUE(permits.try_set_permits(3));
+  const std::vector<std::string> java = java_permits(3);
+  ASSERT_EQ(raw(redisson_expirable_acquire_command(key, java, 60000)).str, "OK");
+  EXPECT_TRUE(permits.try_acquire(1, seconds(60)).empty());
+  std::vector<std::string> java_hex;
+  for (const std::string& id : java) java_hex.push_back(hex_of(id));
+  EXPECT_EQ(permits.release(java_hex), 3);
+
+  const std::vector<std::string> ours = permits.try_acquire(3, seconds(60));
+  ASSERT_EQ(ours.size(), 3u);
+  // Java is told when the first of our leases ends (":<its end>"), not given a permit.
+  EXPECT_THAT(raw(redisson_expirable_acquire_command(key, java_permits(1), 60000)).str, ::testing::StartsWith(":"));
+  std::vector<std::string> ours_raw;
+  for (const std::string& id : ours) ours_raw.push_back(raw_bytes(id));
+  EXPECT_EQ(raw(redisson_expirable_release_command(key, ours_raw)).integer, 3) << "Java could not give ours back";
+  EXPECT_EQ(permits.available(), 3);
+}
+
+// A waiter for two is not served by one permit coming back, and is by the second.
+TEST(LeasedSemaphore, AWaiterForManyTakesThemWhenEnoughAreBack) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key, kMessageOnly);
+  ASSERT_TRUE(permits.try_set_permits(2));
+  const std::vector<std::string> held = permits.try_acquire(2, LeasedSemaphore::kNoLease);
+  ASSERT_EQ(held.size(), 2u);
+  auto waited = std::async(std::launch::async, [&] { return permits.acquire(2, seconds(60)); });
+  ASSERT_TRUE(eventually([&] {
+    const Reply counted = raw({"PUBSUB", "NUMSUB", redisson_semaphore_channel(key)});
+    return counted.elements.size() == 2 && counted.elements[1].integer == 1;
+  }));
+  EXPECT_TRUE(permits.release(held[0]));
+  EXPECT_EQ(permits.available(), 1) << "the waiter for two took one";
+  EXPECT_TRUE(permits.release(held[1]));
+  ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
+  const std::vector<std::string> taken = waited.get();
+  EXPECT_EQ(taken.size(), 2u);
+  EXPECT_EQ(permits.available(), 0);
+  EXPECT_EQ(permits.release(taken), 2);
 }
 
 TEST(LeasedSemaphore, PermitsStayWithinAJavaIntAndKeysOfOtherTypesAreRefusedBySetToo) {
@@ -163,6 +248,18 @@ TEST(LeasedSemaphore, BadInputIsRefusedAndKeysOfOtherTypesLeftAlone) {
   EXPECT_EQ(expect_error([&] { (void)permits.release("not-an-id"); }).errc(), Errc::bad_option);
   EXPECT_EQ(expect_error([&] { (void)permits.try_acquire(milliseconds(0)); }).errc(), Errc::bad_option);
   EXPECT_EQ(expect_error([&] { (void)permits.acquire(seconds(1)); }).errc(), Errc::timeout);
+  // Many at once: none, more than kMostPermitsAtOnce, an id twice or malformed; no key written.
+  const std::string id(32, 'b');
+  EXPECT_EQ(expect_error([&] { (void)permits.try_acquire(0, seconds(1)); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] {
+              (void)permits.try_acquire(LeasedSemaphore::kMostPermitsAtOnce + 1, seconds(1));
+            }).errc(),
+            Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)permits.acquire(2, seconds(1)); }).errc(), Errc::timeout);
+  EXPECT_EQ(expect_error([&] { (void)permits.release(std::vector<std::string>{}); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)permits.release(std::vector<std::string>{id, id}); }).errc(), Errc::bad_option);
+  EXPECT_EQ(expect_error([&] { (void)permits.release(std::vector<std::string>{id, "x"}); }).errc(), Errc::bad_option);
+  EXPECT_EQ(raw({"EXISTS", key, redisson_permit_leases(key)}).integer, 0);
   raw({"SET", key, "1"});
   raw({"SET", redisson_permit_leases(key), "not-a-zset"});
   EXPECT_EQ(expect_error([&] { (void)permits.try_acquire(seconds(1)); }).errc(), Errc::wrong_type);

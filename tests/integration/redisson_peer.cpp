@@ -272,13 +272,30 @@ std::vector<std::string> redisson_latch_try_set_count_command(std::string_view k
 
 std::string redisson_permit_leases(std::string_view key) { return "{" + std::string(key) + "}:timeout"; }
 
-// tryAcquire(1, lease): KEYS [K, timeout, channel], ARGV [1, timeoutDate, now, nonExpirable, publish, id].
-std::vector<std::string> redisson_expirable_acquire_command(std::string_view key, std::string_view raw_id,
+// tryAcquire(n, lease): KEYS [K, timeout, channel], ARGV [n, timeoutDate, now, nonExpirable, publish, ids...].
+std::vector<std::string> redisson_expirable_acquire_command(std::string_view key,
+                                                           const std::vector<std::string>& raw_ids,
                                                            std::int64_t lease_ms) {
   const std::int64_t now = std::stoll(java_now_ms());
-  return {"EVAL", R"lua(local expiredIds = redis.call('zrangebyscore', KEYS[2], 0, ARGV[3], 'limit', 0, ARGV[1]); if #expiredIds > 0 then redis.call('zrem', KEYS[2], unpack(expiredIds)); local value = redis.call('incrby', KEYS[1], #expiredIds); if tonumber(value) > 0 then redis.call(ARGV[5], KEYS[3], value); end;end; local value = redis.call('get', KEYS[1]); if (value ~= false and tonumber(value) >= tonumber(ARGV[1])) then redis.call('decrby', KEYS[1], ARGV[1]); for i = 6, #ARGV, 1 do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]); end; local ttl = redis.call('pttl', KEYS[1]); if ttl > 0 then redis.call('pexpire', KEYS[2], ttl); end; return 'OK'; end; local v = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES'); if v[1] ~= nil and v[2] ~= ARGV[4] then return ':' .. tostring(v[2]); end return nil;)lua", "3", std::string(key), redisson_permit_leases(key),
-          redisson_semaphore_channel(key), "1", std::to_string(now + lease_ms), std::to_string(now),
-          "922337203685477", "publish", std::string(raw_id)};
+  std::vector<std::string> command{"EVAL", R"lua(local expiredIds = redis.call('zrangebyscore', KEYS[2], 0, ARGV[3], 'limit', 0, ARGV[1]); if #expiredIds > 0 then redis.call('zrem', KEYS[2], unpack(expiredIds)); local value = redis.call('incrby', KEYS[1], #expiredIds); if tonumber(value) > 0 then redis.call(ARGV[5], KEYS[3], value); end;end; local value = redis.call('get', KEYS[1]); if (value ~= false and tonumber(value) >= tonumber(ARGV[1])) then redis.call('decrby', KEYS[1], ARGV[1]); for i = 6, #ARGV, 1 do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]); end; local ttl = redis.call('pttl', KEYS[1]); if ttl > 0 then redis.call('pexpire', KEYS[2], ttl); end; return 'OK'; end; local v = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES'); if v[1] ~= nil and v[2] ~= ARGV[4] then return ':' .. tostring(v[2]); end return nil;)lua", "3", std::string(key), redisson_permit_leases(key),
+          redisson_semaphore_channel(key), std::to_string(raw_ids.size()), std::to_string(now + lease_ms),
+          std::to_string(now), "922337203685477", "publish"};
+  command.insert(command.end(), raw_ids.begin(), raw_ids.end());
+  return command;
+}
+
+std::vector<std::string> redisson_expirable_acquire_command(std::string_view key, std::string_view raw_id,
+                                                           std::int64_t lease_ms) {
+  return redisson_expirable_acquire_command(key, std::vector<std::string>{std::string(raw_id)}, lease_ms);
+}
+
+// tryRelease(ids): KEYS [K, channel, timeout], ARGV [n, now, publish, ids...].
+std::vector<std::string> redisson_expirable_release_command(std::string_view key,
+                                                           const std::vector<std::string>& raw_ids) {
+  std::vector<std::string> command{"EVAL", R"lua(for i = 4, #ARGV, 1 do local expire = redis.call('zscore', KEYS[3], ARGV[i]);if expire== false or tonumber(expire) <= tonumber(ARGV[2]) then return 0;end; end; local expiredIds = redis.call('zrangebyscore', KEYS[3], 0, ARGV[2], 'limit', 0, -1); if #expiredIds > 0 then redis.call('zrem', KEYS[3], unpack(expiredIds)); local value = redis.call('incrby', KEYS[1], #expiredIds); if tonumber(value) > 0 then redis.call(ARGV[3], KEYS[2], value); end; end; local keys = {}; for i = 4, #ARGV, 1 do table.insert(keys, ARGV[i]); end; local removed = redis.call('zrem', KEYS[3], unpack(keys)); redis.call('incrby', KEYS[1], removed); redis.call(ARGV[3], KEYS[2], removed); return removed;)lua", "3", std::string(key), redisson_semaphore_channel(key),
+          redisson_permit_leases(key), std::to_string(raw_ids.size()), java_now_ms(), "publish"};
+  command.insert(command.end(), raw_ids.begin(), raw_ids.end());
+  return command;
 }
 
 // tryRelease(id): KEYS [K, channel, timeout], ARGV [id, 1, now, publish].

@@ -100,6 +100,13 @@ std::string redisson_permit_leases(std::string_view key);  // {key}:timeout
 std::vector<std::string> redisson_expirable_acquire_command(std::string_view key, std::string_view raw_id,
                                                            std::int64_t lease_ms);
 std::vector<std::string> redisson_expirable_release_command(std::string_view key, std::string_view raw_id);
+// acquire(n, lease) (3.23.4+): n ids, all or none. tryRelease(ids): all or none (3.41.0+), the
+// number given back.
+std::vector<std::string> redisson_expirable_acquire_command(std::string_view key,
+                                                           const std::vector<std::string>& raw_ids,
+                                                           std::int64_t lease_ms);
+std::vector<std::string> redisson_expirable_release_command(std::string_view key,
+                                                           const std::vector<std::string>& raw_ids);
 
 // One subscriber connection: `subscribe` ("SUBSCRIBE" or "SSUBSCRIBE") to `channel`, on a unix
 // socket path or a 127.0.0.1 TCP port. Reads time out after 10 s.

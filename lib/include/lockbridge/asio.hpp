@@ -642,6 +642,56 @@ class AsyncLeasedSemaphore final : public AsyncPermits<EventLeasedSemaphore> {
                              });
         });
   }
+  // One attempt at `permits` permits at once, all or none: void(std::error_code,
+  // std::vector<std::string> permits), none when they were not free.
+  template <class CompletionToken>
+  auto async_try_acquire(std::int64_t permits, std::chrono::milliseconds lease, CompletionToken&& token) {
+    return async_try_acquire_until(Clock::time_point::min(), permits, lease, std::forward<CompletionToken>(token));
+  }
+  // `permits` permits at once, all or none (LeasedSemaphore's rules), for at most
+  // options().acquire_timeout: void(std::error_code, std::vector<std::string> permits),
+  // Errc::timeout when it gave up. A cancellation ends it with operation_aborted, having given
+  // back what it won.
+  template <class CompletionToken>
+  auto async_acquire(std::int64_t permits, std::chrono::milliseconds lease, CompletionToken&& token) {
+    const auto deadline = lockbridge::deadline_after(semaphore_.options().acquire_timeout);
+    return initiate_cancellable<void(std::error_code, std::vector<std::string>)>(
+        token, [this, permits, lease, deadline](auto completion, auto stop) {
+          semaphore_.acquire(permits, lease, deadline, stop->get_token(),
+                             [completion, stop](std::error_code error, std::vector<std::string> taken) {
+                               if (!error && taken.empty()) error = make_error_code(Errc::timeout);
+                               completion(asio_impl::in_asio_terms(error), std::move(taken));
+                             });
+        });
+  }
+  // Until `permits` are taken together or the wait ends: void(std::error_code,
+  // std::vector<std::string> permits), none when they were not taken. One attempt when the
+  // deadline has passed.
+  template <class CompletionToken>
+  auto async_try_acquire_until(Clock::time_point deadline, std::int64_t permits, std::chrono::milliseconds lease,
+                               CompletionToken&& token) {
+    return initiate_cancellable<void(std::error_code, std::vector<std::string>)>(
+        token, [this, permits, lease, deadline](auto completion, auto stop) {
+          semaphore_.acquire(permits, lease, deadline, stop->get_token(),
+                             [completion, stop](std::error_code error, std::vector<std::string> taken) {
+                               completion(asio_impl::in_asio_terms(error), std::move(taken));
+                             });
+        });
+  }
+  template <class Rep, class Period, class CompletionToken>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> wait, std::int64_t permits,
+                             std::chrono::milliseconds lease, CompletionToken&& token) {
+    return async_try_acquire_until(lockbridge::deadline_after(wait), permits, lease,
+                                   std::forward<CompletionToken>(token));
+  }
+  // All the permits or none: void(std::error_code, std::int64_t given_back), 0 when any id held
+  // no permit within its lease (then none was given back).
+  template <class CompletionToken>
+  auto async_release(std::vector<std::string> permits, CompletionToken&& token) {
+    return initiate<void(std::error_code, std::int64_t)>(token, [this, permits = std::move(permits)](auto completion) {
+      semaphore_.release(permits, with_value(completion));
+    });
+  }
   // void(std::error_code, bool held): false when its lease had ended (given back all the same).
   template <class CompletionToken>
   auto async_release(std::string permit, CompletionToken&& token) {

@@ -21,6 +21,7 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "lockbridge/event_mutex.hpp"
 #include "lockbridge/export.hpp"
@@ -104,6 +105,8 @@ class LOCKBRIDGE_API EventLeasedSemaphore final : public EventCounter {
  public:
   // The permit's id (32 hex digits), or empty when none was taken.
   using PermitDone = std::function<void(std::error_code, std::string permit)>;
+  // The permits' ids, or none when they were not taken.
+  using PermitsDone = std::function<void(std::error_code, std::vector<std::string> permits)>;
 
   // Throws Error{bad_option} as LeasedSemaphore's constructor does. Does no I/O.
   EventLeasedSemaphore(EventClient& client, std::string key, LeasedSemaphoreOptions options = {});
@@ -116,8 +119,15 @@ class LOCKBRIDGE_API EventLeasedSemaphore final : public EventCounter {
   // std::errc::operation_canceled at once; a permit an attempt already sent had won is given back
   // first.
   void acquire(std::chrono::milliseconds lease, Clock::time_point deadline, std::stop_token stop, PermitDone done);
+  // `permits` permits (1 to LeasedSemaphore::kMostPermitsAtOnce) at once, all or none, as
+  // LeasedSemaphore's; otherwise as acquire() above: a cancelled acquire gives back what it won.
+  void acquire(std::int64_t permits, std::chrono::milliseconds lease, Clock::time_point deadline, std::stop_token stop,
+               PermitsDone done);
   // true when the permit was held within its lease (given back either way).
   void release(std::string permit, BoolDone done);
+  // All the permits or none: how many were given back, 0 when any id held no permit within its
+  // lease (LeasedSemaphore::release's rules).
+  void release(std::vector<std::string> permits, CountDone done);
   // false when the id holds no permit (any more).
   void update_lease(std::string permit, std::chrono::milliseconds lease, BoolDone done);
   const LeasedSemaphoreOptions& options() const noexcept { return options_; }

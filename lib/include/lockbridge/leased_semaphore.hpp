@@ -18,6 +18,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "lockbridge/client.hpp"
 #include "lockbridge/deadline.hpp"
@@ -53,6 +54,9 @@ class LOCKBRIDGE_API LeasedSemaphore {
   // A permit without a lease: it comes back only when released (Redisson's acquire() without a
   // lease time).
   static constexpr std::chrono::milliseconds kNoLease = std::chrono::milliseconds::max();
+  // The most permits one call takes or gives back: the give-back passes every id to one Lua call
+  // (unpack), and Lua refuses about 8,000 there.
+  static constexpr std::int64_t kMostPermitsAtOnce = 4096;
 
   // Throws Error{bad_option} for an empty key, bad options or a Redlock Client. Does no I/O.
   LeasedSemaphore(Client client, std::string key, LeasedSemaphoreOptions options = {});
@@ -73,9 +77,25 @@ class LOCKBRIDGE_API LeasedSemaphore {
                                              std::chrono::milliseconds lease, std::stop_token stop = {}) {
     return acquire_until_steady(deadline_after(wait), lease, std::move(stop));
   }
+  // `permits` permits (1 to kMostPermitsAtOnce) at once, each for `lease`, all or none, as
+  // Redisson >= 3.23.4's acquire(n, lease): their ids, or none (empty) when they were not free.
+  std::vector<std::string> try_acquire(std::int64_t permits, std::chrono::milliseconds lease);
+  // Waits until `permits` are free together, for at most options().acquire_timeout; then throws
+  // Error{timeout}. A waiter for many is not served before waiters for fewer, as in Redisson.
+  std::vector<std::string> acquire(std::int64_t permits, std::chrono::milliseconds lease);
+  template <class Rep, class Period>
+  std::vector<std::string> try_acquire_for(const std::chrono::duration<Rep, Period>& wait, std::int64_t permits,
+                                           std::chrono::milliseconds lease, std::stop_token stop = {}) {
+    return acquire_until_steady(deadline_after(wait), permits, lease, std::move(stop));
+  }
   // Gives the permit back. true when it was held within its lease; false when the id held no
   // permit, or its lease had ended (it is given back then all the same, as Redisson does).
   bool release(const std::string& permit);
+  // Gives the permits back, all or none, as Redisson >= 3.41.0's release(ids): how many
+  // (permits.size()), or 0 when any id held no permit within its lease. Then none is given back:
+  // those still held stay taken until released one by one, and the ended ones are back already.
+  // Malformed or repeated ids, none or more than kMostPermitsAtOnce: Error{bad_option}, no I/O.
+  std::int64_t release(const std::vector<std::string>& permits);
   // Sets the permit's lease to `lease` from now. false when the id holds no permit (any more).
   bool update_lease(const std::string& permit, std::chrono::milliseconds lease);
 
@@ -87,6 +107,8 @@ class LOCKBRIDGE_API LeasedSemaphore {
  private:
   std::optional<std::string> acquire_until_steady(std::chrono::steady_clock::time_point deadline,
                                                   std::chrono::milliseconds lease, std::stop_token stop);
+  std::vector<std::string> acquire_until_steady(std::chrono::steady_clock::time_point deadline, std::int64_t permits,
+                                                std::chrono::milliseconds lease, std::stop_token stop);
   std::shared_ptr<const detail::AnnouncedKey> target_;
   LeasedSemaphoreOptions options_;
 };

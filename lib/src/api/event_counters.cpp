@@ -196,22 +196,31 @@ void EventLeasedSemaphore::available(CountDone done) {
 
 void EventLeasedSemaphore::acquire(std::chrono::milliseconds lease, Clock::time_point deadline, std::stop_token stop,
                                    PermitDone done) {
+  acquire(1, lease, deadline, std::move(stop),
+          [done = std::move(done)](std::error_code error, std::vector<std::string> permits) {
+            done(error, permits.empty() ? std::string() : std::move(permits.front()));
+          });
+}
+
+void EventLeasedSemaphore::acquire(std::int64_t permits, std::chrono::milliseconds lease, Clock::time_point deadline,
+                                   std::stop_token stop, PermitsDone done) {
   if (cancelled_before(object(), stop, done)) return;
   const auto ids = options_.ids;
   const auto recheck = options_.recheck;
-  run_operation<std::string>(
+  run_operation<std::vector<std::string>>(
       object(),
-      [lease, deadline, stop, ids, recheck](EventObject& semaphore) -> Task<std::string> {
+      [permits, lease, deadline, stop, ids, recheck](EventObject& semaphore) -> Task<std::vector<std::string>> {
         const OperationStop ends(stop, semaphore.closing.get_token());
-        std::optional<std::string> permit = co_await leased::acquire(*semaphore.routes, semaphore.announced, ids, lease,
-                                                                     semaphore.loop(), deadline, ends.token(), recheck);
+        std::vector<std::string> taken = co_await leased::acquire(*semaphore.routes, semaphore.announced, ids, permits,
+                                                                  lease, semaphore.loop(), deadline, ends.token(),
+                                                                  recheck);
         // Won by an attempt sent before the stop: given back, so a cancelled acquire keeps none.
         const bool cancelled = stop.stop_requested();
-        if (permit && (cancelled || ends.token().stop_requested())) {
-          (void)co_await leased::release(*semaphore.routes, semaphore.announced, ids, *permit);
+        if (!taken.empty() && (cancelled || ends.token().stop_requested())) {
+          (void)co_await leased::release(*semaphore.routes, semaphore.announced, ids, taken);
         }
-        (void)finished_or_cancelled(permit.has_value(), cancelled);
-        co_return permit.value_or(std::string());
+        (void)finished_or_cancelled(!taken.empty(), cancelled);
+        co_return taken;
       },
       std::move(done));
 }
@@ -222,6 +231,16 @@ void EventLeasedSemaphore::release(std::string permit, BoolDone done) {
       object(),
       [permit = std::move(permit), ids](EventObject& semaphore) {
         return leased::release(*semaphore.routes, semaphore.announced, ids, permit);
+      },
+      std::move(done));
+}
+
+void EventLeasedSemaphore::release(std::vector<std::string> permits, CountDone done) {
+  const auto ids = options_.ids;
+  run_operation<std::int64_t>(
+      object(),
+      [permits = std::move(permits), ids](EventObject& semaphore) {
+        return leased::release(*semaphore.routes, semaphore.announced, ids, permits);
       },
       std::move(done));
 }

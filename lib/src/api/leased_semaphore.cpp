@@ -43,27 +43,47 @@ std::optional<std::string> LeasedSemaphore::try_acquire(std::chrono::millisecond
   return acquire_until_steady(std::chrono::steady_clock::time_point::min(), lease, {});
 }
 
-std::string LeasedSemaphore::acquire(std::chrono::milliseconds lease) {
-  std::optional<std::string> permit =
-      acquire_until_steady(std::chrono::steady_clock::now() + options_.acquire_timeout, lease, {});
-  if (!permit) {
+std::vector<std::string> LeasedSemaphore::try_acquire(std::int64_t permits, std::chrono::milliseconds lease) {
+  return acquire_until_steady(std::chrono::steady_clock::time_point::min(), permits, lease, {});
+}
+
+std::string LeasedSemaphore::acquire(std::chrono::milliseconds lease) { return acquire(1, lease).front(); }
+
+std::vector<std::string> LeasedSemaphore::acquire(std::int64_t permits, std::chrono::milliseconds lease) {
+  std::vector<std::string> taken =
+      acquire_until_steady(std::chrono::steady_clock::now() + options_.acquire_timeout, permits, lease, {});
+  if (taken.empty()) {
+    const std::string wanted = permits == 1 ? "no permit" : std::to_string(permits) + " permits not";
     throw Error(Errc::timeout,
-                detail::describe("acquire", target_->key) + ": no permit available within acquire_timeout");
+                detail::describe("acquire", target_->key) + ": " + wanted + " available within acquire_timeout");
   }
-  return *permit;
+  return taken;
 }
 
 std::optional<std::string> LeasedSemaphore::acquire_until_steady(std::chrono::steady_clock::time_point deadline,
                                                                  std::chrono::milliseconds lease,
                                                                  std::stop_token stop) {
+  std::vector<std::string> taken = acquire_until_steady(deadline, 1, lease, std::move(stop));
+  if (taken.empty()) return std::nullopt;
+  return std::move(taken.front());
+}
+
+std::vector<std::string> LeasedSemaphore::acquire_until_steady(std::chrono::steady_clock::time_point deadline,
+                                                               std::int64_t permits, std::chrono::milliseconds lease,
+                                                               std::stop_token stop) {
   return target_->in_place([&](auto& routes, auto& semaphore) {
-    return calls::acquire(routes, semaphore, options_.ids, lease, nullptr, deadline, stop, options_.recheck);
+    return calls::acquire(routes, semaphore, options_.ids, permits, lease, nullptr, deadline, stop, options_.recheck);
   });
 }
 
 bool LeasedSemaphore::release(const std::string& permit) {
   return target_->in_place(
       [&](auto& routes, auto& semaphore) { return calls::release(routes, semaphore, options_.ids, permit); });
+}
+
+std::int64_t LeasedSemaphore::release(const std::vector<std::string>& permits) {
+  return target_->in_place(
+      [&](auto& routes, auto& semaphore) { return calls::release(routes, semaphore, options_.ids, permits); });
 }
 
 bool LeasedSemaphore::update_lease(const std::string& permit, std::chrono::milliseconds lease) {

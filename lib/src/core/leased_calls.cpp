@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <exception>
+#include <iterator>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -79,47 +81,66 @@ Task<bool> give_back(Routes& routes, const AnnouncedKey& semaphore, std::string 
   co_return co_await run_for_integer(routes, semaphore, kLeasedRelease, std::move(args), "release") == 1;
 }
 
-// After a lost acquire reply: gives the id back if the attempt took a permit under it. Never
-// throws (best effort: a permit with a lease comes back at its end anyway), and reports nothing:
-// the id most likely never held a permit.
-Task<void> release_quietly(Routes& routes, const AnnouncedKey& semaphore, std::string stored_id) {
+// The release script for a list, all or none: how many were given back (0: none).
+Task<std::int64_t> give_back_all(Routes& routes, const AnnouncedKey& semaphore, std::vector<std::string> stored_ids) {
+  std::vector<std::string> args{now_ms(), semaphore.publish_command()};
+  args.insert(args.end(), std::make_move_iterator(stored_ids.begin()), std::make_move_iterator(stored_ids.end()));
+  co_return co_await run_for_integer(routes, semaphore, kLeasedReleaseMany, std::move(args), "release");
+}
+
+// After a lost acquire reply: gives the ids back if the attempt took permits under them (all of
+// them or none: one script). Never throws (best effort: a permit with a lease comes back at its
+// end anyway), and reports nothing: the ids most likely never held a permit.
+Task<void> release_quietly(Routes& routes, const AnnouncedKey& semaphore, std::vector<std::string> stored_ids) {
   try {
-    (void)co_await give_back(routes, semaphore, std::move(stored_id));
+    if (stored_ids.size() == 1) {
+      (void)co_await give_back(routes, semaphore, std::move(stored_ids.front()));
+    } else {
+      (void)co_await give_back_all(routes, semaphore, std::move(stored_ids));
+    }
   } catch (...) {
   }
 }
 
-// One acquire attempt under a new id: done with `permit` set, or when to try again.
-Task<TryOutcome> attempt(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::chrono::milliseconds lease,
-                         Routes::Clock::time_point deadline, std::optional<std::string>& permit) {
-  std::array<unsigned char, 16> id{};
-  fill_random(id);
-  std::string hex = lowercase_hex(id);
+// One acquire attempt of `permits` under new ids: done with `taken` set to their ids, or when to
+// try again.
+Task<TryOutcome> attempt(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::int64_t permits,
+                         std::chrono::milliseconds lease, Routes::Clock::time_point deadline,
+                         std::vector<std::string>& taken) {
+  std::vector<std::string> hex_ids;
+  std::vector<std::string> stored_ids;
+  for (std::int64_t i = 0; i < permits; ++i) {
+    std::array<unsigned char, 16> id{};
+    fill_random(id);
+    hex_ids.push_back(lowercase_hex(id));
+    stored_ids.push_back(stored(hex_ids.back(), ids));
+  }
   const std::string now = now_ms();
-  std::string stored_id = stored(hex, ids);
-  std::vector<std::string> args{"1", lease_end(lease), now, kNoLeaseScore, semaphore.publish_command(), stored_id};
+  std::vector<std::string> args{std::to_string(permits), lease_end(lease), now, kNoLeaseScore,
+                                semaphore.publish_command()};
+  args.insert(args.end(), stored_ids.begin(), stored_ids.end());
   ReplyPtr reply;
   std::exception_ptr lost;
   bool sent = false;
   try {
     reply = co_await run(routes, semaphore, kLeasedAcquire, std::move(args), "acquire", deadline, &sent);
   } catch (const Error& error) {
-    // The reply was lost, perhaps after the permit was taken under this id: give it back (a
-    // permit without a lease would otherwise be gone for good), as Java releases its ids then.
+    // The reply was lost, perhaps after the permits were taken under these ids: give them back
+    // (a permit without a lease would otherwise be gone for good), as Java releases its ids then.
     // Not when the script never left (no connection before the deadline): the give-back would
     // wait for the same busy pool, past the caller's deadline, for nothing.
     if (!may_have_written(error, sent)) throw;
     lost = std::current_exception();
   }
   if (lost) {
-    co_await release_quietly(routes, semaphore, std::move(stored_id));
+    co_await release_quietly(routes, semaphore, std::move(stored_ids));
     std::rethrow_exception(lost);
   }
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1) {
     unexpected_reply(*reply, "an array", ReplyContext("acquire", semaphore.key));
   }
   if (integer_of(*reply->element[0], "acquire", semaphore.key) == 1) {
-    permit = std::move(hex);
+    taken = std::move(hex_ids);
     co_return TryOutcome::finished(true);
   }
   TryOutcome outcome;
@@ -159,23 +180,31 @@ Task<std::int64_t> available(Routes& routes, const AnnouncedKey& semaphore) {
   co_return co_await run_for_integer(routes, semaphore, kLeasedAvailable, std::move(args), "read the permits of");
 }
 
-Task<std::optional<std::string>> acquire(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
-                                         std::chrono::milliseconds lease, std::shared_ptr<EventLoop> loop,
-                                         std::chrono::steady_clock::time_point deadline, std::stop_token stop,
-                                         std::chrono::milliseconds recheck) {
+void require_permits(std::int64_t permits) {
+  if (permits < 1 || permits > LeasedSemaphore::kMostPermitsAtOnce) {
+    throw Error(Errc::bad_option, "LeasedSemaphore: permits at once must be 1 to " +
+                                      std::to_string(LeasedSemaphore::kMostPermitsAtOnce) + ", not " + std::to_string(permits));
+  }
+}
+
+Task<std::vector<std::string>> acquire(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
+                                       std::int64_t permits, std::chrono::milliseconds lease,
+                                       std::shared_ptr<EventLoop> loop, std::chrono::steady_clock::time_point deadline,
+                                       std::stop_token stop, std::chrono::milliseconds recheck) {
+  require_permits(permits);
   require_lease(lease);
   const auto began = CounterEvents::Clock::now();
-  std::optional<std::string> permit;
+  std::vector<std::string> taken;
   int attempts = 0;
   const TryStep step = [&]() -> Task<TryOutcome> {
     ++attempts;
-    co_return co_await attempt(routes, semaphore, ids, lease, deadline, permit);
+    co_return co_await attempt(routes, semaphore, ids, permits, lease, deadline, taken);
   };
   const CounterEvents events(semaphore.state(), semaphore.key, "leased_semaphore");
   Task<bool> waiting =
       wait_announced(semaphore.state(), semaphore.channel, std::move(loop), deadline, stop, recheck, step);
-  (void)co_await report_wait(std::move(waiting), events, began, 1, attempts, stop);
-  co_return permit;
+  (void)co_await report_wait(std::move(waiting), events, began, permits, attempts, stop);
+  co_return taken;
 }
 
 Task<bool> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::string permit) {
@@ -191,6 +220,28 @@ Task<bool> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
   // Not held under its lease any more (ended, or an unknown id): told as a lock's lost release is.
   events.released(1, held ? std::error_code() : make_error_code(Errc::lease_lost));
   co_return held;
+}
+
+Task<std::int64_t> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
+                           std::vector<std::string> permits) {
+  // Malformed, repeated or too many ids are refused before anything is sent or reported.
+  require_permits(static_cast<std::int64_t>(permits.size()));
+  std::vector<std::string> stored_ids;
+  for (const std::string& permit : permits) stored_ids.push_back(stored(permit, ids));
+  if (std::set<std::string>(stored_ids.begin(), stored_ids.end()).size() != stored_ids.size()) {
+    throw Error(Errc::bad_option, "LeasedSemaphore: a permit id is given twice");
+  }
+  const auto count = static_cast<std::int64_t>(permits.size());
+  const CounterEvents events(semaphore.state(), semaphore.key, "leased_semaphore");
+  std::int64_t given_back = 0;
+  try {
+    given_back = co_await give_back_all(routes, semaphore, std::move(stored_ids));
+  } catch (...) {
+    events.released(count, current_error_code());
+    throw;
+  }
+  events.released(count, given_back == count ? std::error_code() : make_error_code(Errc::lease_lost));
+  co_return given_back;
 }
 
 Task<bool> update_lease(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::string permit,

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "core/announced_key.hpp"
 #include "core/routes.hpp"
@@ -31,14 +32,20 @@ Task<bool> try_set_permits(Routes& routes, const AnnouncedKey& semaphore, std::i
 Task<std::int64_t> add_permits(Routes& routes, const AnnouncedKey& semaphore, std::int64_t permits);
 // After giving back the permits whose lease ended.
 Task<std::int64_t> available(Routes& routes, const AnnouncedKey& semaphore);
-// One permit for `lease`: its id, or nullopt when `deadline` passed or `stop` was requested
-// first. A deadline already past: one attempt. `loop` null: in place.
-Task<std::optional<std::string>> acquire(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
-                                         std::chrono::milliseconds lease, std::shared_ptr<EventLoop> loop,
-                                         std::chrono::steady_clock::time_point deadline, std::stop_token stop,
-                                         std::chrono::milliseconds recheck);
+// Refuses (bad_option) a number of permits at once outside 1 to LeasedSemaphore::kMostPermitsAtOnce.
+void require_permits(std::int64_t permits);
+// `permits` permits for `lease`, all or none: their ids, or none when `deadline` passed or `stop`
+// was requested first. A deadline already past: one attempt. `loop` null: in place.
+Task<std::vector<std::string>> acquire(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
+                                       std::int64_t permits, std::chrono::milliseconds lease,
+                                       std::shared_ptr<EventLoop> loop, std::chrono::steady_clock::time_point deadline,
+                                       std::stop_token stop, std::chrono::milliseconds recheck);
 // true when the permit was held within its lease (given back either way, as Redisson does).
 Task<bool> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::string permit);
+// All the permits or none: how many were given back, 0 when any id held no permit within its
+// lease (then none is). Malformed or repeated ids: Error{bad_option}, before any I/O.
+Task<std::int64_t> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
+                           std::vector<std::string> permits);
 // false when the id holds no permit (any more).
 Task<bool> update_lease(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids, std::string permit,
                         std::chrono::milliseconds lease);

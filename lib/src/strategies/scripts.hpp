@@ -1013,6 +1013,25 @@ return 1
 )lua");
 inline constexpr Script kLeasedRelease = script_of("leased_semaphore_release", kLeasedReleaseText);
 
+// tryRelease(ids), all or none, as Redisson >= 3.41.0 gives back a list. ARGV: now, the publish
+// command, then the ids. The number given back (every id), or 0 when any id holds no permit
+// within its lease: then none is given back, and nothing else is written. Like Java, it announces
+// the number given back, not the permits available.
+inline constexpr auto kLeasedReleaseManyText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
+local refused = leased_error()
+if refused then return refused end
+for i = 3, #ARGV do
+  local ends = redis.call('zscore', KEYS[2], ARGV[i])
+  if ends == false or tonumber(ends) <= tonumber(ARGV[1]) then return 0 end
+end
+reclaim(ARGV[1], -1, ARGV[2])
+local removed = redis.call('zrem', KEYS[2], unpack(ARGV, 3))
+redis.call('incrby', KEYS[1], removed)
+redis.pcall(ARGV[2], KEYS[3], removed)
+return removed
+)lua");
+inline constexpr Script kLeasedReleaseMany = script_of("leased_semaphore_release_many", kLeasedReleaseManyText);
+
 // updateLeaseTime(id, lease). ARGV: the id, the lease's new end, now, the publish command. 1 =
 // updated; 0 = the id holds no permit (never, released, or its lease ended).
 inline constexpr auto kLeasedRenewText = joined(kTypeErrorPrelude, kCounterPrelude, kLeasedPrelude, R"lua(
@@ -1058,13 +1077,13 @@ return value
 inline constexpr Script kLeasedAdd = script_of("leased_semaphore_add", kLeasedAddText);
 
 // Every script above, for whoever must name them all (tests that preload a server's script cache).
-inline constexpr std::array<const Script*, 32> kEveryScript{
+inline constexpr std::array<const Script*, 33> kEveryScript{
     &kTokenAcquire,      &kTokenAcquireFair,   &kCompareAndDelete,  &kCompareAndHandOff,  &kCompareAndPexpire,
     &kMultiAcquire,      &kMultiRelease,       &kLegacyHardenedAcquire, &kRedissonLock,   &kRedissonUnlock,
     &kRedissonRenew,     &kRedissonFencedLock, &kRedissonFairLock,  &kRedissonFairUnlock, &kRedissonFairLeave,
     &kRedissonReadLock,  &kRedissonReadUnlock, &kRedissonReadRenew, &kRedissonWriteLock,  &kRedissonWriteUnlock,
     &kRedissonLatchCountDown, &kRedissonTrySet, &kRedissonSemaphoreAcquire, &kRedissonSemaphoreAdd,
     &kRedissonSemaphoreDrain, &kLeasedAcquire, &kLeasedRelease, &kLeasedRenew,
-    &kLeasedAvailable,   &kLeasedAdd,          &kRedissonWriteRenew, &kLeasedTrySet};
+    &kLeasedAvailable,   &kLeasedAdd,          &kRedissonWriteRenew, &kLeasedTrySet,       &kLeasedReleaseMany};
 
 }  // namespace lockbridge::detail
