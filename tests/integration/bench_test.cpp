@@ -464,11 +464,13 @@ TEST(BenchSoak, RefusesALengthOutOfRange) {
 }
 
 TEST(Bench, RenewalsOfManyLocksShareRoundTrips) {
-  const CliRun run = run_cli("bench --renewals 500 --lease 300 --duration 1 --json");
+  const CliRun run = run_cli("bench --renewals 500 --lease 1500 --duration 2 --json");
   ASSERT_EQ(run.exit_code, 0) << run;
   const nlohmann::json result = only_json_object(run);
   EXPECT_EQ(result["still_held"], 500) << result.dump();
-  ASSERT_GT(result["renewals"].get<int>(), 500) << "each lock renews every lease/3: several times a second";
+  // A lease of 1.5 s (renewed every 0.5 s, 1 s to spare): short ones were lost when a sanitized
+  // run made a renewal round late.
+  ASSERT_GT(result["renewals"].get<int>(), 500) << "each lock renews every lease/3: several times a run";
   EXPECT_GT(result["renewals_per_round_trip"].get<double>(), 10.0) << result.dump();
 }
 

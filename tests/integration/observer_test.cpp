@@ -22,6 +22,7 @@ namespace lockbridge::testing {
 namespace {
 
 using std::chrono::milliseconds;
+using std::chrono::seconds;
 
 // Every event as one line ("acquired <key> token attempts=1"), in delivery order.
 class Recorder : public Observer {
@@ -128,7 +129,7 @@ TEST(Observer, HearsACallThatGaveUpAndOneThatFailed) {
 TEST(Observer, HearsTheLeaseLostWhenTheKeyIsDeleted) {
   const auto recorder = std::make_shared<Recorder>();
   const std::string key = unique_key();
-  Mutex mutex(observed_client(recorder), key, watched(milliseconds(300)));
+  Mutex mutex(observed_client(recorder), key, watched(seconds(3)));
   ASSERT_TRUE(mutex.try_lock());
   raw({"DEL", key});
   EXPECT_TRUE(recorder->heard("lease_lost " + key + " deleted"));
@@ -139,7 +140,7 @@ TEST(Observer, HearsTheLeaseLostWhenTheKeyIsDeleted) {
 TEST(Observer, HearsTheLeaseLostWhenAnotherOwnerTakesTheKey) {
   const auto recorder = std::make_shared<Recorder>();
   const std::string key = unique_key();
-  Mutex mutex(observed_client(recorder), key, watched(milliseconds(300)));
+  Mutex mutex(observed_client(recorder), key, watched(seconds(3)));
   ASSERT_TRUE(mutex.try_lock());
   raw({"SET", key, "someone-else", "PX", "60000"});
   EXPECT_TRUE(recorder->heard("lease_lost " + key + " taken"));
@@ -168,7 +169,7 @@ TEST(Observer, HearsTheLeaseLostWhenItRunsOutAndExtendFindingItGone) {
 TEST(Observer, HearsTheWatchdogsRenewals) {
   const auto recorder = std::make_shared<Recorder>();
   const std::string key = unique_key();
-  Mutex mutex(observed_client(recorder), key, watched(milliseconds(300)));
+  Mutex mutex(observed_client(recorder), key, watched(seconds(3)));
   ASSERT_TRUE(mutex.try_lock());
   EXPECT_TRUE(recorder->heard("renewed 1"));
   mutex.unlock();
@@ -295,8 +296,9 @@ TEST(Observer, OneThatBlocksBreaksNoLockAndItsEventsAreBoundedNotQueuedForever) 
   const auto blocker = std::make_shared<Blocker>();
   const Client client = observed_client(blocker);
   const std::string key = unique_key();
-  // The watchdog keeps a 300 ms lease through the block: renewals do not wait for the observer.
-  Mutex held(client, key, watched(milliseconds(300)));
+  // The watchdog keeps the lease through the block: renewals do not wait for the observer. (3 s:
+  // a sanitized run may make a renewal late by more than a short lease leaves.)
+  Mutex held(client, key, watched(seconds(3)));
   ASSERT_TRUE(held.try_lock());
   const std::string other = unique_key("cycles");
   Mutex cycling(client, other, one_attempt_options());
