@@ -82,7 +82,7 @@ TEST(CliHold, PrintsTheFenceAndAWatchdogKeepsTheLockPastItsLease) {
   // Held three leases long: without the watchdog the release would find the key gone (exit 1).
   // A lease of a second leaves each renewal (every third of it) room for a slow sanitizer build
   // under load: with 200 ms, one renewal late by 130 ms lost the lock under ASan.
-  const CliRun second = run_cli("hold '" + key + "' --json --fencing --watchdog --lease 1000 --for 3000");
+  const CliRun second = run_cli("hold '" + key + "' --json --fencing --watchdog --lease 1500 --for 4500");
   ASSERT_EQ(second.exit_code, 0) << second;
   EXPECT_GT(second.lines.at(0)["fence"].get<std::uint64_t>(), first.lines.at(0)["fence"].get<std::uint64_t>());
   EXPECT_EQ(second.lines.at(1)["released"], true) << second;

@@ -398,7 +398,7 @@ class ClusterWatchdog : public Cluster, public ::testing::WithParamInterface<con
 TEST_P(ClusterWatchdog, RenewsLocksOnEveryMaster) {
   MutexOptions options = variant_options(GetParam());
   // A lease a loaded machine cannot starve the watchdog past (sanitizers, parallel tests).
-  options.lease = milliseconds(1000);
+  options.lease = milliseconds(1500);
   options.watchdog.enabled = true;
   std::vector<std::unique_ptr<Mutex>> held;
   std::set<int> owners;

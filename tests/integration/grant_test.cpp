@@ -212,11 +212,13 @@ TEST_P(Grant, AWaiterThatGaveUpAfterItsGrantLeavesTheLockFree) {
 TEST_P(Grant, AGrantedWaiterKilledStallsTheQueueNoLongerThanTheGrantLease) {
   const std::string key = unique_key();
   MutexOptions options = waiter_options(GetParam());
-  options.grant_lease = milliseconds(400);
+  // Long enough that a sanitized run's slow test thread still reads the granted key before it
+  // runs out.
+  options.grant_lease = milliseconds(2000);
   Client holder_client = test_client();
   Mutex holder(holder_client, key, options);
   ASSERT_TRUE(holder.try_lock());
-  std::string lock_args = " --lease 60000 --grant-lease 400";
+  std::string lock_args = " --lease 60000 --grant-lease 2000";
   if (options.strategy == StrategyKind::legacy) {
     const LegacyFormat format = options.legacy.format;
     lock_args += std::string(" --strategy legacy --preset hardened --format ") +
@@ -233,13 +235,13 @@ TEST_P(Grant, AGrantedWaiterKilledStallsTheQueueNoLongerThanTheGrantLease) {
   holder.unlock();  // grants the lock to the dead waiter, whose deadline has not passed
   const std::int64_t pttl = raw({"PTTL", key}).integer;
   EXPECT_GT(pttl, 0) << "the release did not grant the lock to the (not yet known dead) waiter";
-  EXPECT_LE(pttl, 400 + options.legacy.safety_ttl_grace.count()) << "a grant outlives its grant lease";
+  EXPECT_LE(pttl, 2000 + options.legacy.safety_ttl_grace.count()) << "a grant outlives its grant lease";
   if (options.strategy == StrategyKind::legacy) {
     const auto stamp = parse_legacy_value(raw({"GET", key}).str, options.legacy.format);
     ASSERT_TRUE(stamp);
     // A stamp in seconds is rounded up to the next whole second.
     const std::int64_t rounding = options.legacy.format == LegacyFormat::epoch_seconds ? 1000 : 1;
-    EXPECT_LE(stamp->expiry_ms, server_ms() + 400 + rounding) << "the granted stamp outlives the grant lease";
+    EXPECT_LE(stamp->expiry_ms, server_ms() + 2000 + rounding) << "the granted stamp outlives the grant lease";
   }
   Client next_client = test_client();
   Mutex next(next_client, key, options);
@@ -252,14 +254,15 @@ TEST_P(Grant, AGrantedWaiterKilledStallsTheQueueNoLongerThanTheGrantLease) {
 TEST_P(Grant, AHoldThatLastsIsToppedUpToItsLease) {
   const std::string key = unique_key();
   MutexOptions options = waiter_options(GetParam());
-  options.grant_lease = milliseconds(600);
+  // The top-up is due halfway through what is left of the grant: 3 s leaves a late renewal room.
+  options.grant_lease = milliseconds(3000);
   options.lease = seconds(60);
   HolderAndWaiter pair(key, options);
   ASSERT_TRUE(pair.held);
   Mutex& waiter = pair.waiter;
   ASSERT_TRUE(eventually([&] { return first_waiter_starves(GetParam(), key); })) << "the waiter never queued";
   ASSERT_TRUE(pair.hand_over());
-  EXPECT_LE(waiter.valid_for(), milliseconds(600)) << "a grant's lease is grant_lease at most";
+  EXPECT_LE(waiter.valid_for(), milliseconds(3000)) << "a grant's lease is grant_lease at most";
   ASSERT_TRUE(eventually([&] { return raw({"PTTL", key}).integer > 10000; })) << "the grant was never topped up";
   // The holder learns of it once the renewal's reply is read, just after Redis ran it.
   EXPECT_TRUE(eventually([&] { return waiter.valid_for() > seconds(10); }))

@@ -60,10 +60,10 @@ TEST_P(Watchdog, KeepsTheLockPastSeveralLeases) {
   Client client = test_client();
   // A lease long enough that a loaded machine (sanitizers, parallel tests) cannot starve the
   // watchdog past it, and a hold of several leases.
-  Mutex mutex(client, key, options(milliseconds(1000)));
+  Mutex mutex(client, key, options(milliseconds(1500)));
   ASSERT_TRUE(mutex.try_lock());
   // Without renewals the key (lease + grace for hardened legacy) would be long gone.
-  std::this_thread::sleep_for(milliseconds(3500));
+  std::this_thread::sleep_for(milliseconds(4500));
   EXPECT_TRUE(mutex.owns_lock());
   EXPECT_GT(mutex.valid_for(), milliseconds(0));
   EXPECT_FALSE(mutex.lease_token().stop_requested());
@@ -79,7 +79,9 @@ TEST_P(Watchdog, KeepsTheLockPastSeveralLeases) {
 TEST_P(Watchdog, TellsTheHolderWhenTheKeyIsDeletedBehindItsBack) {
   const std::string key = unique_key();
   Client client = test_client();
-  Mutex mutex(client, key, options(milliseconds(600)));
+  // The renewal must come before the lease ends to find the key gone (rather than the lease run
+  // out): 2 s leaves it 1.3 s late at most.
+  Mutex mutex(client, key, options(milliseconds(2000)));
   LossLog log;
   mutex.on_lease_lost([&log](const Error& error) { log.record(error); });
   ASSERT_TRUE(mutex.try_lock());
@@ -125,8 +127,8 @@ TEST_P(Watchdog, StopsRenewingAtMaxHoldAndTheLeaseRunsOut) {
 TEST_P(Watchdog, RenewalsCutShortByMaxHoldKeepTheirCadence) {
   const std::string key = unique_key();
   Client client = test_client();  // its own: its renewals are this lock's alone
-  MutexOptions held = options(milliseconds(600));
-  held.watchdog.max_hold = milliseconds(1000);
+  MutexOptions held = options(milliseconds(1200));
+  held.watchdog.max_hold = milliseconds(2000);
   held.legacy.safety_ttl_grace = milliseconds(0);
   Mutex mutex(client, key, held);
   LossLog log;

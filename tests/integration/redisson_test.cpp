@@ -170,10 +170,10 @@ TEST(Redisson, TheWatchdogKeepsTheLeaseWithPexpire) {
   MutexOptions options = MutexOptions::redisson_lock();
   // Renewed every third of the lease; a second leaves a loaded machine (sanitizers, parallel
   // tests) room to run the watchdog late without the lease running out.
-  options.lease = milliseconds(1000);
+  options.lease = milliseconds(1500);
   Mutex mutex(test_client(), key, options);
   ASSERT_TRUE(mutex.try_lock());
-  std::this_thread::sleep_for(milliseconds(3000));  // three leases
+  std::this_thread::sleep_for(milliseconds(4500));  // three leases
   EXPECT_TRUE(mutex.owns_lock());
   EXPECT_EQ(raw({"HGET", key, mutex.value()}).str, "1");
   mutex.unlock();

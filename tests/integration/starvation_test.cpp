@@ -197,8 +197,9 @@ TEST_P(Starvation, AReleaseHandsTheLockToTheStarvingWaiterAndNoNewcomerTakesIt) 
 
 TEST_P(Starvation, AStarvingWaiterThatDiedBlocksTheLockNoLongerThanItsDeadline) {
   const std::string key = unique_key();
-  // It queued and died: nothing refreshes its deadline, 300 ms ahead.
-  queue_waiter(key, "dead-waiter", 300);
+  // It queued and died: nothing refreshes its deadline, 3 s ahead (time for the release below to
+  // find it still starving, however slow the run).
+  queue_waiter(key, "dead-waiter", 3000);
   take_and_release(key);
   ASSERT_TRUE(handed_to(key, "dead-waiter")) << "the release hands the lock to the (not yet known dead) waiter";
   // What it was handed runs out with the dead waiter's deadline, and a live waiter gets the lock.
