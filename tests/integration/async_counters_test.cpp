@@ -312,5 +312,20 @@ TEST_F(AsyncCountersTest, ALeasedAcquireCancelledAfterItsAttemptWonGivesThePermi
   EXPECT_EQ(raw({"ZCARD", LeasedSemaphore::leases_name(key)}).integer, 0);
 }
 
+TEST_F(AsyncCountersTest, ALeasedAcquireOfManyCancelledAfterItsAttemptWonGivesThemAllBack) {
+  const std::string key = unique_key();
+  ASSERT_TRUE(LeasedSemaphore(test_client(), key).try_set_permits(3));
+  EventLeasedSemaphore engine(client_.engine(), key, message_only_leased());
+  std::stop_source stop;
+  Outcome<std::vector<std::string>> cancelled;
+  engine.acquire(3, LeasedSemaphore::kNoLease, EventLeasedSemaphore::Clock::time_point::max(), stop.get_token(),
+                 [&](std::error_code error, std::vector<std::string> permits) { cancelled.emplace(error, permits); });
+  stop.request_stop();  // the attempt is on its way, and wins
+  ASSERT_TRUE(settled(cancelled));
+  EXPECT_EQ(std::get<0>(*cancelled), std::errc::operation_canceled);
+  EXPECT_EQ(raw({"GET", key}).str, "3") << "the cancelled acquire kept permits";
+  EXPECT_EQ(raw({"ZCARD", LeasedSemaphore::leases_name(key)}).integer, 0);
+}
+
 }  // namespace
 }  // namespace lockbridge::testing

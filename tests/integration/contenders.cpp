@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <optional>
 #include <regex>
@@ -45,11 +46,14 @@ MixedFleetRun run_mixed_fleet(const std::vector<std::string>& commands, const st
   for (const auto& side : java_sides) java.push_back(std::async(std::launch::async, side));
   fleet.emplace(commands);
   MixedFleetRun run;
-  run.joined = eventually(joined, std::chrono::seconds(60));
+  const std::string acquired = stop_key + ":acquired";  // lock_contender counts there
+  run.joined = eventually([&] { return joined() && std::atoll(raw({"GET", acquired}).str.c_str()) >= 4; },
+                          std::chrono::seconds(60));
   std::this_thread::sleep_for(linger);
   raw({"SET", stop_key, "1"});
   run.processes = fleet->finish();
   for (auto& side : java) run.java_violations.push_back(side.get());
+  raw({"DEL", acquired});
   return run;
 }
 

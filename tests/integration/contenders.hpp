@@ -46,10 +46,12 @@ ContenderTotals run_contenders(const std::vector<std::string>& commands);
 // A fleet of mixed languages on one lock: lock_contender processes (`commands`, each stopping once
 // `stop_key` exists) and Java peer sides played by threads of this process (each runs until
 // `stop_key` exists and returns the violations it saw). run_mixed_fleet() starts them all, lets
-// them run until `joined()` holds (60 s at most) and `linger` longer (the processes' own share of
-// the run), sets `stop_key`, and gathers what every side saw.
+// them run until `joined()` holds and the processes have acquired 4 times (60 s at most: a
+// sanitized build starts its processes slowly, and Java threads alone can satisfy `joined`), and
+// `linger` longer (the processes' own share of the run), sets `stop_key`, and gathers what every
+// side saw.
 struct MixedFleetRun {
-  bool joined = false;  // joined() held in time
+  bool joined = false;  // joined() held, and the processes had acquired 4 times, in time
   ContenderTotals processes;
   std::vector<long> java_violations;  // each Java side's, in java_sides' order
 };

@@ -140,6 +140,45 @@ TEST(LeasedSemaphore, EachSideGivesBackTheOthersPermitsTakenTogether) {
   EXPECT_EQ(permits.available(), 3);
 }
 
+// The rule where a list differs from one id: one ended lease in it, and nothing is given back.
+TEST(LeasedSemaphore, AListWithAnEndedLeaseGivesNothingBack) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key);
+  ASSERT_TRUE(permits.try_set_permits(3));
+  const std::vector<std::string> held = permits.try_acquire(2, seconds(60));
+  ASSERT_EQ(held.size(), 2u);
+  const std::int64_t ends = wall_ms() + 50;
+  const std::optional<std::string> ending = permits.try_acquire(milliseconds(50));
+  ASSERT_TRUE(ending);
+  ASSERT_TRUE(eventually([&] { return wall_ms() > ends + 1; }));
+  EXPECT_EQ(permits.release(std::vector<std::string>{held[0], *ending, held[1]}), 0);
+  EXPECT_EQ(raw({"ZCARD", redisson_permit_leases(key)}).integer, 3) << "the refused list wrote something";
+  EXPECT_EQ(raw({"GET", key}).str, "0");
+  EXPECT_EQ(permits.available(), 1) << "the ended lease comes back with the next look";
+  EXPECT_EQ(permits.release(held), 2);
+}
+
+// The most at once, both ways; and more leases ended unseen than Lua's unpack takes in one call.
+TEST(LeasedSemaphore, ThousandsOfEndedLeasesComeBackTogether) {
+  const std::string key = unique_key();
+  LeasedSemaphore permits(test_client(), key);
+  ASSERT_TRUE(permits.try_set_permits(LeasedSemaphore::kMostPermitsAtOnce));
+  const std::vector<std::string> all = permits.try_acquire(LeasedSemaphore::kMostPermitsAtOnce, seconds(60));
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(LeasedSemaphore::kMostPermitsAtOnce));
+  EXPECT_EQ(permits.release(all), LeasedSemaphore::kMostPermitsAtOnce);
+
+  // 9,000 leases that ended long ago (score 1), as Java leaves them: all come back in one call.
+  std::vector<std::string> add{"ZADD", redisson_permit_leases(key)};
+  for (int i = 0; i < 9000; ++i) {
+    add.push_back("1");
+    add.push_back("ended-" + std::to_string(i));
+  }
+  raw(add);
+  raw({"DECRBY", key, "9000"});
+  EXPECT_EQ(permits.available(), LeasedSemaphore::kMostPermitsAtOnce);
+  EXPECT_EQ(raw({"ZCARD", redisson_permit_leases(key)}).integer, 0);
+}
+
 // A waiter for two is not served by one permit coming back, and is by the second.
 TEST(LeasedSemaphore, AWaiterForManyTakesThemWhenEnoughAreBack) {
   const std::string key = unique_key();
@@ -154,6 +193,8 @@ TEST(LeasedSemaphore, AWaiterForManyTakesThemWhenEnoughAreBack) {
   }));
   EXPECT_TRUE(permits.release(held[0]));
   EXPECT_EQ(permits.available(), 1) << "the waiter for two took one";
+  EXPECT_EQ(raw({"ZCARD", redisson_permit_leases(key)}).integer, 1) << "the waiter for two took one";
+  EXPECT_EQ(waited.wait_for(seconds(0)), std::future_status::timeout) << "served with one permit free";
   EXPECT_TRUE(permits.release(held[1]));
   ASSERT_EQ(waited.wait_for(seconds(30)), std::future_status::ready);
   const std::vector<std::string> taken = waited.get();

@@ -15,7 +15,8 @@
 // larger than CHECK_KEY:fence, the last holder's, and leaves its own there) or spin (RSpinLock:
 // MutexOptions::redisson_spin_lock(), waiting as it does; LEASE_MS replaces its 30 s). With
 // STOP_KEY it also stops, between acquisitions, once that key exists (so it can run for as long as
-// something else does). LEASE_MS: the lease (default 60000).
+// something else does), and counts each acquisition in STOP_KEY:acquired, so that whoever runs it
+// can tell when the processes have taken part. LEASE_MS: the lease (default 60000).
 // Prints "acquisitions=N violations=V errors=E" and exits 0 unless something threw.
 #include <cstdlib>
 #include <iostream>
@@ -67,6 +68,10 @@ int main(int argc, char** argv) {
       const std::string beside = others.empty() ? "" : client.command({"GET", others}).str;
       if ((most > 0 && held > most) || (!beside.empty() && beside != "0")) ++violations;
       client.command({"DECR", mine});
+      // Counted for whoever runs the fleet; the count lasts ten minutes, whoever forgets it.
+      if (!stop_key.empty() && client.command({"INCR", stop_key + ":acquired"}).integer == 1) {
+        client.command({"PEXPIRE", stop_key + ":acquired", "600000"});
+      }
     };
     const auto stop_now = [&] { return !stop_key.empty() && client.command({"EXISTS", stop_key}).integer == 1; };
     const std::string readers_key = check_key + ":readers";

@@ -93,8 +93,10 @@ class LOCKBRIDGE_API LeasedSemaphore {
   bool release(const std::string& permit);
   // Gives the permits back, all or none, as Redisson >= 3.41.0's release(ids): how many
   // (permits.size()), or 0 when any id held no permit within its lease. Then none is given back:
-  // those still held stay taken until released one by one, and the ended ones are back already.
-  // Malformed or repeated ids, none or more than kMostPermitsAtOnce: Error{bad_option}, no I/O.
+  // those still held stay taken until released one by one, and those whose lease ended come back
+  // with the next call that looks at the leases (any but this one). Malformed or repeated ids,
+  // none or more than kMostPermitsAtOnce: Error{bad_option}, no I/O. Pass a list as
+  // std::vector<std::string>{...}: a braced list of two literals would read as one string.
   std::int64_t release(const std::vector<std::string>& permits);
   // Sets the permit's lease to `lease` from now. false when the id holds no permit (any more).
   bool update_lease(const std::string& permit, std::chrono::milliseconds lease);

@@ -217,7 +217,13 @@ void EventLeasedSemaphore::acquire(std::int64_t permits, std::chrono::millisecon
         // Won by an attempt sent before the stop: given back, so a cancelled acquire keeps none.
         const bool cancelled = stop.stop_requested();
         if (!taken.empty() && (cancelled || ends.token().stop_requested())) {
-          (void)co_await leased::release(*semaphore.routes, semaphore.announced, ids, taken);
+          // One permit by the single release (given back even if its lease just ended), several
+          // all or none.
+          if (taken.size() == 1) {
+            (void)co_await leased::release(*semaphore.routes, semaphore.announced, ids, taken.front());
+          } else {
+            (void)co_await leased::release(*semaphore.routes, semaphore.announced, ids, taken);
+          }
         }
         (void)finished_or_cancelled(!taken.empty(), cancelled);
         co_return taken;

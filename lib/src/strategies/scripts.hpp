@@ -972,7 +972,10 @@ end
 local function reclaim(now, most, publish)
   local expired = redis.call('zrangebyscore', KEYS[2], 0, now, 'limit', 0, most)
   if #expired > 0 then
-    redis.call('zrem', KEYS[2], unpack(expired))
+    -- In slices: Lua's unpack refuses about 8,000 values, and ended leases may be more.
+    for first = 1, #expired, 1000 do
+      redis.call('zrem', KEYS[2], unpack(expired, first, math.min(first + 999, #expired)))
+    end
     local value = redis.call('incrby', KEYS[1], #expired)
     if value > 0 then redis.pcall(publish, KEYS[3], value) end
   end
