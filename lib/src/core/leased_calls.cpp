@@ -225,13 +225,13 @@ Task<bool> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
 Task<std::int64_t> release(Routes& routes, const AnnouncedKey& semaphore, PermitIds ids,
                            std::vector<std::string> permits) {
   // Malformed, repeated or too many ids are refused before anything is sent or reported.
-  require_permits(static_cast<std::int64_t>(permits.size()));
+  const auto count = static_cast<std::int64_t>(permits.size());
+  require_permits(count);
   std::vector<std::string> stored_ids;
   for (const std::string& permit : permits) stored_ids.push_back(stored(permit, ids));
   if (std::set<std::string>(stored_ids.begin(), stored_ids.end()).size() != stored_ids.size()) {
     throw Error(Errc::bad_option, "LeasedSemaphore: a permit id is given twice");
   }
-  const auto count = static_cast<std::int64_t>(permits.size());
   const CounterEvents events(semaphore.state(), semaphore.key, "leased_semaphore");
   std::int64_t given_back = 0;
   try {
